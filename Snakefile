@@ -1,0 +1,24 @@
+"""Speculative-decoding benchmark: from pinned llama.cpp and model weights to a traceable report."""
+
+import os
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: os.path.join(workflow.basedir, "config", "config.yaml")
+
+
+include: "rules/common.smk"
+include: "rules/llama_cpp.smk"
+include: "rules/models.smk"
+include: "rules/tasks.smk"
+include: "rules/cells.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    input:
+        "results/report.md",
+        "results/summary.csv",

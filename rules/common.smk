@@ -1,0 +1,110 @@
+# Validated config, the cell list, wildcard constraints and the helpers that compute file lists.
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+
+sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
+
+from specbench import cells as sb_cells  # noqa: E402
+from specbench import config as sb_config  # noqa: E402
+from specbench.llama_cpp import host_cpu  # noqa: E402
+
+BASE = Path(workflow.basedir)
+
+try:
+    sb_config.validate_config(config, base=BASE)
+except sb_config.ConfigError as error:
+    raise WorkflowError(str(error)) from None
+
+CELLS = sb_cells.selected_cells(config)
+LLAMA_SOURCE = sb_config.llama_source(config)
+HOST_CPU = host_cpu()
+LLAMA_SRC_DIR = "resources/llama.cpp/src"
+LLAMA_BUILD_DIR = "resources/llama.cpp/build"
+CELL_PATTERN = sb_cells.CELL_PATTERN
+CELL_STEM = CELL_PATTERN.removesuffix(".json")
+
+
+wildcard_constraints:
+    **sb_cells.wildcard_constraints(config),
+    role="target|draft",
+
+
+def config_path(value):
+    """A path from the config, resolved against the workflow directory."""
+    return str(sb_config.resolve_path(value, BASE))
+
+
+def model_source(role):
+    """The chosen source of 'target' or 'draft' as one dict (kind 'none' when not configured)."""
+    return sb_config.model_source(config, role)
+
+
+TARGET_BF16 = "resources/models/target.bf16.gguf"
+TARGET_QUANT = f"resources/models/target.{config['models']['target']['quant']}.gguf"
+DRAFT_GGUF = f"resources/models/draft.{config['models'].get('draft', {}).get('outtype', 'bf16')}.gguf"
+
+
+def model_gguf(role):
+    """The GGUF a condition loads for this role: a ready file, or the one this workflow makes."""
+    source = model_source(role)
+    if source["kind"] == "gguf":
+        return config_path(source["path"])
+    return TARGET_QUANT if role == "target" else DRAFT_GGUF
+
+
+def checkpoint_dir(role):
+    """The Hugging Face-layout checkpoint a role is converted from."""
+    source = model_source(role)
+    if source["kind"] == "checkpoint":
+        return config_path(source["path"])
+    return f"resources/models/{role}/{'tiny' if source['kind'] == 'tiny' else 'hf'}"
+
+
+def expected_file_type(role):
+    """The quantization the verify step insists on (none for a ready GGUF or the draft)."""
+    if role == "target" and model_source(role)["kind"] != "gguf":
+        return config["models"]["target"]["quant"]
+    return None
+
+
+def model_manifest(role):
+    return f"results/models/{role}.json"
+
+
+def cell_inputs(wildcards):
+    """What one cell reads: the build, the prompt, the target (and the draft if its condition needs one)."""
+    inputs = {
+        "build": LLAMA_BUILD_DIR,
+        "prompt": f"results/prompts/{wildcards.task}.json",
+        "model": model_gguf("target"),
+        "model_manifest": model_manifest("target"),
+    }
+    if "draft" in config["conditions"][wildcards.condition]["requires"]:
+        inputs["draft"] = model_gguf("draft")
+        inputs["draft_manifest"] = model_manifest("draft")
+    return inputs
+
+
+def cell_files():
+    return [cell.path for cell in CELLS]
+
+
+def task_inputs(wildcards):
+    task = config["tasks"][wildcards.task]
+    inputs = {"template": config_path(task["prompt"])}
+    inputs.update(
+        {f"in_{name}": config_path(path) for name, path in task["inputs"].items()}
+    )
+    dataset = task.get("dataset")
+    if dataset:
+        inputs["dataset"] = dataset_file(wildcards.task)
+    return inputs
+
+
+def dataset_file(task):
+    dataset = config["tasks"][task]["dataset"]
+    if dataset["kind"] == "local-jsonl":
+        return config_path(dataset["path"])
+    return f"resources/datasets/{task}.jsonl"

@@ -1,0 +1,60 @@
+# llama.cpp at the pinned commit: fetch (archive kinds) -> source tree -> CMake build with a manifest.
+# These rules may be shared between workdirs with `--cache` (Snakemake's between-workflow cache, keyed by
+# code, params and inputs); Snakemake then forbids `benchmark:`, so the build times itself in its manifest.
+
+
+rule llama_cpp_fetch:
+    output:
+        "resources/llama.cpp/source-archive",
+    log:
+        "logs/llama_cpp/fetch.log",
+    cache: "omit-software"
+    retries: 2
+    conda:
+        "../envs/build.yaml"
+    params:
+        source=LLAMA_SOURCE,
+    script:
+        "../scripts/llama_cpp_fetch.py"
+
+
+rule llama_cpp_source:
+    input:
+        archive=(
+            []
+            if LLAMA_SOURCE["kind"] == "git"
+            else "resources/llama.cpp/source-archive"
+        ),
+    output:
+        directory(LLAMA_SRC_DIR),
+    log:
+        "logs/llama_cpp/source.log",
+    cache: "omit-software"
+    retries: 1
+    conda:
+        "../envs/build.yaml"
+    params:
+        source=LLAMA_SOURCE,
+    script:
+        "../scripts/llama_cpp_source.py"
+
+
+rule llama_cpp_build:
+    input:
+        LLAMA_SRC_DIR,
+    output:
+        directory(LLAMA_BUILD_DIR),
+    log:
+        "logs/llama_cpp/build.log",
+    cache: "omit-software"
+    conda:
+        "../envs/build.yaml"
+    threads: workflow.cores
+    params:
+        cmake_args=config["llama_cpp"]["cmake_args"],
+        cuda=config["llama_cpp"]["cuda"],
+        targets=config["llama_cpp"]["targets"],
+        host_cpu=HOST_CPU,
+        work_dir="resources/llama.cpp/cmake-build",
+    script:
+        "../scripts/llama_cpp_build.py"

@@ -1,0 +1,34 @@
+# Task prompts as data: template + input files (+ dataset rows) -> a prompt manifest per task.
+
+
+rule render_prompt:
+    input:
+        unpack(task_inputs),
+    output:
+        "results/prompts/{task}.json",
+    log:
+        "logs/prompts/{task}.log",
+    benchmark:
+        "benchmarks/prompts/{task}.tsv"
+    conda:
+        "../envs/pipeline.yaml"
+    params:
+        task=lambda wc: config["tasks"][wc.task],
+    script:
+        "../scripts/render_prompt.py"
+
+
+rule hf_dataset:
+    output:
+        "resources/datasets/{task}.jsonl",
+    log:
+        "logs/datasets/{task}.log",
+    benchmark:
+        "benchmarks/datasets/{task}.tsv"
+    retries: 3
+    conda:
+        "../envs/pipeline.yaml"
+    params:
+        dataset=lambda wc: config["tasks"][wc.task]["dataset"],
+    script:
+        "../scripts/hf_dataset.py"

@@ -1,0 +1,13 @@
+"""Snakemake entry: pinned Hugging Face snapshot of a model, with a manifest of every file."""
+
+from pathlib import Path
+
+from specbench.entry import logged_to
+from specbench.files import write_json_atomic
+from specbench.models import hf_snapshot
+
+snakemake = globals()["snakemake"]
+with logged_to(snakemake.log[0]):
+    manifest = hf_snapshot(snakemake.params.repo, snakemake.params.revision, Path(snakemake.output[0]))
+    write_json_atomic(Path(snakemake.output.manifest), manifest)
+    print(f"{manifest['repo']}@{manifest['commit']}: {len(manifest['files'])} files")

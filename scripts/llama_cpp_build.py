@@ -1,0 +1,20 @@
+"""Snakemake entry: build llama-server and llama-quantize with CMake and write the build manifest."""
+
+from pathlib import Path
+
+from specbench.entry import logged_to
+from specbench.llama_cpp import build
+
+snakemake = globals()["snakemake"]
+params = snakemake.params
+with logged_to(snakemake.log[0]):
+    manifest = build(
+        Path(snakemake.input[0]),
+        Path(params.work_dir),
+        Path(snakemake.output[0]),
+        list(params.cmake_args),
+        bool(params.cuda),
+        list(params.targets),
+        snakemake.threads,
+    )
+    print("built:", manifest["binaries"])

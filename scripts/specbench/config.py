@@ -1,0 +1,235 @@
+"""Load and validate a study configuration before any work runs.
+
+Every error names the config key it is about (e.g. ``conditions.ngram.args``) so a typo fails at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import string
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_PATH = REPO_ROOT / "config" / "schema.yaml"
+
+# --spec-type names known to llama.cpp builds b11223 .. b11434 (common/speculative.cpp).
+KNOWN_SPEC_TYPES = frozenset(
+    {
+        "none",
+        "draft-simple",
+        "draft-eagle3",
+        "draft-mtp",
+        "draft-dflash",
+        "draft-dspark",
+        "ngram-simple",
+        "ngram-map-k",
+        "ngram-map-k4v",
+        "ngram-mod",
+        "ngram-cache",
+    }
+)
+# Flags the pipeline sets itself; a config that sets them would bind elsewhere or clash.
+RESERVED_SERVER_FLAGS = frozenset({"--host", "--port", "-m", "--model", "--log-file", "--api-key"})
+
+
+class ConfigError(ValueError):
+    """A configuration problem, with the dotted key it concerns."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"config error at '{key}': {message}")
+        self.key = key
+
+
+def _with_defaults(validator_class: type) -> type:
+    """A jsonschema validator class that also fills in schema defaults."""
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator: Any, properties: Mapping, instance: Any, schema: Mapping) -> Iterator:
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if isinstance(subschema, dict) and "default" in subschema and name not in instance:
+                    instance[name] = _copy(subschema["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _dotted(path: Iterator[Any]) -> str:
+    return ".".join(str(p) for p in path) or "<top level>"
+
+
+def _describe(error: jsonschema.ValidationError) -> ConfigError:
+    """Turn a jsonschema error into a ConfigError naming the key, with a suggestion for unknown keys."""
+    key = _dotted(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = list(error.schema.get("properties", {}))
+        unknown = [k for k in error.instance if k not in allowed]
+        if unknown:
+            name = unknown[0]
+            hint = difflib.get_close_matches(name, allowed, n=1)
+            suggestion = f" (did you mean '{hint[0]}'?)" if hint else f" (allowed: {', '.join(allowed)})"
+            where = f"{key}.{name}" if error.absolute_path else name
+            return ConfigError(where, f"unknown key{suggestion}")
+    if error.validator == "required":
+        missing = re.findall(r"'([^']+)' is a required property", error.message)
+        if missing:
+            where = f"{key}.{missing[0]}" if error.absolute_path else missing[0]
+            return ConfigError(where, "is required but missing")
+    if error.validator == "pattern" and "description" in error.schema:
+        return ConfigError(key, f"{error.instance!r} is not valid: {error.schema['description']}")
+    return ConfigError(key, error.message)
+
+
+def load_schema(path: Path = SCHEMA_PATH) -> dict:
+    """Read the JSON schema (kept as YAML)."""
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def resolve_path(value: str, base: Path) -> Path:
+    """A config path: absolute as given, relative ones against the workflow directory."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def validate_config(config: dict, base: Path = REPO_ROOT, schema: dict | None = None) -> dict:
+    """Validate ``config`` in place (filling defaults) and return it; raise ConfigError on the first problem."""
+    schema = schema if schema is not None else load_schema()
+    validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
+    if errors:
+        raise _describe(_most_specific(errors))
+    _check_semantics(config, base)
+    return config
+
+
+def _most_specific(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationError:
+    """Prefer the deepest error: it names the key nearest to the mistake."""
+    best = jsonschema.exceptions.best_match(errors)
+    deepest = max(errors, key=lambda e: len(e.absolute_path))
+    return deepest if len(deepest.absolute_path) > len(best.absolute_path) else best
+
+
+def _check_semantics(config: dict, base: Path) -> None:
+    """Cross-key checks that a schema cannot express."""
+    conditions: dict = config["conditions"]
+    if config["baseline"] not in conditions:
+        hint = difflib.get_close_matches(config["baseline"], list(conditions), n=1)
+        extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+        message = f"'{config['baseline']}' is not one of the conditions {sorted(conditions)}{extra}"
+        raise ConfigError("baseline", message)
+    for kind in ("tasks", "conditions"):
+        for name in config["select"].get(kind, []):
+            if name not in config[kind]:
+                hint = difflib.get_close_matches(name, list(config[kind]), n=1)
+                extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+                raise ConfigError(f"select.{kind}", f"'{name}' is not one of the {kind}{extra}")
+    chosen = config["select"].get("conditions")
+    if chosen and config["baseline"] not in chosen:
+        raise ConfigError("select.conditions", f"must include the baseline '{config['baseline']}'")
+    for flag in config["server"]["args"]:
+        if flag in RESERVED_SERVER_FLAGS:
+            raise ConfigError("server.args", f"'{flag}' is set by the pipeline (it binds 127.0.0.1 on a free port)")
+    for name, condition in conditions.items():
+        _check_condition(name, condition, config)
+    for name, task in config["tasks"].items():
+        _check_task(name, task, base)
+    for role in ("target", "draft"):
+        source = model_source(config, role)
+        if source["kind"] in ("gguf", "checkpoint"):
+            path = resolve_path(source["path"], base)
+            if not path.exists():
+                raise ConfigError(f"models.{role}.{source['kind']}.path", f"'{path}' does not exist")
+
+
+def _check_condition(name: str, condition: dict, config: dict) -> None:
+    key = f"conditions.{name}.args"
+    args: list[str] = condition["args"]
+    for flag in args:
+        if flag in RESERVED_SERVER_FLAGS:
+            raise ConfigError(key, f"'{flag}' is set by the pipeline")
+    for i, flag in enumerate(args):
+        if flag == "--spec-type":
+            if i + 1 >= len(args):
+                raise ConfigError(key, "--spec-type needs a value")
+            for spec in args[i + 1].split(","):
+                if spec not in KNOWN_SPEC_TYPES:
+                    hint = difflib.get_close_matches(spec, sorted(KNOWN_SPEC_TYPES), n=1)
+                    extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+                    raise ConfigError(key, f"unknown --spec-type '{spec}'{extra}")
+    uses_draft = any("{draft}" in a for a in args)
+    if uses_draft and "draft" not in condition["requires"]:
+        raise ConfigError(f"conditions.{name}.requires", "args use '{draft}': add 'draft' to requires")
+    if "draft" in condition["requires"] and "draft" not in config["models"]:
+        raise ConfigError(f"conditions.{name}.requires", "needs a draft model but models.draft is not set")
+
+
+def llama_source(config: dict) -> dict[str, Any]:
+    """The chosen llama.cpp source route as one dict: ``{"kind": ..., **its block}``."""
+    kind = config["llama_cpp"]["source"]
+    return {"kind": kind, **config["llama_cpp"][kind]}
+
+
+def model_source(config: dict, role: str) -> dict[str, Any]:
+    """The chosen source of a model role as one dict (kind 'none' when the role is not configured)."""
+    model = config["models"].get(role)
+    if not model:
+        return {"kind": "none"}
+    kind = model["source"]
+    return {"kind": kind, **model.get(kind, {})}
+
+
+def template_fields(template: str) -> set[str]:
+    """The ``{name}`` placeholders of a prompt template."""
+    return {field for _, field, _, _ in string.Formatter().parse(template) if field}
+
+
+def _check_task(name: str, task: dict, base: Path) -> None:
+    prompt = resolve_path(task["prompt"], base)
+    if not prompt.is_file():
+        raise ConfigError(f"tasks.{name}.prompt", f"prompt file '{prompt}' does not exist")
+    for field, value in task["inputs"].items():
+        if not resolve_path(value, base).is_file():
+            path = resolve_path(value, base)
+            raise ConfigError(f"tasks.{name}.inputs.{field}", f"input file '{path}' does not exist")
+    dataset = task.get("dataset")
+    if dataset and dataset["kind"] == "local-jsonl" and not resolve_path(dataset["path"], base).is_file():
+        path = resolve_path(dataset["path"], base)
+        raise ConfigError(f"tasks.{name}.dataset.path", f"dataset file '{path}' does not exist")
+    provided = set(task["inputs"]) | ({"problems"} if dataset else set())
+    missing = template_fields(prompt.read_text(encoding="utf-8")) - provided
+    if missing:
+        raise ConfigError(f"tasks.{name}.inputs", f"prompt placeholders without a value: {sorted(missing)}")
+
+
+def load_config(paths: list[Path], base: Path = REPO_ROOT) -> dict:
+    """Merge YAML files left to right (later ones override keys, recursively) and validate the result."""
+    merged: dict = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            merge_into(merged, yaml.safe_load(handle) or {})
+    return validate_config(merged, base)
+
+
+def merge_into(base: dict, override: Mapping) -> dict:
+    """Recursive dict update, as Snakemake merges several --configfile files."""
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            merge_into(base[key], value)
+        else:
+            base[key] = _copy(value)
+    return base

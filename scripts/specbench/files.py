@@ -1,0 +1,51 @@
+"""File helpers: sha256 and atomic writes (a result file is either complete or absent)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    """Hex sha256 of a file's bytes (links are followed)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    """Hex sha256 of a string's UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside ``path`` and rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Atomically write ``obj`` as indented, key-sorted JSON."""
+    write_atomic(path, (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file."""
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)

@@ -1,0 +1,81 @@
+"""Inspect a GGUF with the ``gguf`` package: file type, MTP (nextn) layer, key metadata; and check it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gguf import GGUFReader, GGUFValueType, LlamaFileType
+
+from .files import sha256_file
+
+_KEY_METADATA = ("general.name", "general.architecture", "general.file_type", "general.quantization_version",
+                 "tokenizer.ggml.pre", "tokenizer.ggml.model")
+_ARCH_SUFFIXES = ("block_count", "context_length", "embedding_length", "nextn_predict_layers", "vocab_size")
+
+
+class ModelCheckError(RuntimeError):
+    """The GGUF is not what the study needs (wrong quantization, MTP layer missing)."""
+
+
+def _field_value(reader: GGUFReader, key: str) -> Any:
+    field = reader.get_field(key)
+    if field is None:
+        return None
+    if field.types and field.types[0] == GGUFValueType.ARRAY:
+        return f"<array of {len(field.data)}>"
+    value = field.contents()
+    return value
+
+
+def file_type_name(value: int | None) -> str | None:
+    """'MOSTLY_Q4_K_M' for 15, etc."""
+    if value is None:
+        return None
+    try:
+        return LlamaFileType(value).name
+    except ValueError:
+        return f"unknown({value})"
+
+
+def inspect_gguf(path: Path, with_sha256: bool = True) -> dict[str, Any]:
+    """What a GGUF holds: size, sha256, architecture, file type, MTP layer presence, key metadata."""
+    reader = GGUFReader(path)
+    arch = _field_value(reader, "general.architecture")
+    metadata = {key: _field_value(reader, key) for key in _KEY_METADATA}
+    if arch:
+        metadata.update({f"{arch}.{s}": _field_value(reader, f"{arch}.{s}") for s in _ARCH_SUFFIXES})
+    names = [tensor.name for tensor in reader.tensors]
+    nextn_tensors = [name for name in names if ".nextn." in name]
+    nextn_layers = metadata.get(f"{arch}.nextn_predict_layers") if arch else None
+    return {
+        "path": str(path),
+        "size_bytes": path.stat().st_size,
+        "sha256": sha256_file(path) if with_sha256 else None,
+        "architecture": arch,
+        "file_type": metadata.get("general.file_type"),
+        "file_type_name": file_type_name(metadata.get("general.file_type")),
+        "tensor_count": len(names),
+        "metadata": metadata,
+        "mtp": {
+            "nextn_predict_layers": nextn_layers,
+            "nextn_tensor_count": len(nextn_tensors),
+            "nextn_tensors_sample": nextn_tensors[:8],
+            "present": bool(nextn_layers) and nextn_layers >= 1 and len(nextn_tensors) > 0,
+        },
+    }
+
+
+def check_model(info: dict[str, Any], *, expected_file_type: str | None, require_mtp: bool) -> None:
+    """Fail with a plain message when the GGUF is not the model the study needs."""
+    if expected_file_type and info["file_type_name"] != f"MOSTLY_{expected_file_type}":
+        raise ModelCheckError(
+            f"{info['path']}: file type is {info['file_type_name']}, expected MOSTLY_{expected_file_type}"
+        )
+    if require_mtp and not info["mtp"]["present"]:
+        raise ModelCheckError(
+            f"{info['path']} has no MTP layer (nextn_predict_layers={info['mtp']['nextn_predict_layers']}, "
+            f"{info['mtp']['nextn_tensor_count']} nextn tensors): --spec-type draft-mtp cannot run on it. "
+            "Convert the original weights with the pinned convert_hf_to_gguf.py (which keeps MTP by default, "
+            "never --no-mtp); ready-made GGUFs often drop the layer."
+        )

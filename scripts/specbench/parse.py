@@ -1,0 +1,75 @@
+"""Read what llama-server reported: the response's ``timings`` and the speculative lines of its log."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_IMPL_RE = re.compile(r"adding speculative implementation '([^']+)'")
+_SETTING_LINE_RE = re.compile(r"(common_speculative_\w+|spec\s+\w+):\s+-\s+(.*)$")
+_KV_RE = re.compile(r"(\w+)=([^,\s]+)")
+_ACCEPT_RE = re.compile(
+    r"draft acceptance = ([0-9.]+) \(\s*(\d+) accepted /\s*(\d+) generated\)(?:, mean len =\s*([0-9.]+))?"
+)
+_SPEC_WORDS = ("specul", "draft", "ngram", "mtp", "dflash")
+
+
+def _number(text: str) -> int | float | str:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            continue
+    return text
+
+
+def parse_speculative_log(log_text: str) -> dict[str, Any]:
+    """Effective speculative settings and acceptance as the server logged them (empty when it did not)."""
+    implementations: list[str] = []
+    settings: dict[str, dict[str, Any]] = {}
+    acceptance: list[dict[str, float]] = []
+    lines: list[str] = []
+    current = "speculative"
+    for line in log_text.splitlines():
+        lowered = line.lower()
+        if not any(word in lowered for word in _SPEC_WORDS):
+            continue
+        lines.append(line.rstrip())
+        impl = _IMPL_RE.search(line)
+        if impl:
+            current = impl.group(1)
+            implementations.append(current)
+            continue
+        setting = _SETTING_LINE_RE.search(line)
+        if setting:
+            pairs = {key: _number(value) for key, value in _KV_RE.findall(setting.group(2))}
+            settings.setdefault(current, {}).update(pairs)
+            continue
+        accept = _ACCEPT_RE.search(line)
+        if accept:
+            rate, accepted, generated, mean_len = accept.groups()
+            acceptance.append(
+                {
+                    "rate": float(rate),
+                    "accepted": int(accepted),
+                    "generated": int(generated),
+                    "mean_len": float(mean_len) if mean_len else None,
+                }
+            )
+    return {"implementations": implementations, "settings": settings, "acceptance": acceptance, "lines": lines[:200]}
+
+
+def derived_figures(timings: dict[str, Any]) -> dict[str, Any]:
+    """Tokens/s and acceptance from the server's ``timings``; never divides by zero."""
+    draft_n = int(timings.get("draft_n", 0) or 0)
+    accepted = int(timings.get("draft_n_accepted", 0) or 0)
+    return {
+        "tokens_per_s": float(timings["predicted_per_second"]),
+        "predicted_n": int(timings["predicted_n"]),
+        "decode_ms": float(timings["predicted_ms"]),
+        "prompt_n": int(timings["prompt_n"]),
+        "prompt_ms": float(timings["prompt_ms"]),
+        "draft_n": draft_n,
+        "draft_n_accepted": accepted,
+        "acceptance_rate": accepted / draft_n if draft_n > 0 else None,
+    }

@@ -1,0 +1,58 @@
+"""Cell naming and parsing, and the wildcard constraints built from the config."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from specbench.cells import Cell, format_temperature, parse_cell_path, selected_cells, wildcard_constraints
+from specbench.config import validate_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(("value", "text"), [(0, "0.0"), (0.0, "0.0"), (1, "1.0"), (0.7, "0.7"), (1.25, "1.25")])
+def test_format_temperature(value: float, text: str) -> None:
+    assert format_temperature(value) == text
+
+
+def test_cell_path_round_trip() -> None:
+    cell = Cell("file-rewrite", "ngram-mod", 1.0, 3)
+    assert cell.path == "results/cells/file-rewrite/ngram-mod/t1.0/r3.json"
+    assert cell.label == "file-rewrite/ngram-mod/t1.0/r3"
+    assert parse_cell_path(cell.path) == cell
+    assert parse_cell_path("/abs/work/" + cell.path) == cell
+    assert cell.seed(1000) == 1003
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["results/cells/essay/off/t1/r1.json", "results/cells/essay/off/t1.0/r1.txt", "results/essay/off/t1.0/r1.json",
+     "results/cells/essay/off/t1.0/rx.json"],
+)
+def test_parse_rejects_non_cells(path: str) -> None:
+    with pytest.raises(ValueError, match="not a cell path"):
+        parse_cell_path(path)
+
+
+def test_selected_cells_cover_the_study_matrix(study_config: dict) -> None:
+    config = validate_config(study_config, REPO)
+    cells = selected_cells(config)
+    assert len(cells) == 4 * 4 * 2 * 3
+    assert len({c.path for c in cells}) == len(cells)
+    assert {c.condition for c in cells} == {"off", "ngram-mod", "mtp", "dflash"}  # dflash-n15 not selected
+    config["select"] = {"tasks": ["essay"], "conditions": ["off", "dflash-n15"]}
+    assert len(selected_cells(config)) == 1 * 2 * 2 * 3
+
+
+def test_wildcard_constraints_accept_only_configured_names(study_config: dict) -> None:
+    constraints = wildcard_constraints(validate_config(study_config, REPO))
+
+    def full(key: str, text: str) -> bool:
+        return re.fullmatch(constraints[key], text) is not None
+
+    assert full("condition", "ngram-mod") and full("condition", "off") and not full("condition", "ngram")
+    assert full("task", "gsm8k") and not full("task", "gsm8")
+    assert full("temperature", "0.0") and full("temperature", "1.0") and not full("temperature", "1")
+    assert full("repeat", "3") and not full("repeat", "4")

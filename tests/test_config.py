@@ -1,0 +1,90 @@
+"""Config validation: the study config passes; each kind of mistake fails naming its key."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from specbench.config import ConfigError, llama_source, merge_into, model_source, validate_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_study_config_is_valid_and_gets_defaults(study_config: dict) -> None:
+    config = validate_config(study_config, REPO)
+    assert config["baseline"] == "off"
+    assert config["temperatures"] == [0.0, 1.0]
+    assert config["repeats"] == 3 and config["max_tokens"] == 1024 and config["reasoning"] is False
+    assert config["conditions"]["off"]["requires"] == []  # default filled in
+    assert config["server"]["args"] == ["-ngl", "99", "-fa", "on", "--parallel", "1", "-c", "16384", "--jinja"]
+    assert llama_source(config) == {
+        "kind": "git",
+        "url": "https://github.com/ggml-org/llama.cpp",
+        "commit": "4da6337",
+        "label": "llama.cpp commit 4da6337 (build b11223)",
+    }
+    assert model_source(config, "target") == {"kind": "hf", "repo": "Qwen/Qwen3.5-9B", "revision": "main"}
+    assert config["models"]["target"]["require_mtp"] is True
+
+
+def test_tiny_config_merges_over_study(study_config: dict) -> None:
+    tiny = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())
+    config = validate_config(merge_into(study_config, tiny), REPO)
+    assert llama_source(config)["kind"] == "pypi-sdist"
+    assert llama_source(config)["sha256"].startswith("c480f03b")
+    assert model_source(config, "target") == {"kind": "tiny", "seed": 0}
+    assert set(config["conditions"]) >= {"off", "ngram-mod", "mtp", "dflash"}
+
+
+@pytest.mark.parametrize(
+    ("mutate", "key", "words"),
+    [
+        (lambda c: c["conditions"].__setitem__("ngram", {"args": ["--spec-type", "ngram-mdo"]}),
+         "conditions.ngram.args", "did you mean 'ngram-mod'"),
+        (lambda c: c.__setitem__("conditons", {}), "conditons", "did you mean 'conditions'"),
+        (lambda c: c.__setitem__("baseline", "of"), "baseline", "not one of the conditions"),
+        (lambda c: c.__setitem__("temperatures", [0.0, -1.0]), "temperatures.1", "less than the minimum"),
+        (lambda c: c["tasks"]["essay"].__setitem__("prompt", "config/tasks/nope.txt"), "tasks.essay.prompt",
+         "does not exist"),
+        (lambda c: c["tasks"]["file-rewrite"]["inputs"].__setitem__("source", "missing.py"),
+         "tasks.file-rewrite.inputs.source", "does not exist"),
+        (lambda c: c["tasks"]["file-rewrite"].__setitem__("inputs", {}), "tasks.file-rewrite.inputs",
+         "placeholders without a value: ['source']"),
+        (lambda c: c["server"]["args"].extend(["--host", "0.0.0.0"]), "server.args", "binds 127.0.0.1"),
+        (lambda c: c["conditions"]["dflash"].__setitem__("requires", []), "conditions.dflash.requires",
+         "add 'draft'"),
+        (lambda c: c.__setitem__("repeats", 0), "repeats", "less than the minimum"),
+        (lambda c: c["llama_cpp"]["git"].__setitem__("commit", "not-a-sha"), "llama_cpp.git.commit", "hex"),
+        (lambda c: c["models"]["target"].__setitem__("source", "gguf"), "models.target.gguf", "required"),
+        (lambda c: c["models"].pop("draft"), "conditions.dflash.requires", "models.draft is not set"),
+        (lambda c: c["select"].__setitem__("conditions", ["ngram-mod"]), "select.conditions", "baseline"),
+        (lambda c: c["select"].__setitem__("tasks", ["esay"]), "select.tasks", "did you mean 'essay'"),
+        (lambda c: c["conditions"].__setitem__("Bad Name", {"args": []}), "conditions", "Bad Name"),
+    ],
+)
+def test_mistakes_name_their_key(study_config: dict, mutate, key: str, words: str) -> None:
+    mutate(study_config)
+    with pytest.raises(ConfigError) as caught:
+        validate_config(study_config, REPO)
+    assert caught.value.key == key, str(caught.value)
+    assert words in str(caught.value)
+    assert str(caught.value).startswith(f"config error at '{key}'")
+
+
+def test_ready_gguf_path_must_exist(study_config: dict, tmp_path: Path) -> None:
+    study_config["models"]["target"].update({"source": "gguf", "gguf": {"path": str(tmp_path / "x.gguf")}})
+    with pytest.raises(ConfigError, match="models.target.gguf.path"):
+        validate_config(study_config, REPO)
+    (tmp_path / "x.gguf").write_bytes(b"GGUF")
+    assert model_source(validate_config(study_config, REPO), "target")["path"] == str(tmp_path / "x.gguf")
+
+
+def test_merge_is_recursive_and_does_not_alias() -> None:
+    base = {"a": {"b": 1, "c": [1]}, "d": 2}
+    override = {"a": {"b": 3}, "e": {"f": [4]}}
+    merged = merge_into(copy.deepcopy(base), override)
+    assert merged == {"a": {"b": 3, "c": [1]}, "d": 2, "e": {"f": [4]}}
+    merged["e"]["f"].append(5)
+    assert override["e"]["f"] == [4]

@@ -1,0 +1,90 @@
+"""Run the real workflow as a subprocess, and lay out a Hugging Face cache the way huggingface_hub does."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+TEST_CACHE = Path(os.environ.get("SPECBENCH_TEST_CACHE", Path.home() / ".cache" / "specbench-tests")).expanduser()
+OUTPUT_CACHE = TEST_CACHE / "snakemake-output-cache"
+
+
+def snakemake(workdir: Path, targets: list[str], configs: list[Path], *extra: str,
+              env: dict[str, str] | None = None, cores: int = 2) -> subprocess.CompletedProcess:
+    """``snakemake TARGETS`` in ``workdir`` with the study config plus ``configs`` merged over it.
+
+    The llama.cpp rules are taken from / put into Snakemake's between-workflow cache, so the build happens
+    once per machine (keyed by the rules' code, parameters and inputs).
+    """
+    OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "snakemake", *targets, "--snakefile", str(REPO / "Snakefile"),
+            "--directory", str(workdir), "--cores", str(cores), *extra, "--cache",
+            "--configfile", *(str(c) for c in configs)]
+    full_env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **(env or {})}
+    return subprocess.run(argv, cwd=workdir, env=full_env, capture_output=True, text=True)
+
+
+def write_yaml(path: Path, data: dict) -> Path:
+    """Write a config override file."""
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def populate_hf_cache(hf_home: Path, repo: str, checkpoint: Path) -> str:
+    """Put ``checkpoint`` into an HF hub cache (blobs, snapshot links, refs/main); return the commit id."""
+    files = sorted(p for p in checkpoint.rglob("*") if p.is_file())
+    listing = hashlib.sha1()
+    for path in files:
+        listing.update(path.relative_to(checkpoint).as_posix().encode())
+        listing.update(hashlib.sha256(path.read_bytes()).digest())
+    commit = listing.hexdigest()
+    root = hf_home / "hub" / f"models--{repo.replace('/', '--')}"
+    (root / "refs").mkdir(parents=True, exist_ok=True)
+    (root / "refs" / "main").write_text(commit)
+    for path in files:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        blob = root / "blobs" / digest
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        if not blob.exists():
+            shutil.copyfile(path, blob)
+        link = root / "snapshots" / commit / path.relative_to(checkpoint)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(os.path.relpath(blob, link.parent))
+    return commit
+
+
+def job_counts(dry_run_output: str) -> dict[str, int]:
+    """The 'Job stats' table of a dry run, as {rule: count} (empty when there is nothing to do)."""
+    counts: dict[str, int] = {}
+    lines = dry_run_output.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == "Job stats:":
+            for row in lines[i + 3:]:
+                parts = row.split()
+                if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
+                    break
+                counts[parts[0]] = int(parts[1])
+            break
+    return counts
+
+
+def llama_server_pids_using(path: Path) -> list[int]:
+    """Pids of running processes whose command line mentions ``path`` (to prove no server was left behind)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmdline and b"llama-server" in cmdline[0] and str(path).encode() in b" ".join(cmdline):
+            pids.append(int(proc.name))
+    return pids
