@@ -18,7 +18,10 @@ include: "rules/cells.smk"
 include: "rules/report.smk"
 
 
+# Every cell is a target of its own (so a deleted cell file is made again, and only the aggregate and
+# report follow it), then the tables and the report.
 rule all:
     input:
-        "results/report.md",
+        cell_files(),
         "results/summary.csv",
+        "results/report.md",

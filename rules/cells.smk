@@ -1,4 +1,5 @@
 # One cell = one fresh llama-server on 127.0.0.1, one request, one atomically written record.
+# A "warm" condition runs all its repeats on one server, in order (each repeat still its own cell file).
 
 
 rule cell:
@@ -8,29 +9,44 @@ rule cell:
         CELL_PATTERN,
     log:
         server=f"{CELL_STEM}.server.log",
+        gpu=f"{CELL_STEM}.gpu.jsonl",
         run=f"logs/{CELL_STEM}.log",
     benchmark:
         f"benchmarks/{CELL_STEM}.tsv"
+    wildcard_constraints:
+        condition=conditions_regex("fresh"),
     conda:
         "../envs/pipeline.yaml"
     threads: workflow.cores
     resources:
         gpu=1,
-        runtime=lambda wc: int(
-            (
-                config["server"]["startup_timeout_s"]
-                + config["server"]["request_timeout_s"]
-            )
-            / 60
-        )
-        + 1,
+        runtime=cell_runtime_minutes,
     params:
-        server=config["server"],
-        condition=lambda wc: config["conditions"][wc.condition],
-        max_tokens=lambda wc: config["tasks"][wc.task].get(
-            "max_tokens", config["max_tokens"]
-        ),
-        reasoning=config["reasoning"],
-        seed=config["seed"],
+        cell=cell_params,
     script:
-        "../scripts/run_cell.py"
+        "../scripts/run_cells.py"
+
+
+rule cell_sequence:
+    input:
+        unpack(cell_inputs),
+    output:
+        expand(CELL_PATTERN, repeat=REPEATS, allow_missing=True),
+    log:
+        server=f"{SEQUENCE_STEM}.server.log",
+        gpu=f"{SEQUENCE_STEM}.gpu.jsonl",
+        run=f"logs/{SEQUENCE_STEM}.log",
+    benchmark:
+        f"benchmarks/{SEQUENCE_STEM}.tsv"
+    wildcard_constraints:
+        condition=conditions_regex("warm"),
+    conda:
+        "../envs/pipeline.yaml"
+    threads: workflow.cores
+    resources:
+        gpu=1,
+        runtime=lambda wc: cell_runtime_minutes(wc) * len(REPEATS),
+    params:
+        cell=cell_params,
+    script:
+        "../scripts/run_cells.py"

@@ -1,4 +1,5 @@
 # Validated config, the cell list, wildcard constraints and the helpers that compute file lists.
+import re
 import sys
 from pathlib import Path
 
@@ -22,8 +23,11 @@ LLAMA_SOURCE = sb_config.llama_source(config)
 HOST_CPU = host_cpu()
 LLAMA_SRC_DIR = "resources/llama.cpp/src"
 LLAMA_BUILD_DIR = "resources/llama.cpp/build"
+LLAMA_BIN_DIR = "resources/llama.cpp/bin"
 CELL_PATTERN = sb_cells.CELL_PATTERN
 CELL_STEM = CELL_PATTERN.removesuffix(".json")
+SEQUENCE_STEM = CELL_STEM.replace("r{repeat}", "warm")
+REPEATS = list(range(1, config["repeats"] + 1))
 
 
 wildcard_constraints:
@@ -76,7 +80,7 @@ def model_manifest(role):
 def cell_inputs(wildcards):
     """What one cell reads: the build, the prompt, the target (and the draft if its condition needs one)."""
     inputs = {
-        "build": LLAMA_BUILD_DIR,
+        "build": LLAMA_BIN_DIR,
         "prompt": f"results/prompts/{wildcards.task}.json",
         "model": model_gguf("target"),
         "model_manifest": model_manifest("target"),
@@ -85,6 +89,39 @@ def cell_inputs(wildcards):
         inputs["draft"] = model_gguf("draft")
         inputs["draft_manifest"] = model_manifest("draft")
     return inputs
+
+
+def conditions_regex(server):
+    """Wildcard regex of the conditions with this server mode ('fresh' or 'warm'); never matches if none."""
+    names = [n for n, c in config["conditions"].items() if c["server"] == server]
+    return (
+        "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or "(?!)"
+    )
+
+
+def cell_params(wildcards):
+    """The settings a cell runner takes from the config."""
+    condition = config["conditions"][wildcards.condition]
+    task = config["tasks"][wildcards.task]
+    measurement = config["measurement"]
+    return {
+        "shared_args": config["server"]["args"],
+        "condition_args": condition["args"],
+        "requires": condition["requires"],
+        "max_tokens": task.get("max_tokens", config["max_tokens"]),
+        "reasoning": config["reasoning"],
+        "base_seed": config["seed"],
+        "startup_timeout_s": config["server"]["startup_timeout_s"],
+        "request_timeout_s": config["server"]["request_timeout_s"],
+        "sample_interval_s": measurement["sample_interval_s"],
+        "max_attempts": measurement["max_attempts"],
+        "max_load_per_cpu": measurement["max_load_per_cpu"],
+    }
+
+
+def cell_runtime_minutes(wildcards):
+    server = config["server"]
+    return int((server["startup_timeout_s"] + server["request_timeout_s"]) / 60) + 1
 
 
 def cell_files():

@@ -1,6 +1,8 @@
 # llama.cpp at the pinned commit: fetch (archive kinds) -> source tree -> CMake build with a manifest.
 # These rules may be shared between workdirs with `--cache` (Snakemake's between-workflow cache, keyed by
 # code, params and inputs); Snakemake then forbids `benchmark:`, so the build times itself in its manifest.
+# The cache stores files without their execute bits, so `llama_cpp_install` copies the binaries the cells run
+# into place, executable, after checking them against the build manifest's sha256.
 
 
 rule llama_cpp_fetch:
@@ -58,3 +60,18 @@ rule llama_cpp_build:
         work_dir="resources/llama.cpp/cmake-build",
     script:
         "../scripts/llama_cpp_build.py"
+
+
+rule llama_cpp_install:
+    input:
+        LLAMA_BUILD_DIR,
+    output:
+        directory(LLAMA_BIN_DIR),
+    log:
+        "logs/llama_cpp/install.log",
+    benchmark:
+        "benchmarks/llama_cpp/install.tsv"
+    conda:
+        "../envs/build.yaml"
+    script:
+        "../scripts/llama_cpp_install.py"

@@ -74,7 +74,7 @@ rule convert_target:
 rule quantize_target:
     input:
         bf16=TARGET_BF16,
-        build=LLAMA_BUILD_DIR,
+        build=LLAMA_BIN_DIR,
     output:
         TARGET_QUANT,
     log:

@@ -7,6 +7,9 @@ rule aggregate:
     output:
         runs="results/runs.csv",
         summary="results/summary.csv",
+        acceptance="results/acceptance.csv",
+        identity="results/identity.csv",
+        identity_summary="results/identity_summary.csv",
     log:
         "logs/aggregate.log",
     benchmark:
@@ -23,7 +26,9 @@ rule report:
     input:
         runs="results/runs.csv",
         summary="results/summary.csv",
-        build=LLAMA_BUILD_DIR,
+        acceptance="results/acceptance.csv",
+        identity_summary="results/identity_summary.csv",
+        build=LLAMA_BIN_DIR,
         model=model_manifest("target"),
     output:
         "results/report.md",

@@ -1,12 +1,18 @@
-"""Snakemake entry: every cell file -> runs.csv (one row per cell) and summary.csv."""
+"""Snakemake entry: every cell file -> runs.csv, summary.csv, acceptance.csv, identity tables."""
 
-from specbench.aggregate import collect_runs, summarise
+from specbench.aggregate import collect_runs, greedy_tokens, load_records, summarise
 from specbench.entry import logged_to
+from specbench.measures import acceptance_summary, identity_summary, identity_table
 
 snakemake = globals()["snakemake"]
+out, baseline = snakemake.output, snakemake.params.baseline
 with logged_to(snakemake.log[0]):
-    runs = collect_runs(list(snakemake.input.cells))
-    runs.to_csv(snakemake.output.runs, index=False)
-    summary = summarise(runs, snakemake.params.baseline)
-    summary.to_csv(snakemake.output.summary, index=False)
-    print(f"{len(runs)} cells, {len(summary)} summary rows")
+    records = load_records(list(snakemake.input.cells))
+    runs = collect_runs(records)
+    runs.to_csv(out.runs, index=False)
+    summarise(runs, baseline).to_csv(out.summary, index=False)
+    acceptance_summary(runs).to_csv(out.acceptance, index=False)
+    identity = identity_table(greedy_tokens(records), baseline=baseline)
+    identity.to_csv(out.identity, index=False)
+    identity_summary(identity).to_csv(out.identity_summary, index=False)
+    print(f"{len(runs)} cells aggregated")

@@ -8,7 +8,7 @@ from specbench.models import quantize
 snakemake = globals()["snakemake"]
 with logged_to(snakemake.log[0]):
     quantize(
-        Path(snakemake.input.build) / "bin" / "llama-quantize",
+        Path(snakemake.input.build) / "llama-quantize",
         Path(snakemake.input.bf16),
         Path(snakemake.output[0]),
         snakemake.params.quant,

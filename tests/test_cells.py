@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from specbench.cells import Cell, format_temperature, parse_cell_path, selected_cells, wildcard_constraints
 from specbench.config import validate_config
 
@@ -39,9 +40,9 @@ def test_parse_rejects_non_cells(path: str) -> None:
 def test_selected_cells_cover_the_study_matrix(study_config: dict) -> None:
     config = validate_config(study_config, REPO)
     cells = selected_cells(config)
-    assert len(cells) == 4 * 4 * 2 * 3
+    assert len(cells) == 4 * 5 * 2 * 3
     assert len({c.path for c in cells}) == len(cells)
-    assert {c.condition for c in cells} == {"off", "ngram-mod", "mtp", "dflash"}  # dflash-n15 not selected
+    assert {c.condition for c in cells} == {"off", "ngram-mod", "ngram-mod-warm", "mtp", "dflash"}  # no dflash-n15
     config["select"] = {"tasks": ["essay"], "conditions": ["off", "dflash-n15"]}
     assert len(selected_cells(config)) == 1 * 2 * 2 * 3
 

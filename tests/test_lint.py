@@ -27,5 +27,5 @@ def test_snakefmt_check() -> None:
 
 
 def test_ruff() -> None:
-    result = _run(sys.executable, "-m", "ruff", "check", "scripts", "tests")
+    result = _run(sys.executable, "-m", "ruff", "check", "scripts", "tests", "bench")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -8,6 +8,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+
 from specbench.files import read_json, sha256_file
 from specbench.llama_cpp import SOURCE_INFO, SourceError, extract_source, fetch_archive, git_checkout
 

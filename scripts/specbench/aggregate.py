@@ -10,30 +10,53 @@ import pandas as pd
 from .files import read_json
 
 COORDINATES = ["task", "condition", "temperature", "repeat"]
-FIGURES = ["tokens_per_s", "predicted_n", "decode_ms", "prompt_n", "prompt_ms", "draft_n", "draft_n_accepted",
-           "acceptance_rate", "cell_wall_s", "server_ready_s", "request_wall_s", "overhead_s"]
+FIGURES = ["tokens_per_s", "client_tokens_per_s", "predicted_n", "decode_ms", "prompt_n", "prompt_ms", "draft_n",
+           "draft_n_accepted", "acceptance_rate", "cell_wall_s", "server_ready_s", "request_wall_s", "overhead_s",
+           "loadavg_1m_at_end"]
+CONTEXT = ["seed", "attempt", "rejected_attempts", "contended_reason", "server_pid", "server_shared",
+           "server_position", "task_check", "started_at", "cell_file", "server_log", "gpu_samples"]
+
+
+def load_records(paths: list[str | Path]) -> list[tuple[str, dict[str, Any]]]:
+    """Every cell file once, as (path, record)."""
+    return [(str(p), read_json(Path(p))) for p in paths]
 
 
 def run_row(record: dict[str, Any], path: str) -> dict[str, Any]:
     """One row of runs.csv: the coordinates, the figures and where they came from."""
+    check = record.get("task_check")
     return {
         **{key: record["cell"][key] for key in COORDINATES},
         **{key: record["figures"].get(key) for key in FIGURES},
         "seed": record["seed"],
         "attempt": record["attempt"],
+        "rejected_attempts": len(record.get("rejected_attempts", [])),
+        "contended_reason": "; ".join(r["reason"] for r in record.get("rejected_attempts", [])),
         "server_pid": record["server"]["pid"],
+        "server_shared": record["server"].get("shared", False),
+        "server_position": record["server"].get("position", 1),
+        "task_check": check["summary"] if check else "",
         "started_at": record["started_at"],
         "cell_file": path,
         "server_log": record["server"]["log"],
+        "gpu_samples": record.get("gpu_samples", ""),
     }
 
 
-def collect_runs(paths: list[str | Path]) -> pd.DataFrame:
-    """Read every cell file into one DataFrame (one row per cell), sorted by coordinates."""
-    rows = [run_row(read_json(Path(p)), str(p)) for p in paths]
-    frame = pd.DataFrame(rows, columns=[*COORDINATES, *FIGURES, "seed", "attempt", "server_pid", "started_at",
-                                        "cell_file", "server_log"])
+def collect_runs(records: list[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
+    """One row per cell, sorted by coordinates."""
+    frame = pd.DataFrame([run_row(record, path) for path, record in records],
+                         columns=[*COORDINATES, *FIGURES, *CONTEXT])
     return frame.sort_values(COORDINATES, kind="stable").reset_index(drop=True)
+
+
+def greedy_tokens(records: list[tuple[str, dict[str, Any]]]) -> dict[tuple[str, str, int], list[int]]:
+    """Token ids of the temperature-0 cells, keyed by (task, condition, repeat), for the identity table."""
+    return {
+        (r["cell"]["task"], r["cell"]["condition"], r["cell"]["repeat"]): r["response"]["tokens"]
+        for _, r in records
+        if r["cell"]["temperature"] == 0.0
+    }
 
 
 def verdict(values: list[float], baseline: list[float]) -> str:
@@ -52,15 +75,13 @@ def _rounded(values: list[float]) -> list[float]:
 
 
 def summarise(runs: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Per task x condition x temperature: median/min/max tokens/s, speedup vs baseline, acceptance, verdict."""
+    """Per task x condition x temperature: median/min/max tokens/s, speedup vs baseline, verdict and its inputs."""
     rows = []
     for (task, condition, temperature), group in runs.groupby(["task", "condition", "temperature"], sort=True):
         base = runs[(runs.task == task) & (runs.condition == baseline) & (runs.temperature == temperature)]
         tps = group.tokens_per_s.tolist()
         base_tps = base.tokens_per_s.tolist()
         base_median = float(pd.Series(base_tps).median()) if base_tps else float("nan")
-        drafted = int(group.draft_n.sum())
-        accepted = int(group.draft_n_accepted.sum())
         rows.append(
             {
                 "task": task,
@@ -74,9 +95,6 @@ def summarise(runs: pd.DataFrame, baseline: str) -> pd.DataFrame:
                 "speedup_median": float(pd.Series(tps).median()) / base_median if base_tps else float("nan"),
                 "speedup_min": min(tps) / base_median if base_tps else float("nan"),
                 "speedup_max": max(tps) / base_median if base_tps else float("nan"),
-                "draft_n": drafted,
-                "draft_n_accepted": accepted,
-                "acceptance_rate": accepted / drafted if drafted else float("nan"),
                 "verdict": "baseline" if condition == baseline else verdict(tps, base_tps),
                 "verdict_inputs": f"{_rounded(tps)} vs {baseline} {_rounded(base_tps)}",
                 "cell_files": ";".join(group.cell_file),

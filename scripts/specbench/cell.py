@@ -1,8 +1,10 @@
-"""Run one cell: a fresh server, one request, a complete record (or an error naming the cell and its log)."""
+"""Run cells: a server (fresh per cell, or one warm server for a sequence of repeats), the requests, a complete
+record per cell; GPU-contended attempts are rejected and run again; failures name the cell and the log to read."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import time
@@ -12,10 +14,12 @@ from typing import Any
 
 from .cells import Cell
 from .client import run_exchange
+from .gpuwatch import GpuWatch, device_info, judge
+from .measures import score_gsm8k
 from .parse import derived_figures, parse_speculative_log
 from .server import ServerError, llama_server
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 
 
 class CellError(RuntimeError):
@@ -23,10 +27,10 @@ class CellError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class CellInputs:
-    """Everything a cell needs, resolved by the workflow."""
+class Setup:
+    """What every cell of one condition needs, resolved by the workflow."""
 
-    cell: Cell
+    condition: str
     server_binary: Path
     build_manifest: dict[str, Any]
     model_path: Path
@@ -43,6 +47,10 @@ class CellInputs:
     startup_timeout_s: float
     request_timeout_s: float
     server_log: Path
+    gpu_samples: Path
+    sample_interval_s: float = 2.0
+    max_attempts: int = 3
+    max_load_per_cpu: float | None = None
 
 
 def _now() -> str:
@@ -56,81 +64,130 @@ def condition_args(args: list[str], draft_path: Path | None) -> list[str]:
     return [a.replace("{draft}", str(draft_path)) for a in args]
 
 
-def check_requirements(inputs: CellInputs) -> None:
+def check_requirements(setup: Setup, label: str) -> None:
     """Refuse a condition whose model needs (MTP layer, draft) are not met, before any server starts."""
-    if "mtp" in inputs.requires and not inputs.model_manifest.get("mtp", {}).get("present", False):
+    if "mtp" in setup.requires and not setup.model_manifest.get("mtp", {}).get("present", False):
         raise CellError(
-            f"cell {inputs.cell.label}: condition '{inputs.cell.condition}' needs the model's MTP layer, "
-            f"but {inputs.model_path} has none (see its model manifest)"
+            f"cell {label}: condition '{setup.condition}' needs the model's MTP layer, "
+            f"but {setup.model_path} has none (see its model manifest)"
         )
-    if "draft" in inputs.requires and inputs.draft_path is None:
-        raise CellError(f"cell {inputs.cell.label}: condition '{inputs.cell.condition}' needs a draft model")
+    if "draft" in setup.requires and setup.draft_path is None:
+        raise CellError(f"cell {label}: condition '{setup.condition}' needs a draft model")
 
 
 def machine_info() -> dict[str, Any]:
-    """Where the cell ran (the GPU watch adds device details where NVML exists)."""
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    """Where the cells ran: host, CPU count and the GPU devices as NVML reports them (or that it could not)."""
     return {
         "hostname": platform.node(),
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
-        "loadavg_at_start": list(load) if load else None,
+        "gpu": device_info(),
     }
 
 
-def run_cell(inputs: CellInputs) -> dict[str, Any]:
-    """Start the server, send the request, stop the server, and return the cell's record."""
-    cell = inputs.cell
-    check_requirements(inputs)
-    seed = cell.seed(inputs.base_seed)
-    args = condition_args(inputs.condition_args, inputs.draft_path)
-    started_at = _now()
-    t0 = time.perf_counter()
+def _provenance(setup: Setup) -> dict[str, Any]:
+    return {
+        "llama_cpp": {
+            key: setup.build_manifest.get(key) for key in ("source", "cmake_args", "cuda", "compiler", "server_version")
+        },
+        "server_binary": {
+            "path": str(setup.server_binary),
+            "sha256": setup.build_manifest["binaries"]["llama-server"]["sha256"],
+        },
+        "model": {"path": str(setup.model_path), "sha256": setup.model_manifest["sha256"]},
+        "draft": (
+            {"path": str(setup.draft_path), "sha256": setup.draft_manifest["sha256"]}
+            if setup.draft_path is not None and setup.draft_manifest is not None
+            else None
+        ),
+        "prompt_sha256": setup.prompt_manifest["sha256"],
+    }
+
+
+def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One server for ``cells`` in order (one request each), watched from before start to after stop."""
+    args = condition_args(setup.condition_args, setup.draft_path)
+    results: list[dict[str, Any]] = []
+    server_info: dict[str, Any] = {}
+    scratch = setup.gpu_samples.with_name(f".{setup.gpu_samples.name}.attempt{attempt}")
+    watch = GpuWatch(scratch, interval_s=setup.sample_interval_s)
+    watch.sample_now("before")
     try:
-        with llama_server(
-            inputs.server_binary,
-            inputs.model_path,
-            inputs.shared_args,
-            args,
-            inputs.server_log,
-            inputs.startup_timeout_s,
-        ) as server:
-            ready_s = time.perf_counter() - t0
-            exchange = run_exchange(
-                server.url,
-                inputs.prompt_manifest["messages"],
-                reasoning=inputs.reasoning,
-                max_tokens=inputs.max_tokens,
-                temperature=cell.temperature,
-                seed=seed,
-                timeout_s=inputs.request_timeout_s,
-            )
-            server_info = {"pid": server.pid, "port": server.port, "argv": server.argv}
+        with watch:
+            t0 = time.perf_counter()
+            with llama_server(setup.server_binary, setup.model_path, setup.shared_args, args, setup.server_log,
+                              setup.startup_timeout_s) as server:
+                ready_s = time.perf_counter() - t0
+                server_info = {"pid": server.pid, "port": server.port, "argv": server.argv,
+                               "started_at": dt.datetime.fromtimestamp(server.started_at, dt.UTC).isoformat()}
+                for position, cell in enumerate(cells, start=1):
+                    started_at, c0 = _now(), time.perf_counter()
+                    exchange = run_exchange(
+                        server.url,
+                        setup.prompt_manifest["messages"],
+                        reasoning=setup.reasoning,
+                        max_tokens=setup.max_tokens,
+                        temperature=cell.temperature,
+                        seed=cell.seed(setup.base_seed),
+                        timeout_s=setup.request_timeout_s,
+                    )
+                    wall_s = time.perf_counter() - c0 + (ready_s if position == 1 else 0.0)
+                    results.append({"cell": cell, "exchange": exchange, "position": position, "wall_s": wall_s,
+                                    "ready_s": ready_s if position == 1 else 0.0, "started_at": started_at,
+                                    "ended_at": _now(), "loadavg": list(os.getloadavg())})
     except ServerError as error:
-        raise CellError(f"cell {cell.label}: {error}") from error
-    except Exception as error:  # any request failure: name the cell and the log
-        raise CellError(f"cell {cell.label}: {type(error).__name__}: {error}; read {inputs.server_log}") from error
-    wall_s = time.perf_counter() - t0
-    ended_at = _now()
-    log_text = inputs.server_log.read_text(encoding="utf-8", errors="replace")
+        raise CellError(f"cell {cells[0].label}: {error}") from error
+    except (OSError, ValueError, KeyError) as error:
+        raise CellError(f"cell {cells[0].label}: {type(error).__name__}: {error}; read {setup.server_log}") from error
+    except Exception as error:  # an HTTP failure mid-request: name the cell and the log
+        raise CellError(f"cell {cells[0].label}: {type(error).__name__}: {error}; read {setup.server_log}") from error
+    finally:
+        _keep_samples(setup.gpu_samples, watch, attempt)
+        scratch.unlink(missing_ok=True)
+    verdict = judge(watch.samples, {server_info["pid"]}, nvml_available=watch.nvml_available,
+                    max_load_per_cpu=setup.max_load_per_cpu)
+    return [{**r, "server": server_info} for r in results], verdict.to_json()
+
+
+def _keep_samples(path: Path, watch: GpuWatch, attempt: int) -> None:
+    """Append an attempt's samples to the cell's samples file (JSON lines, each tagged with its attempt)."""
+    with open(path, "a", encoding="utf-8") as out:
+        for sample in watch.samples:
+            out.write(json.dumps({"attempt": attempt, "nvml": watch.nvml_available, **sample.to_json()}) + "\n")
+
+
+def task_check(prompt_manifest: dict[str, Any], response: dict[str, Any]) -> dict[str, Any] | None:
+    """Score a dataset task's answer (GSM8K) against the references in its prompt manifest; None for other tasks."""
+    rows = prompt_manifest.get("dataset")
+    if not rows:
+        return None
+    complete = response.get("stop_type") not in ("limit", None)
+    return score_gsm8k(response.get("content", ""), [row["reference"] for row in rows], complete=complete)
+
+
+def _record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[dict[str, Any]],
+            watch_verdict: dict[str, Any], sequence_length: int, log_text: str) -> dict[str, Any]:
+    cell: Cell = result["cell"]
+    exchange = result["exchange"]
     response = exchange.response
     figures = derived_figures(response["timings"])
     server_ms = figures["prompt_ms"] + figures["decode_ms"]
     return {
         "record_version": RECORD_VERSION,
-        "cell": {
-            "task": cell.task,
-            "condition": cell.condition,
-            "temperature": cell.temperature,
-            "repeat": cell.repeat,
-            "label": cell.label,
-        },
-        "seed": seed,
-        "attempt": 1,
-        "rejected_attempts": [],
+        "cell": {"task": cell.task, "condition": cell.condition, "temperature": cell.temperature,
+                 "repeat": cell.repeat, "label": cell.label},
+        "seed": cell.seed(setup.base_seed),
+        "attempt": attempt,
+        "rejected_attempts": rejected,
+        "contention": watch_verdict,
+        "task_check": task_check(setup.prompt_manifest, response),
+        "gpu_samples": str(setup.gpu_samples),
         "server": {
-            **server_info,
-            "log": str(inputs.server_log),
+            **result["server"],
+            "shared": sequence_length > 1,
+            "position": result["position"],
+            "sequence_length": sequence_length,
+            "log": str(setup.server_log),
             "speculative": parse_speculative_log(log_text),
             "generation_settings": response.get("generation_settings", {}),
         },
@@ -146,32 +203,39 @@ def run_cell(inputs: CellInputs) -> dict[str, Any]:
             "timings": response["timings"],
             "tokens_predicted": response.get("tokens_predicted"),
             "tokens_evaluated": response.get("tokens_evaluated"),
+            "client_timing": exchange.client_timing,
         },
         "figures": {
             **figures,
-            "cell_wall_s": wall_s,
-            "server_ready_s": ready_s,
-            "request_wall_s": exchange.request_wall_s,
-            "overhead_s": wall_s - server_ms / 1000.0,
+            "cell_wall_s": result["wall_s"],
+            "server_ready_s": result["ready_s"],
+            "request_wall_s": exchange.client_timing["request_wall_s"],
+            "client_tokens_per_s": exchange.client_timing["decode_tokens_per_s"],
+            "overhead_s": result["wall_s"] - server_ms / 1000.0,
+            "loadavg_1m_at_end": result["loadavg"][0],
         },
-        "provenance": {
-            "llama_cpp": {
-                key: inputs.build_manifest.get(key)
-                for key in ("source", "cmake_args", "cuda", "compiler", "server_version")
-            },
-            "server_binary": {
-                "path": str(inputs.server_binary),
-                "sha256": inputs.build_manifest["binaries"]["llama-server"]["sha256"],
-            },
-            "model": {"path": str(inputs.model_path), "sha256": inputs.model_manifest["sha256"]},
-            "draft": (
-                {"path": str(inputs.draft_path), "sha256": inputs.draft_manifest["sha256"]}
-                if inputs.draft_path is not None and inputs.draft_manifest is not None
-                else None
-            ),
-            "prompt_sha256": inputs.prompt_manifest["sha256"],
-        },
+        "provenance": _provenance(setup),
         "machine": machine_info(),
-        "started_at": started_at,
-        "ended_at": ended_at,
+        "started_at": result["started_at"],
+        "ended_at": result["ended_at"],
     }
+
+
+def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
+    """Run ``cells`` on one server (one cell: the fresh-server case); rerun contended attempts; return records."""
+    check_requirements(setup, cells[0].label)
+    setup.gpu_samples.unlink(missing_ok=True)
+    rejected: list[dict[str, Any]] = []
+    for attempt in range(1, setup.max_attempts + 1):
+        results, verdict = _attempt(setup, cells, attempt)
+        if not verdict["contended"]:
+            log_text = setup.server_log.read_text(encoding="utf-8", errors="replace")
+            return [_record(setup, r, attempt, rejected, verdict, len(cells), log_text) for r in results]
+        rejected.append({"attempt": attempt, "reason": verdict["reason"], "foreign_pids": verdict["foreign_pids"],
+                         "server_pid": results[0]["server"]["pid"] if results else None,
+                         "tokens_per_s": [r["exchange"].response["timings"]["predicted_per_second"] for r in results]})
+    foreign = sorted({pid for r in rejected for pid in r["foreign_pids"]})
+    raise CellError(
+        f"cell {cells[0].label}: all {setup.max_attempts} attempts were contended (foreign processes {foreign}: "
+        f"{rejected[-1]['reason']}); see {setup.gpu_samples}"
+    )

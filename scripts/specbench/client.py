@@ -1,8 +1,10 @@
-"""The one request a cell sends: render the chat template, then ``/completion`` with token ids returned."""
+"""The one request a cell sends: render the chat template, then a streamed ``/completion`` with token ids."""
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,17 +13,17 @@ import httpx
 
 @dataclass(frozen=True)
 class Exchange:
-    """What went to the server and what came back, with client-side wall times."""
+    """What went to the server and what came back, with client-side timing of the streamed tokens."""
 
     template_request: dict[str, Any]
     prompt: str
     request: dict[str, Any]
     response: dict[str, Any]
-    request_wall_s: float
+    client_timing: dict[str, Any]
 
 
 def completion_request(prompt: str, *, max_tokens: int, temperature: float, seed: int) -> dict[str, Any]:
-    """The ``/completion`` body: no prompt cache (cells must be independent), token ids returned."""
+    """The ``/completion`` body: streamed, no prompt cache (cells must be independent), token ids returned."""
     return {
         "prompt": prompt,
         "n_predict": max_tokens,
@@ -29,7 +31,7 @@ def completion_request(prompt: str, *, max_tokens: int, temperature: float, seed
         "seed": seed,
         "cache_prompt": False,
         "return_tokens": True,
-        "stream": False,
+        "stream": True,
     }
 
 
@@ -38,13 +40,56 @@ def template_request(messages: list[dict[str, str]], *, reasoning: bool) -> dict
     return {"messages": messages, "chat_template_kwargs": {"enable_thinking": reasoning}}
 
 
-def _post(client: httpx.Client, url: str, body: dict[str, Any]) -> dict[str, Any]:
-    response = client.post(url, json=body)
+def _check(response: httpx.Response, url: str) -> None:
     if response.status_code != 200:
+        response.read()
         raise httpx.HTTPStatusError(
             f"{url} answered {response.status_code}: {response.text[:500]}", request=response.request, response=response
         )
+
+
+def _post(client: httpx.Client, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = client.post(url, json=body)
+    _check(response, url)
     return response.json()
+
+
+def sse_events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The JSON payloads of server-sent ``data:`` lines."""
+    for line in lines:
+        if line.startswith("data: "):
+            payload = line[len("data: "):].strip()
+            if payload and payload != "[DONE]":
+                yield json.loads(payload)
+
+
+def assemble_stream(events: Iterable[tuple[float, dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Join streamed chunks (arrival time, payload) into one response, plus client-side decode timing."""
+    content: list[str] = []
+    tokens: list[int] = []
+    arrivals: list[float] = []
+    final: dict[str, Any] = {}
+    for arrived, event in events:
+        if event.get("stop"):
+            final = event
+            continue
+        chunk_tokens = event.get("tokens") or []
+        if chunk_tokens:
+            arrivals.extend([arrived] * len(chunk_tokens))
+        content.append(event.get("content", ""))
+        tokens.extend(chunk_tokens)
+    if not final:
+        raise ValueError("the stream ended without a final chunk (no timings)")
+    response = {**final, "content": "".join(content) + final.get("content", ""),
+                "tokens": tokens + list(final.get("tokens") or [])}
+    span = arrivals[-1] - arrivals[0] if len(arrivals) > 1 else 0.0
+    timing = {
+        "tokens_received": len(tokens),
+        "first_token_s": arrivals[0] if arrivals else None,
+        "last_token_s": arrivals[-1] if arrivals else None,
+        "decode_tokens_per_s": (len(arrivals) - 1) / span if span > 0 else None,
+    }
+    return response, timing
 
 
 def run_exchange(
@@ -57,12 +102,15 @@ def run_exchange(
     seed: int,
     timeout_s: float,
 ) -> Exchange:
-    """Render the prompt with the server's own chat template, then generate once."""
+    """Render the prompt with the server's own chat template, then generate once, streaming."""
     with httpx.Client(timeout=timeout_s) as client:
         template_body = template_request(messages, reasoning=reasoning)
         prompt = _post(client, f"{base_url}/apply-template", template_body)["prompt"]
         body = completion_request(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed)
         start = time.perf_counter()
-        response = _post(client, f"{base_url}/completion", body)
-        wall = time.perf_counter() - start
-    return Exchange(template_body, prompt, body, response, wall)
+        with client.stream("POST", f"{base_url}/completion", json=body) as stream:
+            _check(stream, f"{base_url}/completion")
+            timed = ((time.perf_counter() - start, event) for event in sse_events(stream.iter_lines()))
+            response, timing = assemble_stream(timed)
+        timing["request_wall_s"] = time.perf_counter() - start
+    return Exchange(template_body, prompt, body, response, timing)

@@ -177,5 +177,20 @@ def build(source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], cu
     return manifest
 
 
+def install(build_dir: Path, out_dir: Path) -> dict[str, Any]:
+    """Copy the built binaries to ``out_dir`` (executable) with the manifest, refusing any whose sha256 differs."""
+    manifest = read_json(build_dir / "manifest.json")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, binary in manifest["binaries"].items():
+        target = out_dir / name
+        shutil.copyfile(build_dir / binary["path"], target)
+        if sha256_file(target) != binary["sha256"]:
+            raise SourceError(f"{build_dir / binary['path']} does not match the sha256 in its build manifest")
+        target.chmod(0o755)
+        manifest["binaries"][name] = {**binary, "path": name}
+    write_json_atomic(out_dir / "manifest.json", manifest)
+    return manifest
+
+
 def _read_source_info(source: Path) -> dict[str, Any]:
     return read_json(source / SOURCE_INFO)

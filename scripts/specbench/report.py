@@ -24,9 +24,10 @@ def markdown_table(frame: pd.DataFrame, columns: list[str], headers: list[str]) 
     return "\n".join(lines)
 
 
-def render_markdown(summary: pd.DataFrame, runs: pd.DataFrame, *, name: str, baseline: str, is_study_setup: bool,
+def render_markdown(tables: dict[str, pd.DataFrame], *, name: str, baseline: str, is_study_setup: bool,
                     build: dict[str, Any], model: dict[str, Any]) -> str:
-    """The report text."""
+    """The report text from the aggregate tables (summary, runs, acceptance, identity_summary)."""
+    summary, runs = tables["summary"], tables["runs"]
     parts = [f"# Speculative decoding benchmark: {name}", ""]
     if not is_study_setup:
         parts += [
@@ -47,33 +48,53 @@ def render_markdown(summary: pd.DataFrame, runs: pd.DataFrame, *, name: str, bas
         "",
         f"## '{baseline}' speed per task",
         "",
-    ]
-    base = summary[summary.condition == baseline]
-    parts += [markdown_table(base, ["task", "temperature", "runs", "median_tokens_per_s", "min_tokens_per_s",
-                                    "max_tokens_per_s"],
-                             ["task", "temp", "runs", "median tok/s", "min", "max"]), ""]
-    others = summary[summary.condition != baseline]
-    parts += [
+        markdown_table(summary[summary.condition == baseline],
+                       ["task", "temperature", "runs", "median_tokens_per_s", "min_tokens_per_s", "max_tokens_per_s"],
+                       ["task", "temp", "runs", "median tok/s", "min", "max"]),
+        "",
         f"## Multiplier vs '{baseline}' and verdict",
         "",
         "Verdict: *faster* if every run beats every baseline run, *slower* if every run is below, else *none*.",
         "",
-        markdown_table(others, ["task", "condition", "temperature", "median_tokens_per_s", "speedup_median",
-                                "speedup_min", "speedup_max", "verdict", "verdict_inputs"],
+        markdown_table(summary[summary.condition != baseline],
+                       ["task", "condition", "temperature", "median_tokens_per_s", "speedup_median", "speedup_min",
+                        "speedup_max", "verdict", "verdict_inputs"],
                        ["task", "condition", "temp", "median tok/s", "x median", "x min", "x max", "verdict",
                         "runs (tok/s) vs baseline"]),
         "",
         "## Acceptance",
         "",
-        markdown_table(others, ["task", "condition", "temperature", "draft_n", "draft_n_accepted", "acceptance_rate"],
-                       ["task", "condition", "temp", "drafted", "accepted", "rate"]),
+        markdown_table(tables["acceptance"][tables["acceptance"].condition != baseline],
+                       ["task", "condition", "temperature", "drafted", "accepted", "pooled_rate", "tokens_per_step",
+                        "note"],
+                       ["task", "condition", "temp", "drafted", "accepted", "rate", "tokens/step", "note"]),
         "",
+        f"## Output identity at temperature 0 (token ids vs '{baseline}', same repeat; control: '{baseline}' r1)",
+        "",
+        markdown_table(tables["identity_summary"],
+                       ["task", "condition", "repeats_compared", "identical", "all_identical", "token_counts",
+                        "first_differences"],
+                       ["task", "condition", "compared", "identical", "all", "tokens (cond vs base)",
+                        "first difference"]),
+        "",
+    ]
+    checks = runs[runs.task_check.fillna("") != ""]
+    if not checks.empty:
+        parts += ["## Task checks (GSM8K answers)", "",
+                  markdown_table(checks, ["task", "condition", "temperature", "repeat", "task_check"],
+                                 ["task", "condition", "temp", "rep", "result"]), ""]
+    rejected = runs[runs.rejected_attempts > 0]
+    parts += ["## Contention", "",
+              f"{int(runs.rejected_attempts.sum())} attempt(s) rejected as contended and run again, in "
+              f"{len(rejected)} cell(s).", ""]
+    parts += [
         "## Runs",
         "",
-        markdown_table(runs, ["task", "condition", "temperature", "repeat", "tokens_per_s", "predicted_n", "draft_n",
-                              "draft_n_accepted", "overhead_s", "cell_file"],
-                       ["task", "condition", "temp", "rep", "tok/s", "tokens", "drafted", "accepted", "overhead s",
-                        "cell file"]),
+        markdown_table(runs, ["task", "condition", "temperature", "repeat", "tokens_per_s", "client_tokens_per_s",
+                              "predicted_n", "draft_n", "draft_n_accepted", "server_pid", "server_position",
+                              "overhead_s", "cell_file"],
+                       ["task", "condition", "temp", "rep", "tok/s (server)", "tok/s (client)", "tokens", "drafted",
+                        "accepted", "server pid", "pos", "overhead s", "cell file"]),
         "",
     ]
     return "\n".join(parts)

@@ -1,0 +1,11 @@
+"""Snakemake entry: put the built llama.cpp binaries in place, executable, checked against the build manifest."""
+
+from pathlib import Path
+
+from specbench.entry import logged_to
+from specbench.llama_cpp import install
+
+snakemake = globals()["snakemake"]
+with logged_to(snakemake.log[0]):
+    manifest = install(Path(snakemake.input[0]), Path(snakemake.output[0]))
+    print("installed:", sorted(manifest["binaries"]))

@@ -1,0 +1,272 @@
+"""The real workflow on the tiny model: llama.cpp b11223 built from its source archive, the tiny Qwen3.5 checkpoint
+downloaded through huggingface_hub from a pre-populated offline cache, converted with the pinned converter,
+quantized, verified, then 2 tasks x 4 conditions x temperature 0 x 2 repeats of real llama-server cells."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from specbench.cells import Cell
+from specbench.files import read_json, sha256_file
+from specbench.tiny import write_tiny_target
+from workflow_helpers import (
+    REPO,
+    job_counts,
+    llama_server_pids_using,
+    populate_hf_cache,
+    snakemake,
+    write_yaml,
+)
+
+pytestmark = pytest.mark.workflow
+
+TINY = REPO / "config" / "tiny.yaml"
+HF_REPO = "specbench-test/tiny-qwen35"
+TASKS = ["file-rewrite", "essay"]
+CONDITIONS = ["off", "ngram-mod", "ngram-mod-warm", "mtp", "dflash"]
+REPEATS = 2
+
+
+def _fail_message(result) -> str:
+    return f"exit {result.returncode}\n--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-8000:]}"
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny target checkpoint, written by the same generator the workflow's tiny rule uses."""
+    return write_tiny_target(tmp_path_factory.mktemp("checkpoint") / "tiny-qwen35", seed=0)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint: Path) -> dict:
+    """One complete `snakemake all` in a fresh working directory; returns paths and the offline HF setup."""
+    work = tmp_path_factory.mktemp("work")
+    hf_home = tmp_path_factory.mktemp("hf")
+    commit = populate_hf_cache(hf_home, HF_REPO, tiny_checkpoint)
+    env = {"HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1"}
+    override = write_yaml(work / "test.yaml", {
+        "name": "workflow test",
+        "models": {"target": {"source": "hf", "hf": {"repo": HF_REPO, "revision": commit}}},
+        # The random model's greedy output falls into a loop within ~128 tokens; ngram-mod drafts from then on.
+        "tasks": {"essay": {"max_tokens": 192}},
+        "select": {"tasks": TASKS, "conditions": CONDITIONS},
+        "temperatures": [0.0],
+        "repeats": REPEATS,
+        "max_tokens": 96,
+    })
+    configs = [TINY, override]
+    result = snakemake(work, ["all"], configs, env=env)
+    assert result.returncode == 0, _fail_message(result)
+    return {"work": work, "configs": configs, "env": env, "commit": commit, "result": result}
+
+
+def _record(run: dict, task: str, condition: str, repeat: int) -> dict:
+    return read_json(run["work"] / Cell(task, condition, 0.0, repeat).path)
+
+
+def test_llama_cpp_was_built_from_the_pinned_archive(run: dict) -> None:
+    manifest = read_json(run["work"] / "resources/llama.cpp/bin/manifest.json")
+    assert manifest["source"]["kind"] == "pypi-sdist"
+    assert manifest["source"]["sha256"] == "c480f03bb3d888542d621ebf3f715131c33dc19febed8aff2de64dee6dcb09c1"
+    assert manifest["cuda"] is False and "-DGGML_CUDA=OFF" in manifest["cmake_args"]
+    for name in ("llama-server", "llama-quantize"):
+        binary = run["work"] / "resources/llama.cpp/bin" / manifest["binaries"][name]["path"]
+        assert sha256_file(binary) == manifest["binaries"][name]["sha256"]
+        assert os.access(binary, os.X_OK)
+    assert "version" in manifest["server_version"]
+
+
+def test_download_conversion_and_verification(run: dict, tiny_checkpoint: Path) -> None:
+    download = read_json(run["work"] / "results/models/target.download.json")
+    assert download["commit"] == run["commit"] and download["repo"] == HF_REPO
+    by_path = {f["path"]: f for f in download["files"]}
+    weights = tiny_checkpoint / "model.safetensors"
+    assert by_path["model.safetensors"]["sha256"] == sha256_file(weights)
+    assert by_path["model.safetensors"]["size"] == weights.stat().st_size
+    model = read_json(run["work"] / "results/models/target.json")
+    assert model["file_type_name"] == "MOSTLY_Q4_K_M"
+    assert model["architecture"] == "qwen35"
+    assert model["mtp"]["present"] and model["mtp"]["nextn_predict_layers"] == 1
+    assert model["mtp"]["nextn_tensor_count"] > 0
+    assert all(".nextn." in name for name in model["mtp"]["nextn_tensors_sample"])
+    assert model["sha256"] == sha256_file(run["work"] / "resources/models/target.Q4_K_M.gguf")
+    draft = read_json(run["work"] / "results/models/draft.json")
+    assert draft["tensor_count"] > 0
+    assert draft["sha256"] == sha256_file(run["work"] / "resources/models/draft.bf16.gguf")
+
+
+def test_every_cell_has_real_server_figures(run: dict) -> None:
+    for task in TASKS:
+        for condition in CONDITIONS:
+            for repeat in range(1, REPEATS + 1):
+                record = _record(run, task, condition, repeat)
+                timings = record["response"]["timings"]
+                assert timings["predicted_per_second"] > 0 and timings["predicted_n"] > 0
+                assert record["figures"]["tokens_per_s"] == timings["predicted_per_second"]
+                assert len(record["response"]["tokens"]) == timings["predicted_n"]
+                argv = record["server"]["argv"]
+                assert argv[argv.index("--host") + 1] == "127.0.0.1"
+                assert record["request"]["completion"]["cache_prompt"] is False
+                assert record["request"]["apply_template"]["chat_template_kwargs"] == {"enable_thinking": False}
+                assert Path(run["work"] / record["server"]["log"]).is_file()
+                assert record["provenance"]["model"]["sha256"] == read_json(
+                    run["work"] / "results/models/target.json")["sha256"]
+                assert 0 < record["figures"]["overhead_s"] < record["figures"]["cell_wall_s"]
+
+
+def test_speculative_conditions_drafted(run: dict) -> None:
+    for task in TASKS:
+        for condition in ("mtp", "dflash"):
+            for repeat in range(1, REPEATS + 1):
+                record = _record(run, task, condition, repeat)
+                assert record["response"]["timings"]["draft_n"] > 0, (task, condition, repeat)
+    dflash = _record(run, "essay", "dflash", 1)
+    assert dflash["server"]["speculative"]["settings"]["draft-dflash"]["block_size"] == 16
+    # ngram-mod drafts where the output repeats earlier text: the essay task's output repeats itself.
+    for repeat in range(1, REPEATS + 1):
+        record = _record(run, "essay", "ngram-mod", repeat)
+        tokens = record["response"]["tokens"]
+        repeated = {tuple(tokens[i:i + 4]) for i in range(len(tokens) - 4)}
+        assert len(repeated) < len(tokens) - 4, "the essay output should contain a repeated 4-gram"
+        assert record["response"]["timings"]["draft_n"] > 0
+
+
+def test_warm_condition_shares_one_server_fresh_ones_do_not(run: dict) -> None:
+    for task in TASKS:
+        warm = [_record(run, task, "ngram-mod-warm", r) for r in range(1, REPEATS + 1)]
+        assert len({rec["server"]["pid"] for rec in warm}) == 1
+        assert [rec["server"]["position"] for rec in warm] == list(range(1, REPEATS + 1))
+        assert all(rec["server"]["shared"] and rec["server"]["sequence_length"] == REPEATS for rec in warm)
+        fresh = [_record(run, task, "ngram-mod", r) for r in range(1, REPEATS + 1)]
+        assert len({rec["server"]["pid"] for rec in fresh}) == REPEATS
+        assert not any(rec["server"]["shared"] for rec in fresh)
+
+
+def test_watch_and_attempts_are_recorded(run: dict) -> None:
+    record = _record(run, "essay", "off", 1)
+    assert record["attempt"] == 1 and record["rejected_attempts"] == []
+    assert record["contention"]["contended"] is False
+    assert record["contention"]["nvml"] in ("unavailable", "ok")
+    samples = (run["work"] / record["gpu_samples"]).read_text().splitlines()
+    phases = [json.loads(line)["phase"] for line in samples]
+    assert phases[0] == "before" and "during" in phases
+    assert all(json.loads(line)["loadavg_1m"] is not None for line in samples)
+    assert record["figures"]["client_tokens_per_s"] > 0
+
+
+def test_greedy_output_is_identical_for_lossless_conditions(run: dict) -> None:
+    for task in TASKS:
+        for repeat in range(1, REPEATS + 1):
+            off = _record(run, task, "off", repeat)["response"]["tokens"]
+            assert off == _record(run, task, "off", 1)["response"]["tokens"]  # off vs off
+            for condition in ("ngram-mod", "mtp"):
+                assert _record(run, task, condition, repeat)["response"]["tokens"] == off, (task, condition)
+
+
+def test_aggregate_and_report_trace_to_cells(run: dict) -> None:
+    runs = pd.read_csv(run["work"] / "results/runs.csv")
+    assert len(runs) == len(TASKS) * len(CONDITIONS) * REPEATS
+    identity = pd.read_csv(run["work"] / "results/identity_summary.csv").set_index(["task", "condition"])
+    for task in TASKS:
+        assert bool(identity.loc[(task, "ngram-mod"), "all_identical"])
+        assert bool(identity.loc[(task, "mtp"), "all_identical"])
+        assert bool(identity.loc[(task, "off (control: r1)"), "all_identical"])
+    acceptance = pd.read_csv(run["work"] / "results/acceptance.csv").set_index(["task", "condition"])
+    assert acceptance.loc[("essay", "mtp"), "drafted"] > 0
+    assert acceptance.loc[("essay", "off"), "note"] == "drafted nothing"
+    for row in runs.itertuples():
+        record = read_json(run["work"] / row.cell_file)
+        assert row.tokens_per_s == pytest.approx(record["response"]["timings"]["predicted_per_second"])
+        assert row.draft_n == record["response"]["timings"].get("draft_n", 0)
+    summary = pd.read_csv(run["work"] / "results/summary.csv")
+    assert set(summary.verdict) <= {"baseline", "faster", "slower", "none"}
+    assert (summary[summary.condition == "off"].verdict == "baseline").all()
+    report = (run["work"] / "results/report.md").read_text()
+    assert "not** the published study's setup" in report
+    assert "## Multiplier vs 'off' and verdict" in report
+    assert "results/cells/essay/ngram-mod/t0.0/r1.json" in report
+
+
+def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) -> None:
+    again = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"])
+    assert again.returncode == 0, _fail_message(again)
+    assert job_counts(again.stdout + again.stderr) == {}, again.stdout
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+    cell = run["work"] / Cell("essay", "ngram-mod", 0.0, 2).path
+    before = json.loads(cell.read_text())
+    cell.unlink()
+    plan = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"])
+    assert job_counts(plan.stdout + plan.stderr) == {"cell": 1, "aggregate": 1, "report": 1, "all": 1}, plan.stdout
+    assert "results/cells/essay/ngram-mod/t0.0/r2.json" in plan.stdout
+
+    redo = snakemake(run["work"], ["all"], run["configs"], env=run["env"])
+    assert redo.returncode == 0, _fail_message(redo)
+    after = json.loads(cell.read_text())
+    assert after["response"]["tokens"] == before["response"]["tokens"]
+    assert after["server"]["pid"] != before["server"]["pid"]
+
+    # Rerunning one cell by hand: only the aggregate and the report follow it.
+    forced = snakemake(run["work"], [Cell("file-rewrite", "off", 0.0, 1).path], run["configs"], "--forcerun", "cell",
+                       env=run["env"])
+    assert forced.returncode == 0, _fail_message(forced)
+    follow = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"])
+    assert job_counts(follow.stdout + follow.stderr) == {"aggregate": 1, "report": 1, "all": 1}, follow.stdout
+
+
+def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> None:
+    good = run["work"] / "resources/models/target.Q4_K_M.gguf"
+    broken = tmp_path / "broken.gguf"
+    # A well-formed GGUF whose architecture llama.cpp does not know: the verify step can read it,
+    # llama-server cannot load it.
+    broken.write_bytes(good.read_bytes().replace(b"qwen35", b"qwen99"))
+    work = tmp_path / "work"
+    work.mkdir()
+    override = write_yaml(work / "broken.yaml", {
+        "models": {"target": {"source": "gguf", "gguf": {"path": str(broken)}}},
+        "select": {"tasks": ["file-rewrite"], "conditions": ["off"]},
+        "temperatures": [0.0], "repeats": 1, "max_tokens": 16,
+    })
+    target = Cell("file-rewrite", "off", 0.0, 1)
+    result = snakemake(work, [target.path], [TINY, override], env=run["env"])
+    assert result.returncode != 0
+    line = next((ln for ln in result.stderr.splitlines() if ln.startswith("specbench: cell ")), None)
+    assert line is not None, _fail_message(result)
+    assert line.startswith("specbench: cell file-rewrite/off/t0.0/r1: llama-server exited with code")
+    assert line.endswith("read results/cells/file-rewrite/off/t0.0/r1.server.log")
+    assert "qwen99" in (work / "results/cells/file-rewrite/off/t0.0/r1.server.log").read_text()
+    assert not (work / target.path).exists()
+    assert not list((work / "results/cells").rglob("*.json"))
+    assert llama_server_pids_using(broken) == []
+
+
+def test_missing_mtp_layer_stops_before_any_mtp_cell(run: dict, tiny_checkpoint: Path, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    override = write_yaml(work / "nomtp.yaml", {
+        "models": {"target": {"source": "checkpoint", "checkpoint": {"path": str(tiny_checkpoint)},
+                              "convert_args": ["--no-mtp"], "require_mtp": True}},
+        "select": {"tasks": ["file-rewrite"], "conditions": ["off", "mtp"]},
+        "temperatures": [0.0], "repeats": 1, "max_tokens": 16,
+    })
+    target = Cell("file-rewrite", "mtp", 0.0, 1)
+    result = snakemake(work, [target.path], [TINY, override], env=run["env"])
+    assert result.returncode != 0
+    assert "has no MTP layer" in result.stderr, _fail_message(result)
+    assert "--spec-type draft-mtp cannot run on it" in result.stderr
+    assert not (work / "results/models/target.json").exists()
+    assert not (work / "results/cells").exists()  # no cell was ever started
+
+
+def test_tiny_rule_writes_the_same_checkpoint(run: dict, tiny_checkpoint: Path, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    result = snakemake(work, ["resources/models/target/tiny"], [TINY], env=run["env"])
+    assert result.returncode == 0, _fail_message(result)
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        assert sha256_file(work / "resources/models/target/tiny" / name) == sha256_file(tiny_checkpoint / name)
