@@ -10,6 +10,9 @@ min_version("9.0")
 configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/llama_cpp.smk"
 include: "rules/models.smk"
@@ -25,3 +28,4 @@ rule all:
         cell_files(),
         "results/summary.csv",
         "results/report.md",
+        "results/report.html",

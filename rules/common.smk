@@ -1,5 +1,6 @@
 # Validated config, the cell list, wildcard constraints and the helpers that compute file lists.
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -122,6 +123,52 @@ def cell_params(wildcards):
 def cell_runtime_minutes(wildcards):
     server = config["server"]
     return int((server["startup_timeout_s"] + server["request_timeout_s"]) / 60) + 1
+
+
+def report_inputs(wildcards):
+    """The aggregate tables, manifests, download records and claims the report reads."""
+    inputs = {
+        "runs": "results/runs.csv",
+        "summary": "results/summary.csv",
+        "acceptance": "results/acceptance.csv",
+        "identity_summary": "results/identity_summary.csv",
+        "cells_index": "results/cells_index.json",
+        "build": LLAMA_BIN_DIR,
+        "model": model_manifest("target"),
+        "claims": config_path("config/claims.yaml"),
+        "downloads": [
+            f"results/models/{role}.download.json"
+            for role in ("target", "draft")
+            if model_source(role)["kind"] == "hf"
+        ],
+    }
+    if "draft" in config["models"]:
+        inputs["draft"] = model_manifest("draft")
+    return inputs
+
+
+def workflow_commit():
+    """The workflow's git commit (with '-dirty' for uncommitted changes, as git describe), or 'unknown' outside git."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(BASE), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(BASE), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    suffix = "-dirty" if dirty.stdout.strip() else ""
+    return f"{head.stdout.strip()}{suffix}"
+
+
+WORKFLOW_COMMIT = workflow_commit()
 
 
 def cell_files():

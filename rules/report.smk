@@ -1,4 +1,4 @@
-# Every cell -> results/runs.csv and results/summary.csv (pandas) -> results/report.md.
+# Every cell -> the aggregate tables (pandas) -> the report (HTML + Markdown), claims check and provenance.json.
 
 
 rule aggregate:
@@ -6,10 +6,19 @@ rule aggregate:
         cells=cell_files(),
     output:
         runs="results/runs.csv",
-        summary="results/summary.csv",
-        acceptance="results/acceptance.csv",
+        summary=report(
+            "results/summary.csv",
+            caption="../report/summary.rst",
+            category="Tables",
+        ),
+        acceptance=report(
+            "results/acceptance.csv",
+            caption="../report/acceptance.rst",
+            category="Tables",
+        ),
         identity="results/identity.csv",
         identity_summary="results/identity_summary.csv",
+        cells_index="results/cells_index.json",
     log:
         "logs/aggregate.log",
     benchmark:
@@ -24,14 +33,20 @@ rule aggregate:
 
 rule report:
     input:
-        runs="results/runs.csv",
-        summary="results/summary.csv",
-        acceptance="results/acceptance.csv",
-        identity_summary="results/identity_summary.csv",
-        build=LLAMA_BIN_DIR,
-        model=model_manifest("target"),
+        unpack(report_inputs),
     output:
-        "results/report.md",
+        markdown="results/report.md",
+        html=report(
+            "results/report.html",
+            caption="../report/report.rst",
+            category="Report",
+        ),
+        provenance="results/provenance.json",
+        claims=report(
+            "results/claims.csv",
+            caption="../report/claims.rst",
+            category="Claims",
+        ),
     log:
         "logs/report.log",
     benchmark:
@@ -42,5 +57,8 @@ rule report:
         name=config["name"],
         baseline=config["baseline"],
         is_study_setup=config["is_study_setup"],
+        expected_cells=cell_files(),
+        config=config,
+        workflow_commit=WORKFLOW_COMMIT,
     script:
         "../scripts/report.py"

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -270,3 +273,68 @@ def test_tiny_rule_writes_the_same_checkpoint(run: dict, tiny_checkpoint: Path, 
     assert result.returncode == 0, _fail_message(result)
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
         assert sha256_file(work / "resources/models/target/tiny" / name) == sha256_file(tiny_checkpoint / name)
+
+
+def test_every_reported_number_traces_to_cell_files(run: dict) -> None:
+    provenance_file = run["work"] / "results/provenance.json"
+    check = subprocess.run([sys.executable, "-m", "specbench", "provenance", "--check", "--file", str(provenance_file)],
+                           cwd=REPO / "scripts", capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    provenance = read_json(provenance_file)
+    assert provenance["context"]["hf_revisions"] == {HF_REPO: run["commit"]}
+    key = "speedup-essay-ngram-mod-t0.0"
+    assert set(provenance["numbers"][key]["cells"]) == {
+        Cell("essay", c, 0.0, r).path for c in ("ngram-mod", "off") for r in range(1, REPEATS + 1)}
+    chain = subprocess.run([sys.executable, "-m", "specbench", "provenance", key, "--file", str(provenance_file)],
+                           cwd=REPO / "scripts", capture_output=True, text=True)
+    assert chain.returncode == 0, chain.stderr
+    assert "results/cells/essay/ngram-mod/t0.0/r1.server.log" in chain.stdout
+    assert "--spec-type ngram-mod" in chain.stdout
+    report = (run["work"] / "results/report.html").read_text()
+    assert f'id="n-{key}"' in report and f"id='p-{key}'" in report
+    claims = pd.read_csv(run["work"] / "results/claims.csv")
+    assert len(claims) > 10 and set(claims.verdict) == {"not measured in this run"}
+
+
+def test_report_opens_in_chromium(run: dict, tmp_path: Path) -> None:
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver_path):
+        if os.environ.get("CI"):
+            pytest.fail("CI must install Debian's chromium and chromium-driver for the report test")
+        pytest.skip("chromium / chromedriver not installed (apt-get install chromium chromium-driver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    os.environ.setdefault("SE_OFFLINE", "true")
+    browser = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    try:
+        browser.set_window_size(1300, 2400)
+        browser.get((run["work"] / "results/report.html").as_uri())
+        assert browser.execute_script("return document.readyState") == "complete"
+        images = browser.execute_script(
+            "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
+        assert len(images) == 3 and all(done and w > 0 and h > 0 for done, w, h in images), images
+        sections = browser.execute_script("return Array.from(document.querySelectorAll('h2')).map(h => h.id)")
+        for section in ("environment", "claims", "baseline", "multipliers", "acceptance", "identity", "runs",
+                        "missing", "provenance"):
+            assert section in sections
+        assert browser.execute_script("return document.querySelectorAll('table').length") >= 8
+        assert browser.execute_script("return document.getElementById('not-study') !== null")
+        target = browser.execute_script(
+            "const a = document.querySelector('a.n'); return document.getElementById(a.hash.slice(1)) !== null")
+        assert target, "a number's provenance link points nowhere"
+        errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+        assert errors == []
+        artifacts = Path(os.environ.get("SPECBENCH_TEST_ARTIFACTS", REPO / "test-artifacts"))
+        artifacts.mkdir(parents=True, exist_ok=True)
+        assert browser.save_screenshot(str(artifacts / "report.png"))
+    finally:
+        browser.quit()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import platform
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .files import read_json
+from .provenance import cell_chain
 
 COORDINATES = ["task", "condition", "temperature", "repeat"]
 FIGURES = ["tokens_per_s", "client_tokens_per_s", "predicted_n", "decode_ms", "prompt_n", "prompt_ms", "draft_n",
@@ -48,6 +51,32 @@ def collect_runs(records: list[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
     frame = pd.DataFrame([run_row(record, path) for path, record in records],
                          columns=[*COORDINATES, *FIGURES, *CONTEXT])
     return frame.sort_values(COORDINATES, kind="stable").reset_index(drop=True)
+
+
+SOFTWARE = ("snakemake", "pandas", "gguf", "httpx", "huggingface-hub", "nvidia-ml-py", "numpy", "matplotlib")
+
+
+def software_versions() -> dict[str, str]:
+    """Versions of Python and the packages the pipeline runs on."""
+    versions = {"python": platform.python_version()}
+    for name in SOFTWARE:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def cells_index(records: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Per cell, what produced it (for provenance), plus the device, machine and software of this aggregate."""
+    last = records[-1][1] if records else {}
+    machine = last.get("machine", {})
+    return {
+        "cells": {path: cell_chain(record, path) for path, record in records},
+        "device": machine.get("gpu", {}),
+        "machine": {k: v for k, v in machine.items() if k != "gpu"},
+        "software": software_versions(),
+    }
 
 
 def greedy_tokens(records: list[tuple[str, dict[str, Any]]]) -> dict[tuple[str, str, int], list[int]]:

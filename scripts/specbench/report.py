@@ -24,6 +24,43 @@ def markdown_table(frame: pd.DataFrame, columns: list[str], headers: list[str]) 
     return "\n".join(lines)
 
 
+def missing_cells(expected: list[str], runs: pd.DataFrame) -> list[str]:
+    """Cells the configuration asks for that have no record in this aggregate."""
+    present = set(runs.cell_file)
+    return [path for path in expected if path not in present]
+
+
+def environment(build: dict[str, Any], model: dict[str, Any], draft: dict[str, Any] | None, index: dict[str, Any],
+                runs: pd.DataFrame, run_context: dict[str, Any]) -> dict[str, str]:
+    """The environment block: device, driver, CUDA, llama.cpp, models, software versions, run dates."""
+    gpu = index.get("device", {})
+    devices = ", ".join(f"{d.get('name')} ({d.get('uuid')})" for d in gpu.get("devices", [])) or \
+        f"no NVIDIA GPU seen (NVML: {gpu.get('error') or gpu.get('nvml')})"
+    source = build.get("source", {})
+    env = {
+        "device": devices,
+        "host": f"{index.get('machine', {}).get('hostname')} ({build.get('host_cpu')}, "
+                f"{index.get('machine', {}).get('cpu_count')} CPUs)",
+        "NVIDIA driver / CUDA driver": f"{gpu.get('driver') or 'n/a'} / {gpu.get('cuda_driver_version') or 'n/a'}",
+        "llama.cpp": f"{source.get('label')} ({source.get('kind')}; commit {source.get('commit') or 'n/a'}; "
+                     f"archive sha256 {source.get('sha256') or 'n/a'})",
+        "llama.cpp build": f"CUDA {'on' if build.get('cuda') else 'off'}; {' '.join(build.get('cmake_args', []))}; "
+                           f"{build.get('compiler', {}).get('cxx_version', '')}",
+        "llama-server": f"{build.get('server_version', '').splitlines()[0] if build.get('server_version') else ''}; "
+                        f"sha256 {build.get('binaries', {}).get('llama-server', {}).get('sha256')}",
+        "model": f"{model.get('path')} ({model.get('file_type_name')}, {model.get('size_bytes')} bytes, MTP layer "
+                 f"{'present' if model.get('mtp', {}).get('present') else 'absent'}; sha256 {model.get('sha256')})",
+        "draft": f"{draft.get('path')} ({draft.get('size_bytes')} bytes; sha256 {draft.get('sha256')})" if draft
+        else "none",
+        "Hugging Face revisions": ", ".join(f"{k}@{v}" for k, v in run_context["hf_revisions"].items()) or "none",
+        "software": ", ".join(f"{k} {v}" for k, v in index.get("software", {}).items()),
+        "run dates": f"{runs.started_at.min()} .. {runs.started_at.max()}" if len(runs) else "no cells",
+        "config sha256": run_context["config_sha256"],
+        "workflow commit": run_context["workflow_commit"],
+    }
+    return env
+
+
 def render_markdown(tables: dict[str, pd.DataFrame], *, name: str, baseline: str, is_study_setup: bool,
                     build: dict[str, Any], model: dict[str, Any]) -> str:
     """The report text from the aggregate tables (summary, runs, acceptance, identity_summary)."""
@@ -78,7 +115,7 @@ def render_markdown(tables: dict[str, pd.DataFrame], *, name: str, baseline: str
                         "first difference"]),
         "",
     ]
-    checks = runs[runs.task_check.fillna("") != ""]
+    checks = runs[runs.task_check.notna() & (runs.task_check != "")]
     if not checks.empty:
         parts += ["## Task checks (GSM8K answers)", "",
                   markdown_table(checks, ["task", "condition", "temperature", "repeat", "task_check"],

@@ -1,0 +1,680 @@
+"""The published claims (config/claims.yaml) and their check against hand-made and sampled aggregate tables."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+
+from specbench.aggregate import summarise
+from specbench.claims import (
+    KINDS,
+    NOT_MEASURED,
+    NOT_REPRODUCED,
+    NOT_STUDY_SETUP,
+    REPRODUCED,
+    RESULT_COLUMNS,
+    SAME_DIRECTION,
+    VERDICTS,
+    Claim,
+    ClaimError,
+    evaluate,
+    load_claims,
+    parse_claims,
+    parse_task_check,
+)
+from specbench.measures import acceptance_summary, identity_summary, identity_table
+
+REPO = Path(__file__).resolve().parents[1]
+CLAIMS_FILE = REPO / "config" / "claims.yaml"
+SAMPLES = Path(__file__).resolve().parent / "data" / "claims"
+TASKS = ["file-rewrite", "todo-app", "gsm8k", "essay"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Builders: runs rows by hand, the other tables from them with the pipeline's own aggregation
+# --------------------------------------------------------------------------------------------------------------
+
+
+def cell_file(task: str, condition: str, temperature: float, repeat: int) -> str:
+    return f"results/cells/{task}/{condition}/t{temperature}/r{repeat}.json"
+
+
+def make_runs(speeds: dict[tuple[str, str, float], list[float]], *, checks: dict[tuple[str, str, float], list[str]]
+              | None = None, drafts: dict[tuple[str, str, float], tuple[int, int]] | None = None) -> pd.DataFrame:
+    """One row per cell: speeds per (task, condition, temperature); optional task_check strings and
+    (drafted, accepted) per cell."""
+    rows = []
+    for (task, condition, temperature), values in speeds.items():
+        for repeat, value in enumerate(values, start=1):
+            drafted, accepted = (drafts or {}).get((task, condition, temperature), (0, 0))
+            check_list = (checks or {}).get((task, condition, temperature), [])
+            rows.append({"task": task, "condition": condition, "temperature": temperature, "repeat": repeat,
+                         "tokens_per_s": value, "predicted_n": 400, "draft_n": drafted,
+                         "draft_n_accepted": accepted,
+                         "task_check": check_list[repeat - 1] if repeat <= len(check_list) else "",
+                         "cell_file": cell_file(task, condition, temperature, repeat),
+                         "server_pid": 1000 + len(rows), "server_shared": condition.endswith("-warm")})
+    return pd.DataFrame(rows)
+
+
+def make_tables(speeds: dict[tuple[str, str, float], list[float]], *,
+                tokens: dict[tuple[str, str, int], list[int]] | None = None, **kwargs: Any) -> dict[str, pd.DataFrame]:
+    runs = make_runs(speeds, **kwargs)
+    tables = {"runs": runs, "summary": summarise(runs, "off"), "acceptance": acceptance_summary(runs)}
+    if tokens is not None:
+        tables["identity_summary"] = identity_summary(identity_table(tokens))
+    return tables
+
+
+def claim(**fields: Any) -> Claim:
+    entry = {"id": "test-claim", "text": "a claim", "source": "a sentence", **fields}
+    return parse_claims([entry])[0]
+
+
+def check(one: Claim, tables: dict[str, pd.DataFrame], *, study: bool = True) -> pd.Series:
+    result = evaluate([one], tables, is_study_setup=study)
+    assert list(result.columns) == RESULT_COLUMNS
+    assert len(result) == 1
+    return result.iloc[0]
+
+
+OFF = [126.0, 125.0, 127.0]
+
+
+def speedup_claim(published: Any, task: str | list[str] = "file-rewrite", condition: str = "ngram-mod",
+                  tolerance: float = 0.15) -> Claim:
+    where = {"tasks": task} if isinstance(task, list) else {"task": task}
+    return claim(kind="speedup", condition=condition, temperature=0.0, published=published, tolerance=tolerance,
+                 **where)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The claims file
+# --------------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def claims() -> list[Claim]:
+    return load_claims(CLAIMS_FILE)
+
+
+@pytest.fixture(scope="module")
+def sample_tables() -> dict[str, pd.DataFrame]:
+    return {name: pd.read_csv(SAMPLES / f"{name}.csv") for name in ("summary", "acceptance", "identity_summary",
+                                                                    "runs")}
+
+
+def test_claims_file_loads_with_unique_kebab_ids(claims: list[Claim]) -> None:
+    raw = yaml.safe_load(CLAIMS_FILE.read_text())["claims"]
+    ids = [c.id for c in claims]
+    assert len(ids) == len(raw) == len(set(ids))
+    assert all(c.kind in KINDS for c in claims)
+    assert all(c.source and c.text for c in claims)
+
+
+def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
+    by_id = {c.id: c for c in claims}
+    figures = {
+        "ngram-file-rewrite-t0-speedup": 6.25, "mtp-file-rewrite-t0-speedup": 1.78,
+        "dflash-file-rewrite-t0-speedup": 3.35, "ngram-essay-t0-speedup": 1.00, "mtp-essay-t0-speedup": 1.04,
+        "dflash-essay-t0-speedup": 0.66, "dflash-essay-t0-speedup-why": 0.69, "dflash-todo-app-t0-speedup": 2.27,
+        "off-all-tasks-t0-tokens-per-s": 126, "mtp-essay-t0-tokens-per-s": 131,
+        "mtp-file-rewrite-t0-acceptance": 0.98, "mtp-todo-app-t0-acceptance": 0.84,
+        "mtp-gsm8k-t0-acceptance": 0.78, "mtp-essay-t0-acceptance": 0.41, "dflash-essay-t0-acceptance": 0.08,
+        "ngram-file-rewrite-t0-acceptance": 1.0, "gsm8k-dflash-t0-correct": 3, "gsm8k-off-t0-correct": 2,
+        "gsm8k-mtp-t0-correct": 2, "dflash-not-identical-3-of-4": 3,
+    }
+    for claim_id, value in figures.items():
+        assert by_id[claim_id].published == pytest.approx(value), claim_id
+    assert by_id["mtp-first-three-t0-speedup-range"].published == (1.5, 1.8)
+    assert by_id["mtp-first-three-t0-speedup-range"].tasks == ("file-rewrite", "todo-app", "gsm8k")
+    assert by_id["off-all-tasks-t0-tokens-per-s"].tasks == tuple(TASKS)
+    assert by_id["ngram-warm-todo-app-t0-repeats"].published == (123, 195, 307)
+    assert dict(by_id["dflash-token-counts"].token_counts) == {"todo-app": (829, 898), "gsm8k": (627, 894),
+                                                              "essay": (681, 611)}
+    assert by_id["gsm8k-off-t0-correct"].wrong == {"problem": 3, "answer": "25000", "reference": "70000"}
+    assert by_id["ngram-todo-app-gsm8k-t0-verdict"].published == "slower"
+    assert by_id["mtp-no-task-t0-slower"].published == "not slower"
+    assert by_id["off-control-identical"].condition == "off (control: r1)"
+    assert by_id["t1-same-shape-as-t0"].kind == "ordering"
+    # the study gives the essay's DFlash multiplier twice; both are kept and each says so
+    assert "0.69" in by_id["dflash-essay-t0-speedup"].note and "0.66" in by_id["dflash-essay-t0-speedup-why"].note
+    # the kinds the brief lists are all used
+    assert {c.kind for c in claims} == set(KINDS)
+
+
+@pytest.mark.parametrize("study", [True, False])
+def test_every_claim_evaluates_against_the_sample_tables(claims: list[Claim], sample_tables: dict[str, pd.DataFrame],
+                                                         study: bool) -> None:
+    result = evaluate(claims, sample_tables, is_study_setup=study)
+    assert list(result.columns) == RESULT_COLUMNS
+    assert list(result["id"]) == [c.id for c in claims]
+    assert set(result["verdict"]) <= set(VERDICTS)
+    assert result["published"].map(bool).all() and result["measured"].map(bool).all()
+    by_id = result.set_index("id")
+    # the sample run has file-rewrite and essay at temperature 0 only, two repeats each
+    assert by_id.loc["ngram-file-rewrite-t0-speedup", "measured"] == "1.80x"
+    assert by_id.loc["ngram-file-rewrite-t0-speedup", "cells"].split(";") == [
+        "results/cells/file-rewrite/ngram-mod/t0.0/r1.json", "results/cells/file-rewrite/ngram-mod/t0.0/r2.json",
+        "results/cells/file-rewrite/off/t0.0/r1.json", "results/cells/file-rewrite/off/t0.0/r2.json"]
+    for claim_id in ("dflash-todo-app-t0-speedup", "gsm8k-dflash-t0-correct", "t1-same-shape-as-t0",
+                     "off-all-tasks-t0-tokens-per-s", "ngram-warm-todo-app-t0-repeats"):
+        assert by_id.loc[claim_id, "verdict"] == NOT_MEASURED
+    if study:
+        assert by_id.loc["ngram-file-rewrite-t0-speedup", "verdict"] == SAME_DIRECTION
+        assert by_id.loc["mtp-file-rewrite-t0-speedup", "verdict"] == NOT_REPRODUCED
+        assert by_id.loc["ngram-file-rewrite-t0-acceptance", "verdict"] == REPRODUCED
+    else:
+        assert set(result["verdict"]) == {NOT_MEASURED}
+        assert set(result["detail"]) == {NOT_STUDY_SETUP}
+
+
+def study_shaped_tables() -> dict[str, pd.DataFrame]:
+    """A run that looks like the published study: off at 126 tok/s, the published multipliers, rates, identity
+    and GSM8K results; figures the study does not give are plausible fillers."""
+    multipliers = {
+        "ngram-mod": {"file-rewrite": 6.25, "todo-app": 0.97, "gsm8k": 0.97, "essay": 0.988},
+        "mtp": {"file-rewrite": 1.78, "todo-app": 1.6, "gsm8k": 1.55, "essay": 1.04},
+        "dflash": {"file-rewrite": 3.35, "todo-app": 2.27, "gsm8k": 1.2, "essay": 0.675},
+    }
+    speeds: dict[tuple[str, str, float], list[float]] = {}
+    for temperature, scale in ((0.0, 1.0), (1.0, 0.95)):
+        for task in TASKS:
+            speeds[(task, "off", temperature)] = [125.0, 126.0, 127.0]
+            for condition, per_task in multipliers.items():
+                median = 126.0 * per_task[task] * scale
+                speeds[(task, condition, temperature)] = [median - 0.3, median, median + 0.3]
+            warm = [123.0, 195.0, 307.0] if task == "todo-app" else [speeds[(task, "ngram-mod", 0.0)][0], 900, 1000]
+            speeds[(task, "ngram-mod-warm", temperature)] = warm
+    drafts = {("file-rewrite", "ngram-mod", 0.0): (984, 984), ("todo-app", "ngram-mod", 0.0): (100, 20),
+              ("gsm8k", "ngram-mod", 0.0): (100, 30), ("file-rewrite", "mtp", 0.0): (1000, 980),
+              ("todo-app", "mtp", 0.0): (1000, 840), ("gsm8k", "mtp", 0.0): (1000, 780),
+              ("essay", "mtp", 0.0): (1000, 410), ("essay", "dflash", 0.0): (1000, 80)}
+    checks = {("gsm8k", "dflash", 0.0): ["3/3 correct"] * 3, ("gsm8k", "off", 0.0): [WRONG_THIRD] * 3,
+              ("gsm8k", "mtp", 0.0): [WRONG_THIRD] * 3}
+    tokens: dict[tuple[str, str, int], list[int]] = {}
+    for task in TASKS:
+        for repeat in (1, 2, 3):
+            for condition in ("off", "ngram-mod", "ngram-mod-warm", "mtp"):
+                tokens[(task, condition, repeat)] = OFF_TOKENS[task][0]
+            tokens[(task, "dflash", repeat)] = DFLASH_TOKENS[task][0]
+    return make_tables(speeds, tokens=tokens, checks=checks, drafts=drafts)
+
+
+def test_a_study_shaped_run_reproduces_every_claim(claims: list[Claim]) -> None:
+    result = evaluate(claims, study_shaped_tables(), is_study_setup=True)
+    failed = result[result["verdict"] != REPRODUCED]
+    assert failed.empty, failed[["id", "measured", "verdict", "detail"]].to_string()
+    assert result["cells"].map(bool).all()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Speedup and range claims
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_speedup_within_tolerance_is_reproduced() -> None:
+    tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [700, 760, 800]})
+    row = check(speedup_claim(6.25), tables)
+    assert row["verdict"] == REPRODUCED
+    assert row["published"] == "6.25x" and row["measured"] == "6.03x"
+    assert row["cells"].split(";") == [cell_file("file-rewrite", c, 0.0, r) for c in ("ngram-mod", "off")
+                                       for r in (1, 2, 3)]
+
+
+def test_speedup_outside_tolerance_on_the_same_side_is_same_direction() -> None:
+    tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [240, 250, 260]})
+    row = check(speedup_claim(6.25), tables)
+    assert row["verdict"] == SAME_DIRECTION
+    assert "above 1.0x" in row["detail"]
+    below = make_tables({("essay", "off", 0.0): OFF, ("essay", "dflash", 0.0): [30, 31, 32]})
+    assert check(speedup_claim(0.66, task="essay", condition="dflash"), below)["verdict"] == SAME_DIRECTION
+
+
+def test_speedup_on_the_other_side_of_one_is_not_reproduced() -> None:
+    tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "mtp", 0.0): [60, 62, 64]})
+    row = check(speedup_claim(1.78, condition="mtp"), tables)
+    assert row["verdict"] == NOT_REPRODUCED
+    assert "not on the published side of 1.0x" in row["detail"]
+
+
+def test_published_one_has_no_side() -> None:
+    tables = make_tables({("essay", "off", 0.0): OFF, ("essay", "ngram-mod", 0.0): [80, 82, 84]})
+    row = check(speedup_claim(1.0, task="essay"), tables)
+    assert row["verdict"] == NOT_REPRODUCED
+    assert row["published"] == "1.00x"
+    close = make_tables({("essay", "off", 0.0): OFF, ("essay", "ngram-mod", 0.0): [123, 124, 125]})
+    assert check(speedup_claim(1.0, task="essay"), close)["verdict"] == REPRODUCED
+
+
+def test_missing_rows_are_not_measured() -> None:
+    tables = make_tables({("file-rewrite", "off", 0.0): OFF})
+    row = check(speedup_claim(6.25), tables)
+    assert row["verdict"] == NOT_MEASURED
+    assert row["measured"] == "n/a" and row["cells"] == ""
+    assert check(speedup_claim(6.25), {})["verdict"] == NOT_MEASURED
+    assert check(speedup_claim(6.25), {"summary": pd.DataFrame()})["verdict"] == NOT_MEASURED
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, None])
+def test_nan_or_infinite_values_are_not_measured(value: float | None) -> None:
+    summary = pd.DataFrame([{"task": "file-rewrite", "condition": "ngram-mod", "temperature": 0.0,
+                             "median_tokens_per_s": 700.0, "speedup_median": value, "verdict": "faster",
+                             "cell_files": "a.json;b.json"}])
+    row = check(speedup_claim(6.25), {"summary": summary})
+    assert row["verdict"] == NOT_MEASURED
+    assert row["cells"] == "a.json;b.json"
+
+
+def test_range_claim_needs_every_task_in_the_range() -> None:
+    base = {(task, "off", 0.0): OFF for task in ("file-rewrite", "todo-app", "gsm8k")}
+    range_claim = speedup_claim([1.5, 1.8], task=["file-rewrite", "todo-app", "gsm8k"], condition="mtp")
+    inside = make_tables({**base, **{(t, "mtp", 0.0): [s] * 3 for t, s in
+                                     (("file-rewrite", 224), ("todo-app", 200), ("gsm8k", 185))}})
+    row = check(range_claim, inside)
+    assert row["verdict"] == REPRODUCED
+    assert row["published"] == "1.5-1.8x"
+    assert row["measured"] == "file-rewrite 1.78x; todo-app 1.59x; gsm8k 1.47x"
+    one_low = make_tables({**base, **{(t, "mtp", 0.0): [s] * 3 for t, s in
+                                      (("file-rewrite", 224), ("todo-app", 200), ("gsm8k", 140))}})
+    assert check(range_claim, one_low)["verdict"] == SAME_DIRECTION
+    one_slower = make_tables({**base, **{(t, "mtp", 0.0): [s] * 3 for t, s in
+                                         (("file-rewrite", 224), ("todo-app", 200), ("gsm8k", 110))}})
+    assert check(range_claim, one_slower)["verdict"] == NOT_REPRODUCED
+    two_tasks = make_tables({**base, ("file-rewrite", "mtp", 0.0): [224] * 3, ("todo-app", "mtp", 0.0): [200] * 3})
+    row = check(range_claim, two_tasks)
+    assert row["verdict"] == NOT_MEASURED
+    assert "gsm8k n/a" in row["measured"] and "gsm8k" in row["detail"]
+
+
+def test_temperature_is_matched() -> None:
+    tables = make_tables({("file-rewrite", "off", 1.0): OFF, ("file-rewrite", "ngram-mod", 1.0): [760] * 3})
+    assert check(speedup_claim(6.25), tables)["verdict"] == NOT_MEASURED
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Non-study setup
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_non_study_setup_is_never_compared_but_measured_is_filled() -> None:
+    tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [700, 760, 800]})
+    claims = [speedup_claim(6.25), claim(id="other", kind="tokens_per_s", task="file-rewrite", condition="off",
+                                         temperature=0.0, published=126, tolerance=0.15)]
+    result = evaluate(claims, tables, is_study_setup=False)
+    assert list(result["verdict"]) == [NOT_MEASURED, NOT_MEASURED]
+    assert list(result["detail"]) == [NOT_STUDY_SETUP, NOT_STUDY_SETUP]
+    assert list(result["measured"]) == ["6.03x", "126.0 tok/s"]
+    assert result["cells"].map(bool).all()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# tokens_per_s and acceptance
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_tokens_per_s_has_no_direction() -> None:
+    every = claim(kind="tokens_per_s", tasks=TASKS, condition="off", temperature=0.0, published=126,
+                  tolerance=0.15)
+    tables = make_tables({(task, "off", 0.0): OFF for task in TASKS})
+    assert check(every, tables)["verdict"] == REPRODUCED
+    fast = make_tables({**{(task, "off", 0.0): OFF for task in TASKS[:3]}, ("essay", "off", 0.0): [300] * 3})
+    row = check(every, fast)
+    assert row["verdict"] == NOT_REPRODUCED
+    assert "essay 300.0 tok/s" in row["detail"]
+
+
+def acceptance_claim(published: Any, tolerance: float = 0.10, **extra: Any) -> Claim:
+    return claim(kind="acceptance", task="essay", condition="mtp", temperature=0.0, published=published,
+                 tolerance=tolerance, **extra)
+
+
+@pytest.mark.parametrize(("accepted", "verdict"), [(130, REPRODUCED), (60, SAME_DIRECTION), (260, NOT_REPRODUCED)])
+def test_acceptance_uses_an_absolute_tolerance_and_the_50_percent_side(accepted: int, verdict: str) -> None:
+    tables = make_tables({("essay", "off", 0.0): OFF, ("essay", "mtp", 0.0): [130] * 3},
+                         drafts={("essay", "mtp", 0.0): (300, accepted)})
+    row = check(acceptance_claim(0.41), tables)
+    assert row["verdict"] == verdict
+    assert row["published"] == "41%"
+    assert row["measured"].startswith(f"{accepted / 300:.0%} ({3 * accepted} of 900 drafted tokens accepted")
+    assert row["cells"].split(";") == [cell_file("essay", "mtp", 0.0, r) for r in (1, 2, 3)]
+
+
+def test_acceptance_nothing_drafted_is_not_measured() -> None:
+    tables = make_tables({("essay", "off", 0.0): OFF, ("essay", "mtp", 0.0): [130] * 3})
+    assert check(acceptance_claim(0.41), tables)["verdict"] == NOT_MEASURED
+
+
+def test_accepted_per_step_range() -> None:
+    per_step = claim(kind="acceptance", metric="accepted_per_step", tasks=["todo-app", "gsm8k"],
+                     condition="ngram-mod", temperature=0.0, published=[0, 4], tolerance=0.5)
+    low = make_tables({(t, "ngram-mod", 0.0): [120] * 3 for t in ("todo-app", "gsm8k")},
+                      drafts={(t, "ngram-mod", 0.0): (100, 50) for t in ("todo-app", "gsm8k")})
+    assert check(per_step, low)["verdict"] == REPRODUCED
+    high = make_tables({(t, "ngram-mod", 0.0): [120] * 3 for t in ("todo-app", "gsm8k")},
+                       drafts={(t, "ngram-mod", 0.0): (400, 380) for t in ("todo-app", "gsm8k")})
+    assert check(per_step, high)["verdict"] == NOT_REPRODUCED
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Verdict claims (the study's all-runs rule)
+# --------------------------------------------------------------------------------------------------------------
+
+
+def verdict_claim(published: str, tasks: list[str], condition: str = "ngram-mod") -> Claim:
+    return claim(kind="verdict", tasks=tasks, condition=condition, temperature=0.0, published=published)
+
+
+def test_verdict_slower_in_all_runs() -> None:
+    both = ["todo-app", "gsm8k"]
+    base = {(t, "off", 0.0): OFF for t in both}
+    slower = make_tables({**base, **{(t, "ngram-mod", 0.0): [120, 121, 122] for t in both}})
+    row = check(verdict_claim("slower", both), slower)
+    assert row["verdict"] == REPRODUCED
+    assert row["measured"] == "todo-app slower (0.96x); gsm8k slower (0.96x)"
+    mixed = make_tables({**base, ("todo-app", "ngram-mod", 0.0): [120, 121, 122],
+                         ("gsm8k", "ngram-mod", 0.0): [120, 124, 126.5]})
+    row = check(verdict_claim("slower", both), mixed)
+    assert row["verdict"] == SAME_DIRECTION
+    assert "gsm8k" in row["detail"]
+    faster = make_tables({**base, ("todo-app", "ngram-mod", 0.0): [120, 121, 122],
+                          ("gsm8k", "ngram-mod", 0.0): [130, 131, 132]})
+    assert check(verdict_claim("slower", both), faster)["verdict"] == NOT_REPRODUCED
+
+
+def test_verdict_slower_on_no_task() -> None:
+    base = {(t, "off", 0.0): OFF for t in TASKS}
+    good = make_tables({**base, **{(t, "mtp", 0.0): [200] * 3 for t in TASKS[:3]},
+                        ("essay", "mtp", 0.0): [124, 130, 131]})
+    assert check(verdict_claim("not slower", TASKS, "mtp"), good)["verdict"] == REPRODUCED
+    bad = make_tables({**base, **{(t, "mtp", 0.0): [200] * 3 for t in TASKS[:3]}, ("essay", "mtp", 0.0): [100] * 3})
+    row = check(verdict_claim("not slower", TASKS, "mtp"), bad)
+    assert row["verdict"] == NOT_REPRODUCED
+    assert "essay" in row["detail"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Identity claims
+# --------------------------------------------------------------------------------------------------------------
+
+
+def sequence(n: int, start: int = 0) -> list[int]:
+    return [start + i for i in range(n)]
+
+
+def identity_tables(condition_tokens: dict[str, list[list[int]]], off_tokens: dict[str, list[list[int]]],
+                    condition: str = "dflash") -> dict[str, pd.DataFrame]:
+    tokens: dict[tuple[str, str, int], list[int]] = {}
+    speeds: dict[tuple[str, str, float], list[float]] = {}
+    for task, repeats in off_tokens.items():
+        tokens.update({(task, "off", r): seq for r, seq in enumerate(repeats, start=1)})
+        speeds[(task, "off", 0.0)] = [126.0] * len(repeats)
+    for task, repeats in condition_tokens.items():
+        tokens.update({(task, condition, r): seq for r, seq in enumerate(repeats, start=1)})
+        speeds[(task, condition, 0.0)] = [100.0] * len(repeats)
+    return make_tables(speeds, tokens=tokens)
+
+
+OFF_TOKENS = {"file-rewrite": [sequence(900)] * 3, "todo-app": [sequence(898)] * 3, "gsm8k": [sequence(894)] * 3,
+              "essay": [sequence(611)] * 3}
+DFLASH_TOKENS = {"file-rewrite": [sequence(900)] * 3, "todo-app": [sequence(829, 5)] * 3,
+                 "gsm8k": [sequence(627, 5)] * 3, "essay": [sequence(681, 5)] * 3}
+
+
+def test_identity_identical_and_control() -> None:
+    tables = identity_tables({t: OFF_TOKENS[t] for t in TASKS}, OFF_TOKENS, condition="mtp")
+    identical = claim(kind="identity", tasks=TASKS, condition="mtp", published="identical")
+    row = check(identical, tables)
+    assert row["verdict"] == REPRODUCED
+    assert row["measured"].startswith("file-rewrite identical 3/3")
+    assert cell_file("essay", "off", 0.0, 3) in row["cells"].split(";")
+    control = claim(kind="identity", tasks=TASKS, condition="off (control: r1)", published="identical")
+    row = check(control, tables)
+    assert row["verdict"] == REPRODUCED
+    assert row["measured"].startswith("file-rewrite identical 2/2")
+    assert all("/off/" in c for c in row["cells"].split(";"))
+    wobbly = identity_tables({}, {**OFF_TOKENS, "essay": [sequence(611), sequence(611), sequence(611, 1)]})
+    assert check(control, wobbly)["verdict"] == NOT_REPRODUCED
+
+
+def test_identity_not_identical_on_three_of_four() -> None:
+    three = claim(kind="identity", tasks=TASKS, condition="dflash", published=3)
+    row = check(three, identity_tables(DFLASH_TOKENS, OFF_TOKENS))
+    assert row["verdict"] == REPRODUCED
+    assert row["published"] == "not identical on 3 of 4 tasks"
+    assert "todo-app differs in 3/3 (829 vs 898; 829 vs 898; 829 vs 898)" in row["measured"]
+    two = identity_tables({**DFLASH_TOKENS, "essay": OFF_TOKENS["essay"]}, OFF_TOKENS)
+    assert check(three, two)["verdict"] == SAME_DIRECTION
+    none = identity_tables({t: OFF_TOKENS[t] for t in TASKS}, OFF_TOKENS)
+    assert check(three, none)["verdict"] == NOT_REPRODUCED
+    missing_task = identity_tables({t: DFLASH_TOKENS[t] for t in TASKS[:3]}, OFF_TOKENS)
+    assert check(three, missing_task)["verdict"] == NOT_MEASURED
+
+
+def test_identity_token_counts() -> None:
+    counts = claim(kind="identity", tasks=["todo-app", "gsm8k", "essay"], condition="dflash",
+                   published="not identical", tolerance=0.1,
+                   token_counts={"todo-app": "829 vs 898", "gsm8k": "627 vs 894", "essay": "681 vs 611"})
+    row = check(counts, identity_tables(DFLASH_TOKENS, OFF_TOKENS))
+    assert row["verdict"] == REPRODUCED
+    other_lengths = identity_tables({**DFLASH_TOKENS, "gsm8k": [sequence(400, 5)] * 3}, OFF_TOKENS)
+    row = check(counts, other_lengths)
+    assert row["verdict"] == SAME_DIRECTION
+    assert "gsm8k 400 vs 894 (published 627 vs 894)" in row["detail"]
+    identical_essay = identity_tables({**DFLASH_TOKENS, "essay": OFF_TOKENS["essay"]}, OFF_TOKENS)
+    assert check(counts, identical_essay)["verdict"] == NOT_REPRODUCED
+
+
+def test_identity_repeats_without_baseline_are_named() -> None:
+    tables = identity_tables({"essay": [sequence(611)] * 3}, {"essay": [sequence(611)] * 2}, condition="mtp")
+    row = check(claim(kind="identity", task="essay", condition="mtp", published="identical"), tables)
+    assert row["verdict"] == REPRODUCED
+    assert "1 repeat(s) without a baseline" in row["detail"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# GSM8K claims from task_check strings
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_parse_task_check() -> None:
+    assert parse_task_check("3/3 correct") == {"correct": 3, "total": 3, "wrong": {}}
+    assert parse_task_check("1/3 correct, problem 2: none vs 3, problem 3: 25000 vs 70000") == {
+        "correct": 1, "total": 3, "wrong": {2: ("none", "3"), 3: ("25000", "70000")}}
+    assert parse_task_check("") is None
+    assert parse_task_check("garbage") is None
+
+
+def gsm8k_tables(checks: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
+    speeds = {("gsm8k", condition, 0.0): [120.0] * len(c) for condition, c in checks.items()}
+    return make_tables(speeds, checks={("gsm8k", condition, 0.0): c for condition, c in checks.items()})
+
+
+WRONG_THIRD = "2/3 correct, problem 3: 25000 vs 70000"
+
+
+def test_gsm8k_claims() -> None:
+    all_three = claim(kind="gsm8k", task="gsm8k", condition="dflash", temperature=0.0, published=3, total=3)
+    third_wrong = claim(kind="gsm8k", task="gsm8k", condition="off", temperature=0.0, published=2, total=3,
+                        wrong={"problem": 3, "answer": "25000", "reference": "70000"})
+    tables = gsm8k_tables({"dflash": ["3/3 correct"] * 3, "off": [WRONG_THIRD] * 3})
+    row = check(all_three, tables)
+    assert row["verdict"] == REPRODUCED
+    assert row["measured"] == "r1 3/3; r2 3/3; r3 3/3"
+    row = check(third_wrong, tables)
+    assert row["verdict"] == REPRODUCED
+    assert row["published"] == "2/3 correct, problem 3: 25000 vs 70000"
+    assert "problem 3 wrong (25000)" in row["detail"]
+    other_problem = gsm8k_tables({"off": ["2/3 correct, problem 1: 17 vs 18"] * 3})
+    assert check(third_wrong, other_problem)["verdict"] == SAME_DIRECTION
+    some = gsm8k_tables({"dflash": ["3/3 correct", WRONG_THIRD, "3/3 correct"]})
+    assert check(all_three, some)["verdict"] == SAME_DIRECTION
+    none = gsm8k_tables({"dflash": [WRONG_THIRD] * 3})
+    assert check(all_three, none)["verdict"] == NOT_REPRODUCED
+    unscored = gsm8k_tables({"dflash": ["", "", ""]})
+    assert check(all_three, unscored)["verdict"] == NOT_MEASURED
+    stand_in = gsm8k_tables({"dflash": ["5/5 correct"] * 3})
+    row = check(all_three, stand_in)
+    assert row["verdict"] == NOT_MEASURED
+    assert "scored 5 problems" in row["detail"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Warm vs fresh n-gram server
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_warm_repeats_grow() -> None:
+    repeats = claim(kind="warm_vs_fresh", task="todo-app", condition="ngram-mod-warm", fresh="ngram-mod",
+                    temperature=0.0, published=[123, 195, 307], tolerance=0.15)
+    close = make_tables({("todo-app", "ngram-mod-warm", 0.0): [120, 200, 300]})
+    row = check(repeats, close)
+    assert row["verdict"] == REPRODUCED
+    assert row["measured"] == "r1 120.0, r2 200.0, r3 300.0 tok/s"
+    rising = make_tables({("todo-app", "ngram-mod-warm", 0.0): [60, 90, 130]})
+    assert check(repeats, rising)["verdict"] == SAME_DIRECTION
+    flat = make_tables({("todo-app", "ngram-mod-warm", 0.0): [120, 121, 119]})
+    assert check(repeats, flat)["verdict"] == NOT_REPRODUCED
+    two = make_tables({("todo-app", "ngram-mod-warm", 0.0): [123, 195]})
+    assert check(repeats, two)["verdict"] == NOT_MEASURED
+
+
+def test_warm_faster_than_fresh() -> None:
+    faster = claim(kind="warm_vs_fresh", tasks=["todo-app", "essay"], temperature=0.0, published="faster")
+    fresh = {(t, "ngram-mod", 0.0): [120, 122, 124] for t in ("todo-app", "essay")}
+    tables = make_tables({**fresh, **{(t, "ngram-mod-warm", 0.0): [123, 195, 307] for t in ("todo-app", "essay")}})
+    assert check(faster, tables)["verdict"] == REPRODUCED
+    median_only = make_tables({**fresh, **{(t, "ngram-mod-warm", 0.0): [121, 123, 307]
+                                           for t in ("todo-app", "essay")}})
+    assert check(faster, median_only)["verdict"] == SAME_DIRECTION
+    slower = make_tables({**fresh, ("todo-app", "ngram-mod-warm", 0.0): [123, 195, 307],
+                          ("essay", "ngram-mod-warm", 0.0): [110, 111, 112]})
+    assert check(faster, slower)["verdict"] == NOT_REPRODUCED
+    no_fresh = make_tables({(t, "ngram-mod-warm", 0.0): [123, 195, 307] for t in ("todo-app", "essay")})
+    assert check(faster, no_fresh)["verdict"] == NOT_MEASURED
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Ordering claims
+# --------------------------------------------------------------------------------------------------------------
+
+
+def ordering_speeds(condition: str, values: dict[str, float], temperature: float = 0.0) -> dict:
+    return {**{(t, "off", temperature): [100.0] * 3 for t in values},
+            **{(t, condition, temperature): [100.0 * v] * 3 for t, v in values.items()}}
+
+
+def test_ordering_tiers_over_tasks() -> None:
+    mtp = claim(kind="ordering", metric="speedup", over="tasks", condition="mtp", temperature=0.0,
+                published=[["file-rewrite", "todo-app", "gsm8k"], "essay"])
+    row = check(mtp, make_tables(ordering_speeds("mtp", {"file-rewrite": 1.78, "todo-app": 1.5, "gsm8k": 1.6,
+                                                         "essay": 1.04})))
+    assert row["verdict"] == REPRODUCED
+    assert row["published"] == "{file-rewrite, todo-app, gsm8k} > essay"
+    assert row["measured"] == "file-rewrite 1.78x > gsm8k 1.60x > todo-app 1.50x > essay 1.04x"
+    one_pair = make_tables(ordering_speeds("mtp", {"file-rewrite": 1.78, "todo-app": 1.0, "gsm8k": 1.6,
+                                                   "essay": 1.04}))
+    assert check(mtp, one_pair)["verdict"] == SAME_DIRECTION
+    reversed_order = make_tables(ordering_speeds("mtp", {"file-rewrite": 0.9, "todo-app": 0.9, "gsm8k": 0.9,
+                                                         "essay": 1.04}))
+    assert check(mtp, reversed_order)["verdict"] == NOT_REPRODUCED
+    partial = make_tables(ordering_speeds("mtp", {"file-rewrite": 1.78, "essay": 1.04}))
+    assert check(mtp, partial)["verdict"] == NOT_MEASURED
+
+
+def test_ordering_over_conditions() -> None:
+    best = claim(kind="ordering", over="conditions", task="todo-app", temperature=0.0,
+                 published=["dflash", ["mtp", "ngram-mod"]])
+    speeds = {("todo-app", "off", 0.0): [100.0] * 3, ("todo-app", "dflash", 0.0): [227.0] * 3,
+              ("todo-app", "mtp", 0.0): [160.0] * 3, ("todo-app", "ngram-mod", 0.0): [97.0] * 3}
+    assert check(best, make_tables(speeds))["verdict"] == REPRODUCED
+    speeds[("todo-app", "mtp", 0.0)] = [250.0] * 3
+    assert check(best, make_tables(speeds))["verdict"] == NOT_REPRODUCED
+
+
+def test_same_shape_at_temperature_one() -> None:
+    shape = claim(kind="ordering", metric="speedup", over="tasks", tasks=TASKS, conditions=["ngram-mod", "dflash"],
+                  temperature=1.0, versus_temperature=0.0, published="same ordering")
+    t0 = {**ordering_speeds("ngram-mod", {"file-rewrite": 6.25, "todo-app": 0.97, "gsm8k": 0.98, "essay": 1.0}),
+          **ordering_speeds("dflash", {"file-rewrite": 3.35, "todo-app": 2.27, "gsm8k": 1.5, "essay": 0.66})}
+    same = {**ordering_speeds("ngram-mod", {"file-rewrite": 5.0, "todo-app": 0.9, "gsm8k": 0.95, "essay": 0.99}, 1.0),
+            **ordering_speeds("dflash", {"file-rewrite": 2.9, "todo-app": 2.0, "gsm8k": 1.4, "essay": 0.7}, 1.0)}
+    row = check(shape, make_tables({**t0, **same}))
+    assert row["verdict"] == REPRODUCED
+    assert row["published"] == "same ordering as temperature 0"
+    swapped = {**same, **ordering_speeds("ngram-mod", {"file-rewrite": 5.0, "todo-app": 0.99, "gsm8k": 0.95,
+                                                       "essay": 0.9}, 1.0)}
+    row = check(shape, make_tables({**t0, **swapped}))
+    assert row["verdict"] == SAME_DIRECTION
+    assert "ngram-mod todo-app vs essay" in row["detail"]
+    assert check(shape, make_tables(t0))["verdict"] == NOT_MEASURED
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------------------------
+
+VALID = {"id": "ok-claim", "text": "t", "source": "s", "kind": "speedup", "task": "essay", "condition": "mtp",
+         "temperature": 0.0, "published": 1.04, "tolerance": 0.15}
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"published": None}, "published"),
+        ({"kind": "magic"}, "kind"),
+        ({"tolerance": -0.1}, "tolerance"),
+        ({"tolerance": None}, "tolerance"),
+        ({"temperature": "hot"}, "temperature"),
+        ({"published": [2.0, 1.0]}, "published"),
+        ({"published": 0}, "published"),
+        ({"colour": "red"}, "colour"),
+        ({"tasks": ["essay"]}, "tasks"),
+        ({"text": ""}, "text"),
+    ],
+)
+def test_validation_names_claim_and_key(change: dict[str, Any], key: str) -> None:
+    with pytest.raises(ClaimError, match=rf"claim 'ok-claim': key '{key}'"):
+        parse_claims([{**VALID, **change}])
+
+
+def test_validation_of_ids(tmp_path: Path) -> None:
+    with pytest.raises(ClaimError, match="key 'id'"):
+        parse_claims([{**VALID, "id": "Not Kebab"}])
+    with pytest.raises(ClaimError, match="claim 'ok-claim': key 'id': duplicate id"):
+        parse_claims([VALID, VALID])
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump({"claims": [VALID, {**VALID, "id": "bad", "kind": "gsm8k", "published": 5}]}))
+    with pytest.raises(ClaimError, match=r"claims\.yaml: claim 'bad': key 'published'"):
+        load_claims(path)
+    path.write_text("- just a list\n")
+    with pytest.raises(ClaimError, match="'claims' list"):
+        load_claims(path)
+
+
+@pytest.mark.parametrize(
+    ("entry", "key"),
+    [
+        ({"kind": "identity", "tasks": TASKS, "condition": "dflash", "published": 5}, "published"),
+        ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "identical",
+          "token_counts": {"essay": "1 vs 2"}}, "token_counts"),
+        ({"kind": "verdict", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": "quick"},
+         "published"),
+        ({"kind": "acceptance", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": 41,
+          "tolerance": 0.1}, "published"),
+        ({"kind": "gsm8k", "condition": "off", "temperature": 0.0, "published": 2, "wrong": {"problem": 7}}, "wrong"),
+        ({"kind": "warm_vs_fresh", "tasks": ["a", "b"], "temperature": 0.0, "published": [1, 2], "tolerance": 0.1},
+         "tasks"),
+        ({"kind": "ordering", "condition": "mtp", "temperature": 0.0, "published": ["essay", "essay"]}, "published"),
+        ({"kind": "ordering", "tasks": TASKS, "condition": "mtp", "temperature": 1.0, "versus_temperature": 1.0,
+          "published": "same ordering"}, "versus_temperature"),
+    ],
+)
+def test_validation_per_kind(entry: dict[str, Any], key: str) -> None:
+    with pytest.raises(ClaimError, match=rf"claim 'x': key '{key}'"):
+        parse_claims([{"id": "x", "text": "t", "source": "s", **entry}])
