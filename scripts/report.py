@@ -45,6 +45,8 @@ with logged_to(snakemake.log[0]):
         "missing_cells": missing_cells(params.expected_cells, tables["runs"]),
         "environment": environment(build, model, draft, index, tables["runs"], run_context),
         "device": index["device"], "model_bytes": model["size_bytes"],
+        "stand_in_tasks": [name for name, task in params.config["tasks"].items()
+                           if (task.get("dataset") or {}).get("stand_in")],
     }
     write_atomic(Path(out.html), render_html(tables, figures=figures, claims=claims, provenance=provenance,
                                              context=context).encode("utf-8"))

@@ -27,7 +27,7 @@ def test_file_rewrite_prompt_holds_the_whole_module() -> None:
 
 
 def test_gsm8k_prompt_numbers_the_problems_and_keeps_references() -> None:
-    rows = read_dataset_rows(REPO / "tests" / "data" / "gsm8k_standin.jsonl", [0, 2])
+    rows = read_dataset_rows(REPO / "config" / "tasks" / "gsm8k_standin.jsonl", [0, 2])
     manifest = render_prompt("gsm8k", TASKS / "gsm8k.txt", {}, rows)
     text = manifest["messages"][0]["content"]
     assert "Problem 1: STAND-IN (not GSM8K): A baker" in text and "Problem 2: STAND-IN (not GSM8K): A company" in text
@@ -42,4 +42,4 @@ def test_reference_answer_is_after_the_last_marker() -> None:
 
 def test_missing_dataset_row_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="has 3 rows; row 5 was asked for"):
-        read_dataset_rows(REPO / "tests" / "data" / "gsm8k_standin.jsonl", [5])
+        read_dataset_rows(REPO / "config" / "tasks" / "gsm8k_standin.jsonl", [5])

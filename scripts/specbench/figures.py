@@ -18,7 +18,7 @@ import math
 import textwrap
 import zlib
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import matplotlib
 import numpy as np
@@ -270,6 +270,19 @@ def _multiple_formatter(value: float, _position=None) -> str:
     return f"{value:g}×" if value >= 0.01 else f"{value:.0e}×"
 
 
+def _task_axis(ax: Any, tasks: list[str], temperature: float) -> None:
+    """One panel's task axis: separators between task groups, labels, limits, the temperature as title."""
+    for boundary in range(1, len(tasks)):
+        ax.axvline(boundary - 0.5, color="0.8", lw=0.8, zorder=1)
+    ax.set_xticks(range(len(tasks)))
+    ax.set_xticklabels(tasks, rotation=20 if len(tasks) > 5 else 0, ha="right" if len(tasks) > 5 else "center")
+    pad = max(0.0, (3 - len(tasks)) / 2)  # one or two tasks: do not stretch the groups over the panel
+    ax.set_xlim(-0.5 - pad, len(tasks) - 0.5 + pad)
+    ax.grid(axis="x", visible=False)
+    ax.set_xlabel("task")
+    ax.set_title(_t_label(temperature))
+
+
 def multiplier_figure(runs: pd.DataFrame, baseline: str = "off") -> bytes:
     """Per temperature a panel: for each task, one column of points per condition (every repeat a point, its
     median a short bar), as a multiple of the median baseline tokens/s of that task and temperature."""
@@ -341,15 +354,7 @@ def multiplier_figure(runs: pd.DataFrame, baseline: str = "off") -> bytes:
             ax.axhline(1.0, color="0.35", lw=1.1, ls="--", zorder=2)
             ax.text(0.995, 1.0, "1.0× (no gain)", transform=ax.get_yaxis_transform(), ha="right", va="bottom",
                     fontsize=7.5, color="0.3")
-            for boundary in range(1, len(tasks)):
-                ax.axvline(boundary - 0.5, color="0.8", lw=0.8, zorder=1)
-            ax.set_xticks(range(len(tasks)))
-            ax.set_xticklabels(tasks, rotation=20 if len(tasks) > 5 else 0, ha="right" if len(tasks) > 5 else "center")
-            pad = max(0.0, (3 - len(tasks)) / 2)  # one or two tasks: do not stretch the groups over the panel
-            ax.set_xlim(-0.5 - pad, len(tasks) - 0.5 + pad)
-            ax.grid(axis="x", visible=False)
-            ax.set_xlabel("task")
-            ax.set_title(_t_label(temperature))
+            _task_axis(ax, tasks, temperature)
         lows = np.append(drawn["multiplier"].to_numpy(dtype=float), 1.0)
         ax0 = axes[0]
         if log_y:
@@ -441,15 +446,7 @@ def acceptance_figure(acceptance: pd.DataFrame) -> bytes:
                         top = rate
                     ax.text(x, top + 1.5, f"{rate:.0f}%", ha="center", va="bottom", fontsize=label_size,
                             color="0.15", zorder=5)
-            for boundary in range(1, len(tasks)):
-                ax.axvline(boundary - 0.5, color="0.8", lw=0.8, zorder=1)
-            ax.set_xticks(range(len(tasks)))
-            ax.set_xticklabels(tasks, rotation=20 if len(tasks) > 5 else 0, ha="right" if len(tasks) > 5 else "center")
-            pad = max(0.0, (3 - len(tasks)) / 2)  # one or two tasks: do not stretch the groups over the panel
-            ax.set_xlim(-0.5 - pad, len(tasks) - 0.5 + pad)
-            ax.grid(axis="x", visible=False)
-            ax.set_xlabel("task")
-            ax.set_title(_t_label(temperature))
+            _task_axis(ax, tasks, temperature)
         axes[0].set_ylim(0, 112)
         axes[0].yaxis.set_major_locator(FixedLocator([0, 20, 40, 60, 80, 100]))
         axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:.0f}%"))

@@ -4,12 +4,12 @@ run's values, the environment, and a provenance entry for every number (each lin
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
 
 import pandas as pd
 
 from .provenance import number_id
+from .report import fmt
 
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
@@ -29,15 +29,6 @@ code{font-size:.88em}
 def esc(value: Any) -> str:
     """HTML-escaped text."""
     return html.escape(str(value))
-
-
-def fmt(value: Any, digits: int = 2) -> str:
-    """Numbers with fixed digits; NaN/None as n/a."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
 
 
 def linked(value: Any, key: str, numbers: dict[str, Any], digits: int = 2) -> str:
@@ -133,7 +124,10 @@ def render_html(tables: dict[str, pd.DataFrame], *, figures: dict[str, str], cla
          for r in identity.itertuples()], text_columns=2))
     checks = runs[runs.task_check.notna() & (runs.task_check != "")]
     if not checks.empty:
-        parts.append("<h2 id='task-checks'>GSM8K answers</h2>" + table(
+        stand_in = sorted(set(checks.task) & set(context.get("stand_in_tasks", [])))
+        note = (f"<p class='warn'>Stand-in problems, not the dataset, for: {esc(', '.join(stand_in))}.</p>"
+                if stand_in else "")
+        parts.append("<h2 id='task-checks'>GSM8K answers</h2>" + note + table(
             ["task", "condition", "temp", "repeat", "result"],
             [[esc(r.task), esc(r.condition), fmt(r.temperature, 1), str(r.repeat), esc(r.task_check)]
              for r in checks.itertuples()], text_columns=2))

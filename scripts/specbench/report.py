@@ -8,7 +8,8 @@ from typing import Any
 import pandas as pd
 
 
-def _fmt(value: Any, digits: int = 2) -> str:
+def fmt(value: Any, digits: int = 2) -> str:
+    """Numbers with fixed digits; NaN/None as n/a."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     if isinstance(value, float):
@@ -20,7 +21,7 @@ def markdown_table(frame: pd.DataFrame, columns: list[str], headers: list[str]) 
     """A GitHub-flavoured Markdown table of the given columns."""
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for _, row in frame.iterrows():
-        lines.append("| " + " | ".join(_fmt(row[c]) for c in columns) + " |")
+        lines.append("| " + " | ".join(fmt(row[c]) for c in columns) + " |")
     return "\n".join(lines)
 
 

@@ -1,0 +1,69 @@
+"""The cell runner's attempt loop: a contended attempt is rejected, recorded, and the cell measured again.
+
+GPU contention cannot happen on these machines (no NVIDIA GPU), so the attempt itself is replaced by recorded
+outcomes; the decision on real sample sequences is tested in test_gpuwatch.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specbench import cell as cell_module
+from specbench.cell import CellError, Setup, run_cells
+from specbench.cells import Cell
+from specbench.client import Exchange
+
+CELL = Cell("essay", "off", 0.0, 1)
+TIMINGS = {"prompt_n": 10, "prompt_ms": 5.0, "predicted_n": 4, "predicted_ms": 40.0, "predicted_per_second": 100.0}
+
+
+def _setup(tmp_path: Path, attempts: int = 3) -> Setup:
+    return Setup(condition="off", server_binary=tmp_path / "llama-server",
+                 build_manifest={"binaries": {"llama-server": {"sha256": "ab"}}}, model_path=tmp_path / "m.gguf",
+                 model_manifest={"sha256": "cd", "mtp": {"present": False}}, draft_path=None, draft_manifest=None,
+                 prompt_manifest={"sha256": "ef", "messages": [{"role": "user", "content": "hi"}]}, shared_args=[],
+                 condition_args=[], requires=[], max_tokens=4, reasoning=False, base_seed=0, startup_timeout_s=1,
+                 request_timeout_s=1, server_log=tmp_path / "server.log", gpu_samples=tmp_path / "gpu.jsonl",
+                 max_attempts=attempts)
+
+
+def _outcome(contended: bool, pid: int, speed: float) -> tuple[list[dict], dict]:
+    exchange = Exchange({}, "p", {}, {"content": "x", "tokens": [1, 2, 3, 4],
+                                      "timings": {**TIMINGS, "predicted_per_second": speed}},
+                        {"request_wall_s": 0.1, "decode_tokens_per_s": speed})
+    result = {"cell": CELL, "exchange": exchange, "position": 1, "wall_s": 1.0, "ready_s": 0.5, "started_at": "a",
+              "ended_at": "b", "loadavg": [0.5, 0.5, 0.5], "server": {"pid": pid, "port": 1, "argv": ["s"]}}
+    verdict = {"contended": contended, "reason": "pid 7781 in 3 sample(s) (during)" if contended else "clean",
+               "foreign_pids": [7781] if contended else [], "samples": 3, "failed_samples": 0, "nvml": "ok"}
+    return [result], verdict
+
+
+def test_contended_attempt_is_rejected_then_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outcomes = iter([_outcome(True, 11, 52.0), _outcome(False, 12, 126.0)])
+    monkeypatch.setattr(cell_module, "_attempt", lambda setup, cells, attempt: next(outcomes))
+    (tmp_path / "server.log").write_text("main: server is listening\n")
+    [record] = run_cells(_setup(tmp_path), [CELL])
+    assert record["attempt"] == 2
+    assert record["figures"]["tokens_per_s"] == 126.0
+    assert record["rejected_attempts"] == [{"attempt": 1, "reason": "pid 7781 in 3 sample(s) (during)",
+                                            "foreign_pids": [7781], "server_pid": 11, "tokens_per_s": [52.0]}]
+    assert record["contention"]["contended"] is False
+
+
+def test_every_attempt_contended_fails_naming_the_foreign_processes(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cell_module, "_attempt", lambda setup, cells, attempt: _outcome(True, 10 + attempt, 50.0))
+    with pytest.raises(CellError) as caught:
+        run_cells(_setup(tmp_path, attempts=2), [CELL])
+    message = str(caught.value)
+    assert message.startswith("cell essay/off/t0.0/r1: all 2 attempts were contended (foreign processes [7781]")
+    assert str(tmp_path / "gpu.jsonl") in message
+
+
+def test_condition_needing_mtp_is_refused_before_any_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cell_module, "_attempt", lambda *a: pytest.fail("no server may start"))
+    setup = _setup(tmp_path)
+    setup = Setup(**{**setup.__dict__, "condition": "mtp", "requires": ["mtp"]})
+    with pytest.raises(CellError, match="needs the model's MTP layer"):
+        run_cells(setup, [Cell("essay", "mtp", 0.0, 1)])
