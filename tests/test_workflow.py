@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +20,7 @@ from specbench.cells import Cell
 from specbench.files import read_json, sha256_file
 from specbench.tiny import write_tiny_target
 from workflow_helpers import (
+    OUTPUT_CACHE,
     REPO,
     job_counts,
     llama_server_pids_using,
@@ -338,3 +341,36 @@ def test_report_opens_in_chromium(run: dict, tmp_path: Path) -> None:
         assert browser.save_screenshot(str(artifacts / "report.png"))
     finally:
         browser.quit()
+
+
+def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> None:
+    cell = Cell("essay", "dflash", 0.0, 1)
+    path, log = run["work"] / cell.path, run["work"] / cell.path.replace(".json", ".server.log")
+    argv = [sys.executable, "-m", "snakemake", cell.path, "--forcerun", "cell", "--snakefile", str(REPO / "Snakefile"),
+            "--directory", str(run["work"]), "--cores", "2", "--cache", "--configfile", *map(str, run["configs"])]
+    env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **run["env"]}
+    started = log.stat().st_mtime if log.exists() else 0.0
+    proc = subprocess.Popen(argv, cwd=run["work"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # wait until this run's server is up and generating
+            fresh = log.exists() and log.stat().st_mtime > started
+            if fresh and "processing task" in log.read_text(errors="replace"):
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the cell's server never started")
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does to the foreground process group
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    time.sleep(1.0)
+    assert llama_server_pids_using(run["work"] / "resources/models/draft.bf16.gguf") == []
+    assert not path.exists()
+    assert not list(path.parent.glob(".r1.json.*"))  # no half-written temp file
+    resumed = snakemake(run["work"], ["all"], run["configs"], env=run["env"])
+    assert resumed.returncode == 0, _fail_message(resumed)
+    assert read_json(path)["response"]["timings"]["predicted_n"] > 0
