@@ -137,9 +137,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                                     "ended_at": _now(), "loadavg": list(os.getloadavg())})
     except ServerError as error:
         raise CellError(f"cell {cells[0].label}: {error}") from error
-    except (OSError, ValueError, KeyError) as error:
-        raise CellError(f"cell {cells[0].label}: {type(error).__name__}: {error}; read {setup.server_log}") from error
-    except Exception as error:  # an HTTP failure mid-request: name the cell and the log
+    except Exception as error:  # a request or I/O failure mid-cell: name the cell and the log
         raise CellError(f"cell {cells[0].label}: {type(error).__name__}: {error}; read {setup.server_log}") from error
     finally:
         _keep_samples(setup.gpu_samples, watch, attempt)
@@ -166,7 +164,8 @@ def task_check(prompt_manifest: dict[str, Any], response: dict[str, Any]) -> dic
 
 
 def _record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[dict[str, Any]],
-            watch_verdict: dict[str, Any], sequence_length: int, log_text: str) -> dict[str, Any]:
+            watch_verdict: dict[str, Any], sequence_length: int, shared: dict[str, Any]) -> dict[str, Any]:
+    """One cell's record; ``shared`` holds what is the same for every cell of the run (log, provenance, machine)."""
     cell: Cell = result["cell"]
     exchange = result["exchange"]
     response = exchange.response
@@ -188,7 +187,7 @@ def _record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[d
             "position": result["position"],
             "sequence_length": sequence_length,
             "log": str(setup.server_log),
-            "speculative": parse_speculative_log(log_text),
+            "speculative": shared["speculative"],
             "generation_settings": response.get("generation_settings", {}),
         },
         "request": {
@@ -214,8 +213,8 @@ def _record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[d
             "overhead_s": result["wall_s"] - server_ms / 1000.0,
             "loadavg_1m_at_end": result["loadavg"][0],
         },
-        "provenance": _provenance(setup),
-        "machine": machine_info(),
+        "provenance": shared["provenance"],
+        "machine": shared["machine"],
         "started_at": result["started_at"],
         "ended_at": result["ended_at"],
     }
@@ -230,7 +229,9 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
         results, verdict = _attempt(setup, cells, attempt)
         if not verdict["contended"]:
             log_text = setup.server_log.read_text(encoding="utf-8", errors="replace")
-            return [_record(setup, r, attempt, rejected, verdict, len(cells), log_text) for r in results]
+            shared = {"speculative": parse_speculative_log(log_text), "provenance": _provenance(setup),
+                      "machine": machine_info()}
+            return [_record(setup, r, attempt, rejected, verdict, len(cells), shared) for r in results]
         rejected.append({"attempt": attempt, "reason": verdict["reason"], "foreign_pids": verdict["foreign_pids"],
                          "server_pid": results[0]["server"]["pid"] if results else None,
                          "tokens_per_s": [r["exchange"].response["timings"]["predicted_per_second"] for r in results]})

@@ -270,6 +270,17 @@ def _multiple_formatter(value: float, _position=None) -> str:
     return f"{value:g}×" if value >= 0.01 else f"{value:.0e}×"
 
 
+def _log_scale(drawn: pd.DataFrame, column: str, footnotes: list[str]) -> tuple[pd.DataFrame, bool]:
+    """Log y when the positive values span more than 10x; then drop zeros (with a footnote saying so)."""
+    values = drawn[column].to_numpy(dtype=float)
+    positive = values[values > 0]
+    log_y = bool(positive.size > 0 and positive.max() / positive.min() > 10)
+    if log_y and (values <= 0).any():
+        footnotes.append(f"{int((values <= 0).sum())} cell(s) at 0 tokens/s cannot be drawn on the log scale.")
+        drawn = drawn[drawn[column] > 0]
+    return drawn, log_y
+
+
 def _task_axis(ax: Any, tasks: list[str], temperature: float) -> None:
     """One panel's task axis: separators between task groups, labels, limits, the temperature as title."""
     for boundary in range(1, len(tasks)):
@@ -306,12 +317,7 @@ def multiplier_figure(runs: pd.DataFrame, baseline: str = "off") -> bytes:
     drawn = data[np.isfinite(data["multiplier"])].copy()
     if drawn.empty:
         return _no_data(title, "no cell has both a tokens/s value and a baseline to compare with")
-    values = drawn["multiplier"].to_numpy(dtype=float)
-    positive = values[values > 0]
-    log_y = positive.size > 0 and positive.max() / positive.min() > 10
-    if log_y and (values <= 0).any():
-        footnotes.append(f"{int((values <= 0).sum())} cell(s) at 0 tokens/s cannot be drawn on the log scale.")
-        drawn = drawn[drawn["multiplier"] > 0]
+    drawn, log_y = _log_scale(drawn, "multiplier", footnotes)
     footnotes.insert(0, f"Multiplier = a cell's tokens/s / median tokens/s of the '{baseline}' cells of the same task "
                         "and temperature. Points: every repeat; bar: median of the repeats. "
                         + ("Log scale." if log_y else "Linear scale."))
@@ -487,12 +493,9 @@ def timeline_figure(runs: pd.DataFrame) -> bytes:
     if unusable.any():
         footnotes.append(f"{int(unusable.sum())} cell(s) without a start time or tokens/s value not drawn.")
     drawn = table[~unusable]
+    drawn, log_y = _log_scale(drawn, "tokens_per_s", footnotes)
     values = drawn["tokens_per_s"].to_numpy(dtype=float)
     positive = values[values > 0]
-    log_y = positive.size > 0 and positive.max() / positive.min() > 10
-    if log_y and (values <= 0).any():
-        footnotes.append(f"{int((values <= 0).sum())} cell(s) at 0 tokens/s cannot be drawn on the log scale.")
-        drawn = drawn[drawn["tokens_per_s"] > 0]
     if drawn.empty:
         return _no_data(title, "no cell has both a start time and a tokens/s value")
     conditions = _ordered(drawn["condition"].astype(str), CONDITION_ORDER)
