@@ -5,7 +5,8 @@ rule aggregate:
     input:
         cells=cell_files(),
     output:
-        runs="results/runs.csv",
+        table="results/cells.parquet",
+        cells="results/runs.csv",
         summary=report(
             "results/summary.csv",
             caption="../report/summary.rst",
@@ -17,7 +18,6 @@ rule aggregate:
             category="Tables",
         ),
         identity="results/identity.csv",
-        identity_summary="results/identity_summary.csv",
         cells_index="results/cells_index.json",
     log:
         "logs/aggregate.log",

@@ -15,7 +15,7 @@ from typing import Any
 from .cells import Cell
 from .client import run_exchange
 from .gpuwatch import GpuWatch, device_info, judge
-from .measures import score_gsm8k
+from .gsm8k import score_gsm8k
 from .parse import derived_figures, parse_speculative_log
 from .server import ServerError, llama_server
 

@@ -1,0 +1,176 @@
+"""Every summary of the per-cell table, each a ``groupby().agg`` defined once here: speeds and multipliers per
+task x condition x temperature, acceptance, output identity. Each row carries ``cells``: the cell files its numbers
+were computed from (the one definition of "the cells behind a number", used by report, figures, claims and
+provenance alike).
+
+Multiplier: a condition's median tokens/s over the baseline's median tokens/s of the same task and temperature
+(``speedup_median``, the figure claims are judged on); ``speedup_mean`` is the same with means. Per cell, the
+figure's points divide each cell's tokens/s by that same baseline median (``cell_multipliers``).
+
+Verdict (the study's rule): ``faster`` if every run beats every baseline run, ``slower`` if every run is below every
+baseline run, otherwise ``none``; the baseline itself is ``baseline``.
+
+Acceptance: llama-server reports ``predicted_n`` (generated tokens) and ``draft_n_accepted`` but not the number of
+drafting steps. Each target-model decode step yields one token of its own plus the drafts it accepted, so the
+number of target steps is ``predicted_n - draft_n_accepted`` and ``tokens_per_step = predicted_n / (predicted_n -
+draft_n_accepted)`` (>= 1; 1 without drafting). ``accepted_per_step = accepted / steps`` (= tokens_per_step - 1)
+counts every target step as a drafting step, so it is a lower bound of the accepted tokens per actual draft.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .table import GROUP
+
+SPEED_COLUMNS = ["task", "condition", "temperature", "runs", "mean_tokens_per_s", "median_tokens_per_s",
+                 "min_tokens_per_s", "max_tokens_per_s", "cv", "tokens_per_s_values", "cells"]
+SUMMARY_COLUMNS = [*SPEED_COLUMNS[:-1], "baseline_mean_tokens_per_s", "baseline_median_tokens_per_s",
+                   "baseline_tokens_per_s_values", "speedup_mean", "speedup_median", "speedup_min", "speedup_max",
+                   "verdict", "cells"]
+ACCEPTANCE_COLUMNS = ["task", "condition", "temperature", "runs", "drafted", "accepted", "pooled_rate", "min_rate",
+                      "max_rate", "predicted", "tokens_per_step", "accepted_per_step", "cells"]
+IDENTITY_COLUMNS = ["task", "condition", "control", "repeats_compared", "identical", "missing", "all_identical",
+                    "differing_repeats", "token_counts", "first_differences", "cells"]
+
+
+def _sorted_list(values: pd.Series) -> list:
+    return sorted(values.tolist())
+
+
+def speeds(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per task x condition x temperature: runs and mean/median/min/max/CV of tokens/s, the values, the cells."""
+    grouped = cells.groupby(GROUP, sort=False).agg(
+        runs=("tokens_per_s", "size"),
+        mean_tokens_per_s=("tokens_per_s", "mean"),
+        median_tokens_per_s=("tokens_per_s", "median"),
+        min_tokens_per_s=("tokens_per_s", "min"),
+        max_tokens_per_s=("tokens_per_s", "max"),
+        std=("tokens_per_s", "std"),
+        tokens_per_s_values=("tokens_per_s", _sorted_list),
+        cells=("cell_file", _sorted_list),
+    ).reset_index()
+    grouped["cv"] = grouped["std"] / grouped["mean_tokens_per_s"]
+    return grouped[SPEED_COLUMNS]
+
+
+def verdict(values: list[float], baseline: list[float]) -> str:
+    """The study's rule: 'faster' if every run beats every baseline run, 'slower' if every one is below."""
+    if not values or not baseline:
+        return "none"
+    if min(values) > max(baseline):
+        return "faster"
+    if max(values) < min(baseline):
+        return "slower"
+    return "none"
+
+
+def _baseline(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """The baseline's speeds per task and temperature, as columns to join on."""
+    base = table[table.condition == baseline].rename(columns={
+        "mean_tokens_per_s": "baseline_mean_tokens_per_s", "median_tokens_per_s": "baseline_median_tokens_per_s",
+        "tokens_per_s_values": "baseline_tokens_per_s_values", "cells": "baseline_cells"})
+    base = base[["task", "temperature", "baseline_mean_tokens_per_s", "baseline_median_tokens_per_s",
+                 "baseline_tokens_per_s_values", "baseline_cells"]]
+    base.loc[~(base.baseline_median_tokens_per_s > 0), "baseline_median_tokens_per_s"] = np.nan
+    base.loc[~(base.baseline_mean_tokens_per_s > 0), "baseline_mean_tokens_per_s"] = np.nan
+    return base
+
+
+def summary(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Speeds joined with the baseline's: multipliers, the verdict, and every cell behind them."""
+    table = speeds(cells)
+    out = table.merge(_baseline(table, baseline), on=["task", "temperature"], how="left")
+    missing = out.baseline_cells.isna()
+    out.loc[missing, "baseline_cells"] = pd.Series([[]] * int(missing.sum()), index=out.index[missing], dtype=object)
+    out.loc[missing, "baseline_tokens_per_s_values"] = pd.Series([[]] * int(missing.sum()),
+                                                                 index=out.index[missing], dtype=object)
+    out["speedup_mean"] = out.mean_tokens_per_s / out.baseline_mean_tokens_per_s
+    out["speedup_median"] = out.median_tokens_per_s / out.baseline_median_tokens_per_s
+    out["speedup_min"] = out.min_tokens_per_s / out.baseline_median_tokens_per_s
+    out["speedup_max"] = out.max_tokens_per_s / out.baseline_median_tokens_per_s
+    is_base = out.condition == baseline
+    out["verdict"] = [
+        "baseline" if own_base else verdict(values, base_values)
+        for own_base, values, base_values in zip(is_base, out.tokens_per_s_values, out.baseline_tokens_per_s_values,
+                                                 strict=True)
+    ]
+    out["cells"] = [own if own_base else sorted(own + base)
+                    for own_base, own, base in zip(is_base, out.cells, out.baseline_cells, strict=True)]
+    return out[SUMMARY_COLUMNS].sort_values(GROUP, kind="stable").reset_index(drop=True)
+
+
+def cell_multipliers(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Every non-baseline cell's tokens/s over the median baseline tokens/s of its task and temperature."""
+    base = _baseline(speeds(cells), baseline)[["task", "temperature", "baseline_median_tokens_per_s"]]
+    own = cells.loc[cells.condition != baseline, ["task", "condition", "temperature", "repeat", "tokens_per_s",
+                                                 "cell_file"]]
+    out = own.merge(base, on=["task", "temperature"], how="left")
+    out["multiplier"] = out.tokens_per_s / out.baseline_median_tokens_per_s
+    return out.reset_index(drop=True)
+
+
+def tokens_per_step(predicted: float, accepted: float) -> float:
+    """Mean tokens per target-model step, predicted / (predicted - accepted); NaN when not computable."""
+    if pd.isna(predicted) or pd.isna(accepted):
+        return math.nan
+    steps = float(predicted) - float(accepted)
+    return float(predicted) / steps if steps > 0 else math.nan
+
+
+def acceptance(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per task x condition x temperature: drafted, accepted, pooled and per-cell rates, tokens per target step."""
+    frame = cells.assign(draft_n=cells.draft_n.fillna(0), draft_n_accepted=cells.draft_n_accepted.fillna(0))
+    out = frame.groupby(GROUP, sort=True).agg(
+        runs=("cell_file", "size"),
+        drafted=("draft_n", "sum"),
+        accepted=("draft_n_accepted", "sum"),
+        min_rate=("acceptance_rate", "min"),
+        max_rate=("acceptance_rate", "max"),
+        predicted=("predicted_n", "sum"),
+        cells=("cell_file", _sorted_list),
+    ).reset_index()
+    out["drafted"] = out.drafted.astype("int64")
+    out["accepted"] = out.accepted.astype("int64")
+    out["pooled_rate"] = [a / d if d > 0 else math.nan for a, d in zip(out.accepted, out.drafted, strict=True)]
+    out["predicted"] = out.predicted.astype(float)
+    out["tokens_per_step"] = [tokens_per_step(p, a) for p, a in zip(out.predicted, out.accepted, strict=True)]
+    out["accepted_per_step"] = out.tokens_per_step - 1
+    out["min_rate"] = out.min_rate.astype(float)
+    out["max_rate"] = out.max_rate.astype(float)
+    return out[ACCEPTANCE_COLUMNS]
+
+
+def identity(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Per task x condition at temperature 0: repeats compared with the baseline (for the baseline itself, its
+    repeats with its first: ``control``), how many identical, and the token counts and first differences of the
+    others."""
+    greedy = cells[(cells.temperature == 0.0) & cells.compared_repeat.notna()]
+    base_files = cells[(cells.temperature == 0.0) & (cells.condition == baseline)].set_index(["task", "repeat"])
+    rows = []
+    for (task, condition), group in greedy.groupby(["task", "condition"], sort=True):
+        compared = group[group.identical.notna()]
+        differing = compared[~compared.identical.astype(bool)]
+        behind = set(group.cell_file)
+        behind.update(base_files.cell_file.get((task, int(r)), None) for r in group.compared_repeat)
+        rows.append({
+            "task": task, "condition": condition, "control": condition == baseline,
+            "repeats_compared": len(compared), "identical": int(compared.identical.astype(bool).sum()),
+            "missing": len(group) - len(compared),
+            "all_identical": bool(len(compared) > 0 and len(differing) == 0 and len(compared) == len(group)),
+            "differing_repeats": [int(r) for r in differing.repeat],
+            "token_counts": [[len(t), int(m)] for t, m in zip(differing.tokens, differing.baseline_length,
+                                                             strict=True)],
+            "first_differences": [int(i) for i in differing.first_difference],
+            "cells": sorted(c for c in behind if c),
+        })
+    return pd.DataFrame(rows, columns=IDENTITY_COLUMNS)
+
+
+def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
+    """The per-cell table and every summary of it, by name: what claims, report, figures and provenance read."""
+    return {"cells": cells, "summary": summary(cells, baseline), "acceptance": acceptance(cells),
+            "identity": identity(cells, baseline)}

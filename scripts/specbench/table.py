@@ -1,0 +1,215 @@
+"""The per-cell table: one typed row per cell record, the single source of every summary, figure, claim and
+provenance link. Numbers stay numbers and lists stay lists (Parquet); only the renderers make strings.
+
+Identity: a speculative condition at temperature 0 should reproduce the baseline's tokens exactly; each such cell is
+compared with the baseline cell of the same task and repeat, and the baseline's own repeats with its first repeat
+(the control, "off vs off across repeats"). The comparison is stored per cell (``identical``,
+``first_difference``, ``compared_repeat``, ``baseline_length``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .files import read_json, write_atomic
+
+COORDINATES = ["task", "condition", "temperature", "repeat"]
+GROUP = ["task", "condition", "temperature"]
+
+# column -> pyarrow type; the order is the table's column order
+SCHEMA = pa.schema([
+    ("task", pa.string()),
+    ("condition", pa.string()),
+    ("temperature", pa.float64()),
+    ("repeat", pa.int64()),
+    ("tokens_per_s", pa.float64()),
+    ("client_tokens_per_s", pa.float64()),
+    ("predicted_n", pa.int64()),
+    ("decode_ms", pa.float64()),
+    ("prompt_n", pa.int64()),
+    ("prompt_ms", pa.float64()),
+    ("draft_n", pa.int64()),
+    ("draft_n_accepted", pa.int64()),
+    ("acceptance_rate", pa.float64()),
+    ("cell_wall_s", pa.float64()),
+    ("server_ready_s", pa.float64()),
+    ("request_wall_s", pa.float64()),
+    ("overhead_s", pa.float64()),
+    ("loadavg_1m_at_end", pa.float64()),
+    ("tokens", pa.list_(pa.int64())),
+    ("identical", pa.bool_()),
+    ("compared_repeat", pa.int64()),
+    ("first_difference", pa.int64()),
+    ("baseline_length", pa.int64()),
+    ("gsm8k_correct", pa.int64()),
+    ("gsm8k_total", pa.int64()),
+    ("gsm8k_wrong", pa.list_(pa.struct([("problem", pa.int64()), ("extracted", pa.string()),
+                                        ("reference", pa.string())]))),
+    ("seed", pa.int64()),
+    ("attempt", pa.int64()),
+    ("rejected_attempts", pa.int64()),
+    ("rejected_reasons", pa.list_(pa.string())),
+    ("contention", pa.string()),
+    ("server_pid", pa.int64()),
+    ("server_shared", pa.bool_()),
+    ("server_position", pa.int64()),
+    ("started_at", pa.timestamp("ms", tz="UTC")),
+    ("ended_at", pa.timestamp("ms", tz="UTC")),
+    ("server_sha256", pa.string()),
+    ("model_sha256", pa.string()),
+    ("draft_sha256", pa.string()),
+    ("prompt_sha256", pa.string()),
+    ("code_fingerprint", pa.string()),
+    ("cell_file", pa.string()),
+    ("server_log", pa.string()),
+    ("gpu_samples", pa.string()),
+])
+LIST_COLUMNS = [f.name for f in SCHEMA if pa.types.is_list(f.type)]
+_TIMES = [f.name for f in SCHEMA if pa.types.is_timestamp(f.type)]
+_FIGURES = ["tokens_per_s", "client_tokens_per_s", "predicted_n", "decode_ms", "prompt_n", "prompt_ms", "draft_n",
+            "draft_n_accepted", "acceptance_rate", "cell_wall_s", "server_ready_s", "request_wall_s", "overhead_s",
+            "loadavg_1m_at_end"]
+
+
+class MixedCodeError(RuntimeError):
+    """Cell records made by different measurement code would be mixed in one table."""
+
+
+def load_records(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:
+    """Every cell file once, as (path, record)."""
+    return [(str(p), read_json(Path(p))) for p in paths]
+
+
+def _gsm8k(record: dict[str, Any]) -> dict[str, Any]:
+    check = record.get("task_check")
+    if not check:
+        return {"gsm8k_correct": None, "gsm8k_total": None, "gsm8k_wrong": []}
+    wrong = [{"problem": p["problem"], "extracted": p["extracted"], "reference": p["reference"]}
+             for p in check["per_problem"] if not p["correct"]]
+    return {"gsm8k_correct": check["correct"], "gsm8k_total": check["total"], "gsm8k_wrong": wrong}
+
+
+def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
+    """One row: the coordinates, the server's figures, the answer check, how it was measured and by what."""
+    prov, server, rejected = record["provenance"], record["server"], record.get("rejected_attempts", [])
+    return {
+        **{key: record["cell"][key] for key in COORDINATES},
+        **{key: record["figures"].get(key) for key in _FIGURES},
+        "tokens": list(record["response"].get("tokens", [])),
+        **_gsm8k(record),
+        "seed": record["seed"],
+        "attempt": record["attempt"],
+        "rejected_attempts": len(rejected),
+        "rejected_reasons": [r["reason"] for r in rejected],
+        "contention": (record.get("contention") or {}).get("reason"),
+        "server_pid": server["pid"],
+        "server_shared": bool(server.get("shared", False)),
+        "server_position": server.get("position", 1),
+        "started_at": record["started_at"],
+        "ended_at": record["ended_at"],
+        "server_sha256": prov["server_binary"]["sha256"],
+        "model_sha256": prov["model"]["sha256"],
+        "draft_sha256": (prov.get("draft") or {}).get("sha256"),
+        "prompt_sha256": prov["prompt_sha256"],
+        "code_fingerprint": record.get("code_fingerprint"),
+        "cell_file": path,
+        "server_log": server["log"],
+        "gpu_samples": record.get("gpu_samples"),
+    }
+
+
+def compare_tokens(a: Sequence[int], b: Sequence[int]) -> int | None:
+    """The index of the first difference between two token sequences, None when they are identical."""
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return index
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
+    """Fill the identity columns of the temperature-0 rows in place (see the module docstring)."""
+    base = {(r["task"], r["repeat"]): r for r in rows if r["temperature"] == 0.0 and r["condition"] == baseline}
+    for row in rows:
+        row.update(identical=None, compared_repeat=None, first_difference=None, baseline_length=None)
+        if row["temperature"] != 0.0:
+            continue
+        repeat = 1 if row["condition"] == baseline else row["repeat"]
+        if row["condition"] == baseline and row["repeat"] == 1:
+            continue
+        reference = base.get((row["task"], repeat))
+        row["compared_repeat"] = repeat
+        if reference is None:
+            continue
+        first = compare_tokens(row["tokens"], reference["tokens"])
+        row.update(identical=first is None, first_difference=first, baseline_length=len(reference["tokens"]))
+
+
+def check_one_code(records: Sequence[tuple[str, dict[str, Any]]]) -> None:
+    """Refuse to mix records made by different measurement code, naming the cells and how to rerun them."""
+    by_code: dict[str | None, list[str]] = {}
+    for path, record in records:
+        by_code.setdefault(record.get("code_fingerprint"), []).append(path)
+    if len(by_code) <= 1:
+        return
+    newest = max(by_code, key=lambda code: max(r["ended_at"] for p, r in records if r.get("code_fingerprint") == code))
+    stale = sorted(p for code, paths in by_code.items() if code != newest for p in paths)
+    shown = " ".join(stale[:8]) + (" ..." if len(stale) > 8 else "")
+    raise MixedCodeError(
+        f"{len(stale)} cell record(s) were made by other measurement code than the newest "
+        f"({(newest or 'unknown')[:12]}): {shown}. Rerun them: snakemake --cores 1 all --forcerun cell "
+        f"cell_sequence --until {' '.join(stale[:3])} ... or delete them and run snakemake --cores 1 all"
+    )
+
+
+def cell_table(records: Sequence[tuple[str, dict[str, Any]]], baseline: str) -> pd.DataFrame:
+    """The typed per-cell table of some cell records, sorted by coordinates."""
+    check_one_code(records)
+    return frame_of([cell_row(record, path) for path, record in records], baseline)
+
+
+def frame_of(rows: Sequence[dict[str, Any]], baseline: str) -> pd.DataFrame:
+    """The typed table of rows holding some of the columns (the others empty), with identity filled in."""
+    full = [{name: ([] if name in LIST_COLUMNS else None) for name in SCHEMA.names} | dict(row) for row in rows]
+    for row in full:
+        for column in _TIMES:
+            if isinstance(row[column], str):
+                row[column] = dt.datetime.fromisoformat(row[column])
+    _identity(full, baseline)
+    arrow = pa.Table.from_pylist(full, schema=SCHEMA)
+    return from_arrow(arrow).sort_values(COORDINATES, kind="stable").reset_index(drop=True)
+
+
+def from_arrow(arrow: pa.Table) -> pd.DataFrame:
+    """Arrow -> pandas with nullable integer/boolean columns and plain Python lists in list columns."""
+    frame = arrow.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}.get)
+    for column in LIST_COLUMNS:
+        frame[column] = [v.tolist() if hasattr(v, "tolist") else list(v or []) for v in frame[column]]
+    return frame
+
+
+def write_table(frame: pd.DataFrame, path: Path) -> None:
+    """Write the per-cell table as Parquet, atomically."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pandas(frame, schema=SCHEMA, preserve_index=False), sink)
+    write_atomic(Path(path), sink.getvalue().to_pybytes())
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """Read the per-cell table written by ``write_table``."""
+    return from_arrow(pq.read_table(path, schema=SCHEMA))
+
+
+def csv_copy(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy for people who open CSV files: list columns as JSON, token ids left out."""
+    out = frame.drop(columns=["tokens"], errors="ignore").copy()
+    for column in out.columns:
+        if out[column].map(lambda v: isinstance(v, list)).any():
+            out[column] = out[column].map(lambda v: json.dumps(v) if isinstance(v, list) else v)
+    return out
