@@ -6,7 +6,31 @@ import platform
 from importlib import metadata
 from typing import Any
 
-from .provenance import cell_chain
+
+def cell_chain(record: dict[str, Any], path: str) -> dict[str, Any]:
+    """What produced one cell file: logs, command, source, binaries, models, prompt, device, time."""
+    prov = record["provenance"]
+    source = prov["llama_cpp"].get("source") or {}
+    gpu = record.get("machine", {}).get("gpu", {})
+    return {
+        "cell_file": path,
+        "label": record["cell"]["label"],
+        "server_log": record["server"]["log"],
+        "gpu_samples": record.get("gpu_samples"),
+        "server_argv": record["server"]["argv"],
+        "server_pid": record["server"]["pid"],
+        "attempt": record["attempt"],
+        "llama_cpp": {"kind": source.get("kind"), "label": source.get("label"), "commit": source.get("commit"),
+                      "archive_sha256": source.get("sha256"), "cmake_args": prov["llama_cpp"].get("cmake_args")},
+        "server_binary_sha256": prov["server_binary"]["sha256"],
+        "model": prov["model"],
+        "draft": prov["draft"],
+        "prompt_sha256": prov["prompt_sha256"],
+        "device": [d.get("name") for d in gpu.get("devices", [])] or f"no NVML ({gpu.get('error') or 'n/a'})",
+        "started_at": record["started_at"],
+        "ended_at": record["ended_at"],
+    }
+
 
 SOFTWARE = ("snakemake", "pandas", "gguf", "httpx", "huggingface-hub", "nvidia-ml-py", "numpy", "matplotlib")
 
