@@ -22,7 +22,16 @@ rule cell:
         gpu=1,
         runtime=cell_runtime_minutes,
     params:
-        cell=cell_params,
+        server_args=server_args,
+        requires=lambda wc: config["conditions"][wc.condition]["requires"],
+        max_tokens=task_max_tokens,
+        reasoning=config["reasoning"],
+        base_seed=config["seed"],
+        startup_timeout_s=config["server"]["startup_timeout_s"],
+        request_timeout_s=config["server"]["request_timeout_s"],
+        sample_interval_s=config["measurement"]["sample_interval_s"],
+        max_attempts=config["measurement"]["max_attempts"],
+        max_load_per_cpu=config["measurement"]["max_load_per_cpu"],
     script:
         "../scripts/run_cells.py"
 
@@ -47,6 +56,16 @@ rule cell_sequence:
         gpu=1,
         runtime=lambda wc: cell_runtime_minutes(wc) * len(REPEATS),
     params:
-        cell=cell_params,
+        server_args=server_args,
+        requires=lambda wc: config["conditions"][wc.condition]["requires"],
+        max_tokens=task_max_tokens,
+        reasoning=config["reasoning"],
+        base_seed=config["seed"],
+        startup_timeout_s=config["server"]["startup_timeout_s"],
+        request_timeout_s=config["server"]["request_timeout_s"],
+        sample_interval_s=config["measurement"]["sample_interval_s"],
+        max_attempts=config["measurement"]["max_attempts"],
+        max_load_per_cpu=config["measurement"]["max_load_per_cpu"],
+        repeats=REPEATS,
     script:
         "../scripts/run_cells.py"

@@ -1,4 +1,5 @@
 # Validated config, the cell list, wildcard constraints and the helpers that compute file lists.
+import json
 import re
 import subprocess
 import sys
@@ -10,6 +11,8 @@ sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
 from specbench import cells as sb_cells  # noqa: E402
 from specbench import config as sb_config  # noqa: E402
+from specbench import files as sb_files  # noqa: E402
+from specbench.code import import_closure  # noqa: E402
 from specbench.llama_cpp import host_cpu  # noqa: E402
 
 BASE = Path(workflow.basedir)
@@ -20,7 +23,7 @@ except sb_config.ConfigError as error:
     raise WorkflowError(str(error)) from None
 
 CELLS = sb_cells.selected_cells(config)
-LLAMA_SOURCE = sb_config.llama_source(config)
+LLAMA_SOURCE = sb_config.llama_source(config, base=BASE)
 HOST_CPU = host_cpu()
 LLAMA_SRC_DIR = "resources/llama.cpp/src"
 LLAMA_BUILD_DIR = "resources/llama.cpp/build"
@@ -29,11 +32,6 @@ CELL_PATTERN = sb_cells.CELL_PATTERN
 CELL_STEM = CELL_PATTERN.removesuffix(".json")
 SEQUENCE_STEM = CELL_STEM.replace("r{repeat}", "warm")
 REPEATS = list(range(1, config["repeats"] + 1))
-
-
-wildcard_constraints:
-    **sb_cells.wildcard_constraints(config),
-    role="target|draft",
 
 
 def config_path(value):
@@ -46,9 +44,36 @@ def model_source(role):
     return sb_config.model_source(config, role)
 
 
-TARGET_BF16 = "resources/models/target.bf16.gguf"
-TARGET_QUANT = f"resources/models/target.{config['models']['target']['quant']}.gguf"
-DRAFT_GGUF = f"resources/models/draft.{config['models'].get('draft', {}).get('outtype', 'bf16')}.gguf"
+def model_id(role):
+    """A model's identity as a path component: its source, not its role, so several models coexist."""
+    source, options = model_source(role), config["models"].get(role, {})
+    kind = source["kind"]
+    if kind == "hf":
+        ident = f"{source['repo'].replace('/', '--')}@{source['revision']}"
+    elif kind == "tiny":
+        tiny = options.get("tiny", {})
+        ident = f"tiny-{role}-{tiny.get('kind', 'random')}-seed{tiny.get('seed', 0)}"
+        if role == "draft":
+            ident += f"-for-{model_id('target')}"
+    else:
+        path = config_path(source["path"])
+        ident = f"{kind}-{Path(path).name}-{sb_files.sha256_text(path)[:8]}"
+    return re.sub(r"[^A-Za-z0-9._@-]+", "_", ident)
+
+
+ROLES = [role for role in ("target", "draft") if role in config["models"]]
+MODEL_IDS = {role: model_id(role) for role in ROLES}
+ROLE_OF = {ident: role for role, ident in MODEL_IDS.items()}
+TARGET_ID = MODEL_IDS["target"]
+DRAFT_ID = MODEL_IDS.get("draft", "no-draft")
+TARGET_BF16 = f"resources/models/{TARGET_ID}/bf16.gguf"
+TARGET_QUANT = f"resources/models/{TARGET_ID}/{config['models']['target']['quant']}.gguf"
+DRAFT_GGUF = f"resources/models/{DRAFT_ID}/{config['models'].get('draft', {}).get('outtype', 'bf16')}.gguf"
+
+
+wildcard_constraints:
+    **sb_cells.wildcard_constraints(config),
+    model="|".join(re.escape(i) for i in MODEL_IDS.values()),
 
 
 def model_gguf(role):
@@ -64,7 +89,7 @@ def checkpoint_dir(role):
     source = model_source(role)
     if source["kind"] == "checkpoint":
         return config_path(source["path"])
-    return f"resources/models/{role}/{'tiny' if source['kind'] == 'tiny' else 'hf'}"
+    return f"resources/models/{MODEL_IDS[role]}/{'tiny' if source['kind'] == 'tiny' else 'hf'}"
 
 
 def expected_file_type(role):
@@ -75,16 +100,22 @@ def expected_file_type(role):
 
 
 def model_manifest(role):
-    return f"results/models/{role}.json"
+    return f"results/models/{MODEL_IDS[role]}.json"
+
+
+def code(script):
+    """The entry script and the package modules it imports: a rule's code, declared as input (and cache key)."""
+    return [str(path) for path in import_closure(BASE / "scripts" / script)]
 
 
 def cell_inputs(wildcards):
-    """What one cell reads: the build, the prompt, the target (and the draft if its condition needs one)."""
+    """What one cell reads: the build, the prompt, the target (and the draft if its condition needs one), the code."""
     inputs = {
         "build": LLAMA_BIN_DIR,
         "prompt": f"results/prompts/{wildcards.task}.json",
         "model": model_gguf("target"),
         "model_manifest": model_manifest("target"),
+        "code": code("run_cells.py"),
     }
     if "draft" in config["conditions"][wildcards.condition]["requires"]:
         inputs["draft"] = model_gguf("draft")
@@ -100,24 +131,21 @@ def conditions_regex(server):
     )
 
 
-def cell_params(wildcards):
-    """The settings a cell runner takes from the config."""
-    condition = config["conditions"][wildcards.condition]
-    task = config["tasks"][wildcards.task]
-    measurement = config["measurement"]
-    return {
-        "shared_args": config["server"]["args"],
-        "condition_args": condition["args"],
-        "requires": condition["requires"],
-        "max_tokens": task.get("max_tokens", config["max_tokens"]),
-        "reasoning": config["reasoning"],
-        "base_seed": config["seed"],
-        "startup_timeout_s": config["server"]["startup_timeout_s"],
-        "request_timeout_s": config["server"]["request_timeout_s"],
-        "sample_interval_s": measurement["sample_interval_s"],
-        "max_attempts": measurement["max_attempts"],
-        "max_load_per_cpu": measurement["max_load_per_cpu"],
-    }
+def server_args(wildcards):
+    """The server's argv after the binary, resolved once here: model, the study's flags, the condition's flags
+    (with the draft's path); the cell adds only --host 127.0.0.1 and the port it picks."""
+    draft = model_gguf("draft") if "draft" in ROLES else None
+    args = config["conditions"][wildcards.condition]["args"]
+    return [
+        "-m",
+        model_gguf("target"),
+        *config["server"]["args"],
+        *(a.replace("{draft}", draft) if draft else a for a in args),
+    ]
+
+
+def task_max_tokens(wildcards):
+    return config["tasks"][wildcards.task].get("max_tokens", config["max_tokens"])
 
 
 def cell_runtime_minutes(wildcards):
@@ -126,29 +154,31 @@ def cell_runtime_minutes(wildcards):
 
 
 def report_inputs(wildcards):
-    """The aggregate tables, manifests, download records and claims the report reads."""
+    """The per-cell table, the cell index, manifests, download records, claims and the report's code."""
     inputs = {
-        "runs": "results/runs.csv",
-        "summary": "results/summary.csv",
-        "acceptance": "results/acceptance.csv",
-        "identity_summary": "results/identity_summary.csv",
+        "table": "results/cells.parquet",
         "cells_index": "results/cells_index.json",
         "build": LLAMA_BIN_DIR,
         "model": model_manifest("target"),
         "claims": config_path("config/claims.yaml"),
         "downloads": [
-            f"results/models/{role}.download.json"
-            for role in ("target", "draft")
+            f"results/models/{MODEL_IDS[role]}.download.json"
+            for role in ROLES
             if model_source(role)["kind"] == "hf"
         ],
+        "code": code("report.py"),
     }
-    if "draft" in config["models"]:
+    if "draft" in ROLES:
         inputs["draft"] = model_manifest("draft")
     return inputs
 
 
+WORKFLOW_FILES = ["Snakefile", "rules", "scripts", "config", "envs", "report"]
+
+
 def workflow_commit():
-    """The workflow's git commit (with '-dirty' for uncommitted changes, as git describe), or 'unknown' outside git."""
+    """The workflow's git commit, with '-dirty' when the workflow's own files (not results) have uncommitted
+    changes, or 'unknown' outside git."""
     try:
         head = subprocess.run(
             ["git", "-C", str(BASE), "rev-parse", "HEAD"],
@@ -157,7 +187,7 @@ def workflow_commit():
             check=True,
         )
         dirty = subprocess.run(
-            ["git", "-C", str(BASE), "status", "--porcelain", "--untracked-files=no"],
+            ["git", "-C", str(BASE), "status", "--porcelain", "--untracked-files=no", "--", *WORKFLOW_FILES],
             capture_output=True,
             text=True,
             check=True,
@@ -169,6 +199,7 @@ def workflow_commit():
 
 
 WORKFLOW_COMMIT = workflow_commit()
+CONFIG_SHA256 = sb_files.sha256_text(json.dumps(config, sort_keys=True))
 
 
 def cell_files():
@@ -177,7 +208,7 @@ def cell_files():
 
 def task_inputs(wildcards):
     task = config["tasks"][wildcards.task]
-    inputs = {"template": config_path(task["prompt"])}
+    inputs = {"template": config_path(task["prompt"]), "code": code("render_prompt.py")}
     inputs.update(
         {f"in_{name}": config_path(path) for name, path in task["inputs"].items()}
     )

@@ -1,4 +1,5 @@
 # llama.cpp at the pinned commit: fetch (archive kinds) -> source tree -> CMake build with a manifest.
+# Each rule declares its code (entry script + package modules) as input, so the cache key changes with it.
 # These rules may be shared between workdirs with `--cache` (Snakemake's between-workflow cache, keyed by
 # code, params and inputs); Snakemake then forbids `benchmark:`, so the build times itself in its manifest.
 # The cache stores files without their execute bits, so `llama_cpp_install` copies the binaries the cells run
@@ -6,6 +7,8 @@
 
 
 rule llama_cpp_fetch:
+    input:
+        code=code("llama_cpp_fetch.py"),
     output:
         "resources/llama.cpp/source-archive",
     log:
@@ -27,6 +30,7 @@ rule llama_cpp_source:
             if LLAMA_SOURCE["kind"] == "git"
             else "resources/llama.cpp/source-archive"
         ),
+        code=code("llama_cpp_source.py"),
     output:
         directory(LLAMA_SRC_DIR),
     log:
@@ -43,7 +47,8 @@ rule llama_cpp_source:
 
 rule llama_cpp_build:
     input:
-        LLAMA_SRC_DIR,
+        source=LLAMA_SRC_DIR,
+        code=code("llama_cpp_build.py"),
     output:
         directory(LLAMA_BUILD_DIR),
     log:
@@ -64,7 +69,8 @@ rule llama_cpp_build:
 
 rule llama_cpp_install:
     input:
-        LLAMA_BUILD_DIR,
+        build=LLAMA_BUILD_DIR,
+        code=code("llama_cpp_install.py"),
     output:
         directory(LLAMA_BIN_DIR),
     log:

@@ -1,32 +1,38 @@
 # Model files: Hugging Face snapshot (or local / tiny checkpoint) -> bf16 GGUF with the pinned converter
 # -> Q4_K_M with the pinned llama-quantize -> verified manifest. A ready GGUF skips straight to verify.
+# Paths are keyed by the model's identity (model_id: its source), not its role, so trying another model never
+# overwrites or invalidates the files and manifests of this one.
 
 
 rule hf_download:
+    input:
+        code=code("hf_download.py"),
     output:
-        directory("resources/models/{role}/hf"),
-        manifest="results/models/{role}.download.json",
+        directory("resources/models/{model}/hf"),
+        manifest="results/models/{model}.download.json",
     log:
-        "logs/models/{role}.download.log",
+        "logs/models/{model}.download.log",
     benchmark:
-        "benchmarks/models/{role}.download.tsv"
+        "benchmarks/models/{model}.download.tsv"
     retries: 3
     conda:
         "../envs/pipeline.yaml"
     params:
-        repo=lambda wc: model_source(wc.role)["repo"],
-        revision=lambda wc: model_source(wc.role)["revision"],
+        repo=lambda wc: model_source(ROLE_OF[wc.model])["repo"],
+        revision=lambda wc: model_source(ROLE_OF[wc.model])["revision"],
     script:
         "../scripts/hf_download.py"
 
 
 rule tiny_target_checkpoint:
+    input:
+        code=code("tiny_checkpoint.py"),
     output:
-        directory("resources/models/target/tiny"),
+        directory(f"resources/models/{TARGET_ID}/tiny"),
     log:
-        "logs/models/target.tiny.log",
+        f"logs/models/{TARGET_ID}.tiny.log",
     benchmark:
-        "benchmarks/models/target.tiny.tsv"
+        f"benchmarks/models/{TARGET_ID}.tiny.tsv"
     conda:
         "../envs/convert.yaml"
     params:
@@ -38,12 +44,13 @@ rule tiny_target_checkpoint:
 rule tiny_draft_checkpoint:
     input:
         target=checkpoint_dir("target"),
+        code=code("tiny_checkpoint.py"),
     output:
-        directory("resources/models/draft/tiny"),
+        directory(f"resources/models/{DRAFT_ID}/tiny"),
     log:
-        "logs/models/draft.tiny.log",
+        f"logs/models/{DRAFT_ID}.tiny.log",
     benchmark:
-        "benchmarks/models/draft.tiny.tsv"
+        f"benchmarks/models/{DRAFT_ID}.tiny.tsv"
     conda:
         "../envs/convert.yaml"
     params:
@@ -56,12 +63,13 @@ rule convert_target:
     input:
         checkpoint=checkpoint_dir("target"),
         source=LLAMA_SRC_DIR,
+        code=code("convert_to_gguf.py"),
     output:
         TARGET_BF16,
     log:
-        "logs/models/target.convert.log",
+        f"logs/models/{TARGET_ID}.convert.log",
     benchmark:
-        "benchmarks/models/target.convert.tsv"
+        f"benchmarks/models/{TARGET_ID}.convert.tsv"
     conda:
         "../envs/convert.yaml"
     params:
@@ -75,12 +83,13 @@ rule quantize_target:
     input:
         bf16=TARGET_BF16,
         build=LLAMA_BIN_DIR,
+        code=code("quantize.py"),
     output:
         TARGET_QUANT,
     log:
-        "logs/models/target.quantize.log",
+        f"logs/models/{TARGET_ID}.quantize.log",
     benchmark:
-        "benchmarks/models/target.quantize.tsv"
+        f"benchmarks/models/{TARGET_ID}.quantize.tsv"
     conda:
         "../envs/build.yaml"
     threads: workflow.cores
@@ -95,12 +104,13 @@ rule convert_draft:
         checkpoint=checkpoint_dir("draft"),
         target=checkpoint_dir("target"),
         source=LLAMA_SRC_DIR,
+        code=code("convert_to_gguf.py"),
     output:
         DRAFT_GGUF,
     log:
-        "logs/models/draft.convert.log",
+        f"logs/models/{DRAFT_ID}.convert.log",
     benchmark:
-        "benchmarks/models/draft.convert.tsv"
+        f"benchmarks/models/{DRAFT_ID}.convert.tsv"
     conda:
         "../envs/convert.yaml"
     params:
@@ -116,19 +126,21 @@ rule convert_draft:
 
 rule verify_model:
     input:
-        lambda wc: model_gguf(wc.role),
+        gguf=lambda wc: model_gguf(ROLE_OF[wc.model]),
+        code=code("verify_model.py"),
     output:
-        "results/models/{role}.json",
+        "results/models/{model}.json",
     log:
-        "logs/models/{role}.verify.log",
+        "logs/models/{model}.verify.log",
     benchmark:
-        "benchmarks/models/{role}.verify.tsv"
+        "benchmarks/models/{model}.verify.tsv"
     conda:
         "../envs/pipeline.yaml"
     params:
-        expected_file_type=lambda wc: expected_file_type(wc.role),
-        require_mtp=lambda wc: wc.role == "target"
+        role=lambda wc: ROLE_OF[wc.model],
+        expected_file_type=lambda wc: expected_file_type(ROLE_OF[wc.model]),
+        require_mtp=lambda wc: ROLE_OF[wc.model] == "target"
         and config["models"]["target"]["require_mtp"],
-        source=lambda wc: model_source(wc.role),
+        source=lambda wc: model_source(ROLE_OF[wc.model]),
     script:
         "../scripts/verify_model.py"

@@ -4,6 +4,7 @@
 rule aggregate:
     input:
         cells=cell_files(),
+        code=code("aggregate.py"),
     output:
         table="results/cells.parquet",
         cells="results/runs.csv",
@@ -57,8 +58,15 @@ rule report:
         name=config["name"],
         baseline=config["baseline"],
         is_study_setup=config["is_study_setup"],
+        task_order=list(dict.fromkeys(c.task for c in CELLS)),
+        condition_order=list(dict.fromkeys(c.condition for c in CELLS)),
+        stand_in_tasks=[
+            name
+            for name, task in config["tasks"].items()
+            if (task.get("dataset") or {}).get("stand_in")
+        ],
         expected_cells=cell_files(),
-        config=config,
+        config_sha256=CONFIG_SHA256,
         workflow_commit=WORKFLOW_COMMIT,
     script:
         "../scripts/report.py"

@@ -19,6 +19,8 @@ rule render_prompt:
 
 
 rule hf_dataset:
+    input:
+        code=code("hf_dataset.py"),
     output:
         "resources/datasets/{task}.jsonl",
     log:

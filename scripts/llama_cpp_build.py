@@ -9,7 +9,7 @@ snakemake = globals()["snakemake"]
 params = snakemake.params
 with logged_to(snakemake.log[0]):
     manifest = build(
-        Path(snakemake.input[0]),
+        Path(snakemake.input.source),
         Path(params.work_dir),
         Path(snakemake.output[0]),
         list(params.cmake_args),

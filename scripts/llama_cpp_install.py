@@ -7,5 +7,5 @@ from specbench.llama_cpp import install
 
 snakemake = globals()["snakemake"]
 with logged_to(snakemake.log[0]):
-    manifest = install(Path(snakemake.input[0]), Path(snakemake.output[0]))
+    manifest = install(Path(snakemake.input.build), Path(snakemake.output[0]))
     print("installed:", sorted(manifest["binaries"]))

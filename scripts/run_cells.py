@@ -5,18 +5,20 @@ A failure prints one line naming the cell and the log to read, and writes no cel
 from pathlib import Path
 
 from specbench.cell import CellError, Setup, run_cells
-from specbench.cells import parse_cell_path
+from specbench.cells import Cell
+from specbench.code import fingerprint
 from specbench.entry import fail, logged_to
 from specbench.files import read_json, write_json_atomic
 
 snakemake = globals()["snakemake"]
-params, inp, log = snakemake.params.cell, snakemake.input, snakemake.log
-cells = [parse_cell_path(path) for path in snakemake.output]
+params, inp, log, wc = snakemake.params, snakemake.input, snakemake.log, snakemake.wildcards
+repeats = [int(wc.repeat)] if hasattr(wc, "repeat") else list(params.repeats)
+cells = [Cell(wc.task, wc.condition, float(wc.temperature), repeat) for repeat in repeats]
 build_dir = Path(inp.build)
 with logged_to(log.run):
     print(f"cells {', '.join(c.label for c in cells)}: starting", flush=True)
     setup = Setup(
-        condition=cells[0].condition,
+        condition=wc.condition,
         server_binary=build_dir / "llama-server",
         build_manifest=read_json(build_dir / "manifest.json"),
         model_path=Path(inp.model),
@@ -24,9 +26,19 @@ with logged_to(log.run):
         draft_path=Path(inp.draft) if hasattr(inp, "draft") else None,
         draft_manifest=read_json(Path(inp.draft_manifest)) if hasattr(inp, "draft_manifest") else None,
         prompt_manifest=read_json(Path(inp.prompt)),
+        server_args=list(params.server_args),
+        requires=list(params.requires),
+        max_tokens=params.max_tokens,
+        reasoning=params.reasoning,
+        base_seed=params.base_seed,
+        startup_timeout_s=params.startup_timeout_s,
+        request_timeout_s=params.request_timeout_s,
         server_log=Path(log.server),
         gpu_samples=Path(log.gpu),
-        **params,
+        code_fingerprint=fingerprint(inp.code),
+        sample_interval_s=params.sample_interval_s,
+        max_attempts=params.max_attempts,
+        max_load_per_cpu=params.max_load_per_cpu,
     )
     try:
         records = run_cells(setup, cells)

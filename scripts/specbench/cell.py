@@ -19,7 +19,7 @@ from .gsm8k import score_gsm8k
 from .parse import derived_figures, parse_speculative_log
 from .server import ServerError, llama_server
 
-RECORD_VERSION = 2
+RECORD_VERSION = 3
 
 
 class CellError(RuntimeError):
@@ -28,7 +28,8 @@ class CellError(RuntimeError):
 
 @dataclass(frozen=True)
 class Setup:
-    """What every cell of one condition needs, resolved by the workflow."""
+    """What every cell of one condition needs, resolved by the workflow (``server_args``: the argv after the
+    binary, model and draft paths included; the cell adds only the loopback host and the port)."""
 
     condition: str
     server_binary: Path
@@ -38,8 +39,7 @@ class Setup:
     draft_path: Path | None
     draft_manifest: dict[str, Any] | None
     prompt_manifest: dict[str, Any]
-    shared_args: list[str]
-    condition_args: list[str]
+    server_args: list[str]
     requires: list[str]
     max_tokens: int
     reasoning: bool
@@ -48,6 +48,7 @@ class Setup:
     request_timeout_s: float
     server_log: Path
     gpu_samples: Path
+    code_fingerprint: str
     sample_interval_s: float = 2.0
     max_attempts: int = 3
     max_load_per_cpu: float | None = None
@@ -57,22 +58,13 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
-def condition_args(args: list[str], draft_path: Path | None) -> list[str]:
-    """The condition's flags with ``{draft}`` replaced by the draft GGUF path."""
-    if any("{draft}" in a for a in args) and draft_path is None:
-        raise ValueError("condition uses {draft} but no draft model was given")
-    return [a.replace("{draft}", str(draft_path)) for a in args]
-
-
 def check_requirements(setup: Setup, label: str) -> None:
-    """Refuse a condition whose model needs (MTP layer, draft) are not met, before any server starts."""
+    """Refuse a condition that needs the model's MTP layer when the model file has none, before any server."""
     if "mtp" in setup.requires and not setup.model_manifest.get("mtp", {}).get("present", False):
         raise CellError(
             f"cell {label}: condition '{setup.condition}' needs the model's MTP layer, "
             f"but {setup.model_path} has none (see its model manifest)"
         )
-    if "draft" in setup.requires and setup.draft_path is None:
-        raise CellError(f"cell {label}: condition '{setup.condition}' needs a draft model")
 
 
 def machine_info() -> dict[str, Any]:
@@ -106,7 +98,6 @@ def _provenance(setup: Setup) -> dict[str, Any]:
 
 def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One server for ``cells`` in order (one request each), watched from before start to after stop."""
-    args = condition_args(setup.condition_args, setup.draft_path)
     results: list[dict[str, Any]] = []
     server_info: dict[str, Any] = {}
     scratch = setup.gpu_samples.with_name(f".{setup.gpu_samples.name}.attempt{attempt}")
@@ -115,7 +106,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
     try:
         with watch:
             t0 = time.perf_counter()
-            with llama_server(setup.server_binary, setup.model_path, setup.shared_args, args, setup.server_log,
+            with llama_server(setup.server_binary, setup.server_args, setup.server_log,
                               setup.startup_timeout_s) as server:
                 ready_s = time.perf_counter() - t0
                 server_info = {"pid": server.pid, "port": server.port, "argv": server.argv,
@@ -173,6 +164,7 @@ def _record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[d
     server_ms = figures["prompt_ms"] + figures["decode_ms"]
     return {
         "record_version": RECORD_VERSION,
+        "code_fingerprint": setup.code_fingerprint,
         "cell": {"task": cell.task, "condition": cell.condition, "temperature": cell.temperature,
                  "repeat": cell.repeat, "label": cell.label},
         "seed": cell.seed(setup.base_seed),

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 CELLS_DIR = "results/cells"
 CELL_PATTERN = CELLS_DIR + "/{task}/{condition}/t{temperature}/r{repeat}.json"
-_CELL_RE = re.compile(
-    r"(?:^|/)results/cells/(?P<task>[^/]+)/(?P<condition>[^/]+)/t(?P<temperature>[0-9]+\.[0-9]+)/r(?P<repeat>[0-9]+)\.json$"
-)
 
 
 def format_temperature(value: float) -> str:
@@ -53,14 +49,6 @@ class Cell:
     def from_wildcards(cls, task: str, condition: str, temperature: str, repeat: str | int) -> Cell:
         """Build a cell from Snakemake wildcard strings."""
         return cls(task, condition, float(temperature), int(repeat))
-
-
-def parse_cell_path(path: str | Path) -> Cell:
-    """Inverse of ``Cell.path``; raises ValueError for anything that is not a cell file."""
-    match = _CELL_RE.search(Path(path).as_posix())
-    if not match:
-        raise ValueError(f"not a cell path: {path}")
-    return Cell.from_wildcards(**match.groupdict())
 
 
 def selected_cells(config: dict) -> list[Cell]:

@@ -178,10 +178,14 @@ def _check_condition(name: str, condition: dict, config: dict) -> None:
         raise ConfigError(f"conditions.{name}.requires", "needs a draft model but models.draft is not set")
 
 
-def llama_source(config: dict) -> dict[str, Any]:
-    """The chosen llama.cpp source route as one dict: ``{"kind": ..., **its block}``."""
+def llama_source(config: dict, base: Path = REPO_ROOT) -> dict[str, Any]:
+    """The chosen llama.cpp source route as one dict: ``{"kind": ..., **its block}``; a local archive path is
+    resolved against the workflow directory."""
     kind = config["llama_cpp"]["source"]
-    return {"kind": kind, **config["llama_cpp"][kind]}
+    source = {"kind": kind, **config["llama_cpp"][kind]}
+    if kind == "archive" and not source["url"].startswith(("http://", "https://")):
+        source["url"] = str(resolve_path(source["url"], base))
+    return source
 
 
 def model_source(config: dict, role: str) -> dict[str, Any]:
@@ -190,7 +194,7 @@ def model_source(config: dict, role: str) -> dict[str, Any]:
     if not model:
         return {"kind": "none"}
     kind = model["source"]
-    return {"kind": kind, **model.get(kind, {})}
+    return {**model.get(kind, {}), "kind": kind}
 
 
 def template_fields(template: str) -> set[str]:

@@ -56,9 +56,9 @@ class RunningServer:
         return self.process.pid
 
 
-def server_argv(binary: Path, model: Path, port: int, shared_args: list[str], condition_args: list[str]) -> list[str]:
-    """The full command line: binary, model, loopback address, then the study's and the condition's flags."""
-    return [str(binary), "-m", str(model), "--host", HOST, "--port", str(port), *shared_args, *condition_args]
+def server_argv(binary: Path, args: list[str], port: int) -> list[str]:
+    """The full command line: binary, the workflow's resolved arguments, then the loopback address and port."""
+    return [str(binary), *args, "--host", HOST, "--port", str(port)]
 
 
 def _terminate(process: subprocess.Popen, grace_s: float = 10.0) -> None:
@@ -116,15 +116,13 @@ def _signals_raise() -> Iterator[None]:
 @contextlib.contextmanager
 def llama_server(
     binary: Path,
-    model: Path,
-    shared_args: list[str],
-    condition_args: list[str],
+    args: list[str],
     log_path: Path,
     startup_timeout_s: float = 600.0,
 ) -> Iterator[RunningServer]:
     """Run a server for the duration of the ``with`` block; it is stopped on success, error and interrupt."""
     port = free_port()
-    argv = server_argv(binary, model, port, shared_args, condition_args)
+    argv = server_argv(binary, args, port)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with _signals_raise(), open(log_path, "wb") as log:
         process = subprocess.Popen(
