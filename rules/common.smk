@@ -49,7 +49,9 @@ def model_id(role):
     source, options = model_source(role), config["models"].get(role, {})
     kind = source["kind"]
     if kind == "hf":
-        ident = f"{source['repo'].replace('/', '--')}@{source['revision']}"
+        ident = (
+            f"{re.sub(r'[^A-Za-z0-9._-]+', '--', source['repo'])}@{source['revision']}"
+        )
     elif kind == "tiny":
         tiny = options.get("tiny", {})
         ident = f"tiny-{role}-{tiny.get('kind', 'random')}-seed{tiny.get('seed', 0)}"
@@ -67,7 +69,9 @@ ROLE_OF = {ident: role for role, ident in MODEL_IDS.items()}
 TARGET_ID = MODEL_IDS["target"]
 DRAFT_ID = MODEL_IDS.get("draft", "no-draft")
 TARGET_BF16 = f"resources/models/{TARGET_ID}/bf16.gguf"
-TARGET_QUANT = f"resources/models/{TARGET_ID}/{config['models']['target']['quant']}.gguf"
+TARGET_QUANT = (
+    f"resources/models/{TARGET_ID}/{config['models']['target']['quant']}.gguf"
+)
 DRAFT_GGUF = f"resources/models/{DRAFT_ID}/{config['models'].get('draft', {}).get('outtype', 'bf16')}.gguf"
 
 
@@ -133,7 +137,8 @@ def conditions_regex(server):
 
 def server_args(wildcards):
     """The server's argv after the binary, resolved once here: model, the study's flags, the condition's flags
-    (with the draft's path); the cell adds only --host 127.0.0.1 and the port it picks."""
+    (with the draft's path); the cell adds only --host 127.0.0.1 and the port it picks.
+    """
     draft = model_gguf("draft") if "draft" in ROLES else None
     args = config["conditions"][wildcards.condition]["args"]
     return [
@@ -187,7 +192,16 @@ def workflow_commit():
             check=True,
         )
         dirty = subprocess.run(
-            ["git", "-C", str(BASE), "status", "--porcelain", "--untracked-files=no", "--", *WORKFLOW_FILES],
+            [
+                "git",
+                "-C",
+                str(BASE),
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                *WORKFLOW_FILES,
+            ],
             capture_output=True,
             text=True,
             check=True,

@@ -22,10 +22,11 @@ def _setup(tmp_path: Path, attempts: int = 3) -> Setup:
     return Setup(condition="off", server_binary=tmp_path / "llama-server",
                  build_manifest={"binaries": {"llama-server": {"sha256": "ab"}}}, model_path=tmp_path / "m.gguf",
                  model_manifest={"sha256": "cd", "mtp": {"present": False}}, draft_path=None, draft_manifest=None,
-                 prompt_manifest={"sha256": "ef", "messages": [{"role": "user", "content": "hi"}]}, shared_args=[],
-                 condition_args=[], requires=[], max_tokens=4, reasoning=False, base_seed=0, startup_timeout_s=1,
+                 prompt_manifest={"sha256": "ef", "messages": [{"role": "user", "content": "hi"}]},
+                 server_args=["-m", "m.gguf"], requires=[], max_tokens=4, reasoning=False, base_seed=0,
+                 startup_timeout_s=1,
                  request_timeout_s=1, server_log=tmp_path / "server.log", gpu_samples=tmp_path / "gpu.jsonl",
-                 max_attempts=attempts)
+                 code_fingerprint="c0de", max_attempts=attempts)
 
 
 def _outcome(contended: bool, pid: int, speed: float) -> tuple[list[dict], dict]:
