@@ -17,18 +17,33 @@ OUTPUT_CACHE = TEST_CACHE / "snakemake-output-cache"
 
 
 def snakemake(workdir: Path, targets: list[str], configs: list[Path], *extra: str,
-              env: dict[str, str] | None = None, cores: int = 2) -> subprocess.CompletedProcess:
+              env: dict[str, str] | None = None, cores: int = 2,
+              snakefile: Path = REPO / "Snakefile") -> subprocess.CompletedProcess:
     """``snakemake TARGETS`` in ``workdir`` with the study config plus ``configs`` merged over it.
 
     The llama.cpp rules are taken from / put into Snakemake's between-workflow cache, so the build happens
     once per machine (keyed by the rules' code, parameters and inputs).
     """
     OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "snakemake", *targets, "--snakefile", str(REPO / "Snakefile"),
+    argv = [sys.executable, "-m", "snakemake", *targets, "--snakefile", str(snakefile),
             "--directory", str(workdir), "--cores", str(cores), *extra, "--cache",
             "--configfile", *(str(c) for c in configs)]
     full_env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **(env or {})}
     return subprocess.run(argv, cwd=workdir, env=full_env, capture_output=True, text=True)
+
+
+WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "envs", "report")
+
+
+def copy_workflow(dest: Path) -> Path:
+    """A copy of the workflow's own files (what a user's clone holds), to edit in tests; returns its Snakefile."""
+    for name in WORKFLOW_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, dest / name)
+    return dest / "Snakefile"
 
 
 def write_yaml(path: Path, data: dict) -> Path:
