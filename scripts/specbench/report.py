@@ -18,14 +18,14 @@ import pandas as pd
 Row = Mapping[str, Any]
 
 
-def missing(value: Any) -> bool:
+def is_missing(value: Any) -> bool:
     """None, NaN, NaT or pandas' NA (not a list)."""
     return not isinstance(value, (list, tuple)) and (value is None or bool(pd.isna(value)))
 
 
 def fmt(value: Any, digits: int = 2) -> str:
     """Numbers with fixed digits, flags as yes/no; missing values as n/a."""
-    if missing(value):
+    if is_missing(value):
         return "n/a"
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -40,7 +40,7 @@ def digits(n: int) -> Callable[[Any], str]:
 
 
 def percent(value: Any) -> str:
-    return "n/a" if missing(value) else f"{100 * value:.1f}%"
+    return "n/a" if is_missing(value) else f"{100 * value:.1f}%"
 
 
 def joined(values: Sequence[Any], separator: str = ", ") -> str:
