@@ -58,8 +58,8 @@ rule report:
         name=config["name"],
         baseline=config["baseline"],
         is_study_setup=config["is_study_setup"],
-        task_order=list(dict.fromkeys(c.task for c in CELLS)),
-        condition_order=list(dict.fromkeys(c.condition for c in CELLS)),
+        task_order=list(config["tasks"]),
+        condition_order=list(config["conditions"]),
         stand_in_tasks=[
             name
             for name, task in config["tasks"].items()

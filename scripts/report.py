@@ -1,55 +1,44 @@
-"""Snakemake entry: the report (Markdown and one self-contained HTML file) and provenance.json."""
+"""Snakemake entry: the report (Markdown and one self-contained HTML file), claims.csv and provenance.json, all from
+the per-cell table (results/cells.parquet) and its summaries, computed once here.
 
-import json
+input: table (cells.parquet), cells_index, build (llama.cpp bin dir, with manifest.json), model, draft (optional),
+downloads (list), claims. params: name, baseline, is_study_setup, stand_in_tasks, task_order, condition_order,
+expected_cells, config_sha256, workflow_commit."""
+
 from pathlib import Path
-
-import pandas as pd
 
 from specbench.claims import evaluate, load_claims
 from specbench.entry import logged_to
-from specbench.figures import acceptance_figure, multiplier_figure, png_data_uri, timeline_figure
-from specbench.files import read_json, sha256_text, write_atomic, write_json_atomic
+from specbench.figures import png_data_uri, report_figures
+from specbench.files import read_json, write_atomic, write_json_atomic
 from specbench.html_report import render_html
 from specbench.provenance import report_numbers
-from specbench.report import environment, missing_cells, render_markdown
+from specbench.report import Facts, Figure, build_report, environment, missing_cells, render_markdown
+from specbench.summaries import tables as summary_tables
+from specbench.table import csv_copy, read_table
 
 snakemake = globals()["snakemake"]
 inp, out, params = snakemake.input, snakemake.output, snakemake.params
 with logged_to(snakemake.log[0]):
-    tables = {name: pd.read_csv(getattr(inp, name))
-              for name in ("summary", "runs", "acceptance", "identity_summary")}
+    tables = summary_tables(read_table(Path(inp.table)), params.baseline)
     index = read_json(Path(inp.cells_index))
     build = read_json(Path(inp.build) / "manifest.json")
     model = read_json(Path(inp.model))
     draft = read_json(Path(inp.draft)) if hasattr(inp, "draft") else None
-    downloads = [read_json(Path(p)) for p in inp.downloads]
-    run_context = {
-        "config_sha256": sha256_text(json.dumps(params.config, sort_keys=True)),
-        "workflow_commit": params.workflow_commit,
-        "hf_revisions": {d["repo"]: d["commit"] for d in downloads},
-    }
-    provenance = {"context": run_context, "numbers": report_numbers(tables, params.baseline),
-                  "cells": index["cells"]}
-    write_json_atomic(Path(out.provenance), provenance)
-    claims = evaluate(load_claims(Path(inp.claims)), tables, is_study_setup=params.is_study_setup)
-    claims.to_csv(out.claims, index=False)
-    figures = {
-        f"Multiplier vs {params.baseline} per task and condition (every repeat a point, the bar its median)":
-            png_data_uri(multiplier_figure(tables["runs"], params.baseline)),
-        "Pooled acceptance rate per task and condition": png_data_uri(acceptance_figure(tables["acceptance"])),
-        "Tokens/s of every cell over time (contention would show as a dip)":
-            png_data_uri(timeline_figure(tables["runs"])),
-    }
-    context = {
-        "name": params.name, "baseline": params.baseline, "is_study_setup": params.is_study_setup,
-        "missing_cells": missing_cells(params.expected_cells, tables["runs"]),
-        "environment": environment(build, model, draft, index, tables["runs"], run_context),
-        "device": index["device"], "model_bytes": model["size_bytes"],
-        "stand_in_tasks": [name for name, task in params.config["tasks"].items()
-                           if (task.get("dataset") or {}).get("stand_in")],
-    }
-    write_atomic(Path(out.html), render_html(tables, figures=figures, claims=claims, provenance=provenance,
-                                             context=context).encode("utf-8"))
-    write_atomic(Path(out.markdown), render_markdown(tables, name=params.name, baseline=params.baseline,
-                                                     is_study_setup=params.is_study_setup, build=build,
-                                                     model=model).encode("utf-8"))
+    run_context = {"config_sha256": params.config_sha256, "workflow_commit": params.workflow_commit,
+                   "hf_revisions": {d["repo"]: d["commit"] for d in map(read_json, map(Path, inp.downloads))}}
+    numbers = report_numbers(tables, params.baseline)
+    write_json_atomic(Path(out.provenance), {"context": run_context, "numbers": numbers, "cells": index["cells"]})
+    claims = evaluate(load_claims(Path(inp.claims)), tables, baseline=params.baseline,
+                      is_study_setup=params.is_study_setup)
+    write_atomic(Path(out.claims), csv_copy(claims).to_csv(index=False).encode("utf-8"))
+    figures = [Figure(caption, png_data_uri(png)) for caption, png in
+               report_figures(tables, params.baseline, params.task_order, params.condition_order)]
+    facts = Facts(name=params.name, baseline=params.baseline, is_study_setup=params.is_study_setup,
+                  environment=environment(build, model, draft, index, tables["cells"], run_context),
+                  device=index["device"], model_bytes=model["size_bytes"],
+                  missing_cells=missing_cells(params.expected_cells, tables["cells"]),
+                  stand_in_tasks=params.stand_in_tasks, run_context=run_context)
+    report = build_report(tables, facts=facts, claims=claims, numbers=numbers, figures=figures)
+    write_atomic(Path(out.html), render_html(report).encode("utf-8"))
+    write_atomic(Path(out.markdown), render_markdown(report).encode("utf-8"))

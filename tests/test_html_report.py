@@ -1,22 +1,33 @@
-"""Pieces of the HTML report: the memory-bandwidth ceiling and number links."""
+"""The report's renderers: the memory-bandwidth ceiling, number links, and both documents from one list of sections."""
 
 from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from specbench.html_report import ceiling_rows, linked
+from specbench.html_report import linked, render_html, table
+from specbench.provenance import report_numbers
+from specbench.report import Facts, Figure, build_report, ceiling_rows, fmt, render_markdown
+from specbench.summaries import tables
+from specbench.table import frame_of
+
+DATA = Path(__file__).parent / "data" / "report"
+A100 = {"nvml": "ok", "devices": [{"name": "NVIDIA A100-SXM4-80GB", "memory_bus_width_bits": 5120,
+                                   "max_mem_clock_mhz": 1593}]}
 
 
 def test_ceiling_from_bus_width_and_memory_clock() -> None:
-    device = {"nvml": "ok", "devices": [{"name": "NVIDIA A100-SXM4-80GB", "memory_bus_width_bits": 5120,
-                                         "max_mem_clock_mhz": 1593}]}
     off = pd.DataFrame([{"task": "essay", "temperature": 0.0, "median_tokens_per_s": 126.0}])
-    note, rows = ceiling_rows(device, 5_680_000_000, off)
+    note, rows = ceiling_rows(A100, 5_680_000_000, off)
     bandwidth = 5120 / 8 * 1593e6 * 2  # 2039 GB/s, the A100 80GB's published figure
     assert bandwidth / 1e9 == pytest.approx(2039, abs=1)
     assert "2039 GB/s" in note and f"{bandwidth / 5.68e9:.0f} tokens/s" in note
-    assert rows == [["essay", "0.0", "126.0", f"{126 / (bandwidth / 5.68e9) * 100:.1f}%"]]
+    assert rows == [{"task": "essay", "temperature": 0.0, "median_tokens_per_s": 126.0,
+                     "of_ceiling": pytest.approx(126 / (bandwidth / 5.68e9))}]
 
 
 def test_no_ceiling_without_nvml() -> None:
@@ -29,3 +40,92 @@ def test_numbers_link_to_their_provenance_entry() -> None:
     html = linked(1.0412, "speedup-essay-mtp-t0.0", numbers)
     assert 'id="n-speedup-essay-mtp-t0.0"' in html and 'href="#p-speedup-essay-mtp-t0.0"' in html and ">1.04<" in html
     assert linked(float("nan"), "other", numbers) == "n/a"
+
+
+def _rows() -> list[dict]:
+    rows = json.loads((DATA / "cells.json").read_text())
+    rows[0].update(rejected_attempts=1, rejected_reasons=["pid 4242 (python) on the GPU"])
+    rows += [{"task": "gsm8k", "condition": condition, "temperature": 0.0, "repeat": 1, "tokens_per_s": speed,
+              "predicted_n": 100, "draft_n": drafted, "draft_n_accepted": drafted // 2, "tokens": tokens,
+              "cell_file": f"results/cells/gsm8k/{condition}/t0.0/r1.json", "gsm8k_correct": correct,
+              "gsm8k_total": 3, "gsm8k_wrong": wrong, "started_at": "2026-11-29T16:50:00+00:00"}
+             for condition, speed, drafted, tokens, correct, wrong in (
+                 ("off", 120.0, 0, [1, 2, 3], 2, [{"problem": 3, "extracted": "25000", "reference": "70000"}]),
+                 ("dflash", 60.0, 40, [1, 2, 4, 5], 3, []))]
+    return rows
+
+
+@pytest.fixture(scope="module")
+def rendered() -> dict[str, str]:
+    summaries = tables(frame_of(_rows(), "off"), "off")
+    numbers = report_numbers(summaries, "off")
+    claims = pd.DataFrame([{"id": "ngram-file-rewrite", "text": "n-gram 6.2x on file rewrite", "kind": "speedup",
+                            "published": 6.25, "measured": 1.8, "verdict": "reproduced", "detail": "within 10%",
+                            "cells": [], "published_text": "6.25x", "measured_text": "1.80x <b>"}])
+    facts = Facts(name="sample", baseline="off", is_study_setup=False, environment={"device": "A100 <80GB>"},
+                  device=A100, model_bytes=5_680_000_000, stand_in_tasks=["gsm8k"],
+                  run_context={"config_sha256": "c0ffee", "workflow_commit": "abc123"})
+    report = build_report(summaries, facts=facts, claims=claims, numbers=numbers,
+                          figures=[Figure("a figure", "data:image/png;base64,AAAA")])
+    return {"html": render_html(report), "markdown": render_markdown(report), "numbers": numbers}
+
+
+def test_both_documents_come_from_the_same_sections(rendered) -> None:
+    page, text = rendered["html"], rendered["markdown"]
+    html_titles = re.findall(r"<h2 id='([^']+)'>([^<]+)</h2>", page)
+    assert [i for i, _ in html_titles] == ["environment", "claims", "baseline", "multipliers", "figures", "acceptance",
+                                           "identity", "task-checks", "warm", "contention", "ceiling", "runs",
+                                           "missing", "provenance"]
+    md_titles = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
+    assert md_titles == ["Setup", "'off' tokens/s per task", "Multiplier vs 'off' and verdict", "Acceptance",
+                         "Output identity at temperature 0 (token ids vs 'off', same repeat; control: 'off' repeats "
+                         "vs its repeat 1)", "Task checks (GSM8K answers)", "Contention", "Runs"]
+    assert md_titles == [t.replace("&#x27;", "'") for i, t in html_titles if t.replace("&#x27;", "'") in md_titles]
+    assert "not** the published study's setup" in text and "id='not-study'" in page
+
+
+def test_html_is_self_contained_escaped_and_every_number_links_to_its_entry(rendered) -> None:
+    page, numbers = rendered["html"], rendered["numbers"]
+    assert "<img src='data:image/png;base64,AAAA'" in page and "src='http" not in page
+    assert "A100 &lt;80GB&gt;" in page and "1.80x &lt;b&gt;" in page  # text from the tables is escaped
+    links = set(re.findall(r'href="#p-([^"]+)"', page))
+    entries = set(re.findall(r"<tr id='p-([^']+)'>", page))
+    assert entries == set(numbers) and links <= entries
+    kinds = {key.split("-")[0] for key in links}
+    assert kinds == {"speed", "speedup", "acceptance", "identity", "run"}
+    assert 'id="n-speedup-essay-mtp-t0.0"' in page and 'id="n-identity-essay-off-control"' in page
+
+
+def test_values_are_formatted_by_the_renderers_only(rendered) -> None:
+    page, text = rendered["html"], rendered["markdown"]
+    # identity token counts from the list pairs; the control row named as such
+    assert "| essay | dflash | 0/2 | 0 | no | 14 vs 12; 14 vs 12 | 5, 5 |" in text
+    assert "| gsm8k | dflash | 0/1 | 0 | no | 4 vs 3 | 2 |" in text
+    assert "| essay | off (control: r1) | 1/1 | 0 | yes |  |  |" in text
+    # GSM8K from gsm8k_correct / total / wrong, with the stand-in warning
+    assert "| gsm8k | off | 0.0 | 1 | 2/3 | problem 3: 25000 vs 70000 |" in text
+    assert "| gsm8k | dflash | 0.0 | 1 | 3/3 | none |" in text
+    assert "<p class='warn'>Stand-in problems, not the dataset, for: gsm8k.</p>" in page
+    # "drafted nothing" derived from drafted == 0 (ngram-mod drafted nothing on gsm8k: not in this sample; the
+    # baseline's own row is not shown), a real zero rate shown as a number
+    assert "| essay | mtp | 0.0 | 1134 | 0 | 0.000 | 1.00 |  |" in text
+    # the verdict's inputs from the typed value lists
+    assert "[30.07, 31.03] vs off [186.88, 199.97]" in text
+    # contention: the count and the rejected cell with its reason
+    assert "1 attempt(s) rejected as contended and measured again, in 1 cell(s)." in text
+    assert "pid 4242 (python) on the GPU" in text
+    assert f"{120 / (5120 / 8 * 1593e6 * 2 / 5.68e9) * 100:.1f}%" in page  # ceiling
+
+
+def test_drafted_nothing_is_derived_from_the_drafted_count() -> None:
+    from specbench.report import _acceptance
+
+    acceptance = pd.DataFrame([{"task": "a", "condition": "mtp", "temperature": 0.0, "drafted": 0, "accepted": 0,
+                                "pooled_rate": float("nan"), "tokens_per_step": float("nan")}])
+    html = table(_acceptance(acceptance, "off").table, {})
+    assert "drafted nothing" in html and ">n/a<" in html
+
+
+def test_fmt() -> None:
+    assert [fmt(v) for v in (1.234, 3, True, None, float("nan"), pd.NA, "x")] == ["1.23", "3", "yes", "n/a", "n/a",
+                                                                                  "n/a", "x"]

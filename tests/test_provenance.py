@@ -2,33 +2,29 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from specbench.aggregate import summarise
-from specbench.provenance import describe, number_id, report_numbers, unresolved
+from specbench.provenance import describe, number_id, report_numbers, row_id, unresolved
 from specbench.report import missing_cells
+from specbench.summaries import tables
+from specbench.table import frame_of
 
 
 def _runs() -> pd.DataFrame:
+    """Two repeats of off and mtp on the essay at temperature 0, mtp's second repeat different from off's."""
     rows = []
     for condition, speeds in (("off", [100.0, 110.0]), ("mtp", [150.0, 160.0])):
         for repeat, speed in enumerate(speeds, start=1):
             rows.append({"task": "essay", "condition": condition, "temperature": 0.0, "repeat": repeat,
                          "tokens_per_s": speed, "draft_n": 10 if condition == "mtp" else 0,
                          "draft_n_accepted": 4 if condition == "mtp" else 0,
+                         "tokens": [1, 2, 3] if (condition, repeat) != ("mtp", 2) else [1, 2, 4, 5],
                          "cell_file": f"results/cells/essay/{condition}/t0.0/r{repeat}.json"})
-    return pd.DataFrame(rows)
-
-
-def _tables(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    acceptance = pd.DataFrame([{"task": "essay", "condition": "mtp", "temperature": 0.0, "pooled_rate": 0.4}])
-    identity = pd.DataFrame([{"task": "essay", "condition": "mtp", "identical": 2, "repeats_compared": 2},
-                             {"task": "essay", "condition": "off (control: r1)", "identical": 1,
-                              "repeats_compared": 1}])
-    return {"runs": runs, "summary": summarise(runs, "off"), "acceptance": acceptance, "identity_summary": identity}
+    return frame_of(rows, "off")
 
 
 def _chain(path: str) -> dict:
@@ -43,11 +39,15 @@ def test_ids_are_stable_and_path_like() -> None:
     assert number_id("speedup", "essay", "mtp", 0.0) == "speedup-essay-mtp-t0.0"
     assert number_id("run", "essay", "off", 1.0, "r3") == "run-essay-off-t1.0-r3"
     assert number_id("identity", "essay", "off (control: r1)") == "identity-essay-off_control_r1_"
+    assert row_id("identity", {"task": "essay", "condition": "off", "control": True}) == "identity-essay-off-control"
+    assert row_id("identity", {"task": "essay", "condition": "mtp", "control": False}) == "identity-essay-mtp"
+    assert row_id("run", {"task": "essay", "condition": "off", "temperature": 1.0, "repeat": 3}) == \
+        "run-essay-off-t1.0-r3"
 
 
 def test_every_number_maps_to_its_cells(tmp_path: Path) -> None:
-    runs = _runs()
-    numbers = report_numbers(_tables(runs), "off")
+    summaries = tables(_runs(), "off")
+    numbers = report_numbers(summaries, "off")
     off = ["results/cells/essay/off/t0.0/r1.json", "results/cells/essay/off/t0.0/r2.json"]
     mtp = ["results/cells/essay/mtp/t0.0/r1.json", "results/cells/essay/mtp/t0.0/r2.json"]
     assert numbers["speed-essay-off-t0.0"]["cells"] == off
@@ -55,9 +55,17 @@ def test_every_number_maps_to_its_cells(tmp_path: Path) -> None:
     assert numbers["speedup-essay-mtp-t0.0"]["cells"] == sorted(mtp + off)
     assert numbers["speedup-essay-mtp-t0.0"]["value"] == pytest.approx(155 / 105)
     assert numbers["acceptance-essay-mtp-t0.0"]["cells"] == mtp
+    assert numbers["acceptance-essay-mtp-t0.0"]["value"] == pytest.approx(0.4)
     assert numbers["identity-essay-mtp"]["cells"] == sorted(mtp + off)
-    assert numbers["identity-essay-off_control_r1_"]["cells"] == off
+    assert numbers["identity-essay-mtp"]["value"] == 1 and "of 2 compared" in numbers["identity-essay-mtp"]["what"]
+    assert numbers["identity-essay-off-control"]["cells"] == off
     assert numbers["run-essay-mtp-t0.0-r2"]["cells"] == [mtp[1]]
+    assert numbers["run-essay-mtp-t0.0-r2"]["value"] == 160.0
+    # the cells behind each summary number are the summary tables' own, not recomputed here
+    for name, kind in (("acceptance", "acceptance"), ("identity", "identity")):
+        for row in summaries[name].to_dict("records"):
+            assert numbers[row_id(kind, row)]["cells"] == row["cells"]
+    json.dumps(numbers, allow_nan=True)  # plain JSON values, no numpy or pandas scalars
 
     provenance = {"context": {"workflow_commit": "abc"}, "numbers": numbers,
                   "cells": {path: _chain(path) for path in off + mtp}}
@@ -86,23 +94,16 @@ def test_partial_run_names_the_missing_cells() -> None:
 
 def test_html_report_of_a_partial_run_lists_what_is_missing() -> None:
     from specbench.html_report import render_html
-    from specbench.measures import IDENTITY_SUMMARY_COLUMNS
+    from specbench.report import Facts, build_report
 
-    data = Path(__file__).parent / "data" / "report"
-    runs = pd.read_csv(data / "runs.csv")
-    dropped = runs.cell_file.iloc[0]
-    partial = runs.iloc[1:].reset_index(drop=True)
-    tables = {"runs": partial, "summary": summarise(partial, "off"),
-              "acceptance": pd.read_csv(data / "acceptance.csv"),
-              "identity_summary": pd.DataFrame(columns=IDENTITY_SUMMARY_COLUMNS)}
-    numbers = report_numbers(tables, "off")
-    context = {"name": "partial", "baseline": "off", "is_study_setup": False,
-               "missing_cells": missing_cells(list(runs.cell_file), partial),
-               "environment": {"device": "cpu"}, "device": {"nvml": "unavailable", "devices": []},
-               "model_bytes": 70_000_000}
-    page = render_html(tables, figures={}, claims=None, provenance={"context": {}, "numbers": numbers, "cells": {}},
-                       context=context)
+    rows = json.loads((Path(__file__).parent / "data" / "report" / "cells.json").read_text())
+    dropped = rows[0]["cell_file"]
+    summaries = tables(frame_of(rows[1:], "off"), "off")
+    numbers = report_numbers(summaries, "off")
+    facts = Facts(name="partial", baseline="off", is_study_setup=False, environment={"device": "cpu"},
+                  device={"nvml": "unavailable", "devices": []}, model_bytes=70_000_000,
+                  missing_cells=missing_cells([r["cell_file"] for r in rows], summaries["cells"]))
+    page = render_html(build_report(summaries, facts=facts, claims=None, numbers=numbers))
     assert f"<li class='bad'>{dropped}</li>" in page
-    assert "<span class='bad'>1 missing</span>" in page
-    assert f"{len(partial)} cells measured" in page
+    assert f"<p class='bad'>{len(rows) - 1} cells measured; 1 missing (listed under Missing cells)." in page
     assert "Device memory bandwidth unknown" in page

@@ -1,15 +1,15 @@
-"""The self-contained HTML report: the study's tables and figures from this run, the published claims beside this
-run's values, the environment, and a provenance entry for every number (each links to its cell files)."""
+"""The HTML renderer of the report (see report.py for the sections): one self-contained document, figures as data
+URIs, every number that has a provenance entry linked to it (ids from provenance.row_id)."""
 
 from __future__ import annotations
 
 import html
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import pandas as pd
-
-from .provenance import number_id
-from .report import fmt
+from .provenance import row_id
+from .report import Column, Note, Report, Row, Section, Table, fmt
 
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
@@ -24,6 +24,8 @@ img{max-width:100%;border:1px solid #ddd}
 code{font-size:.88em}
 @media print{a.n{border:none}}
 """
+_INLINE = [(re.compile(r"\*\*(.+?)\*\*"), r"<b>\1</b>"), (re.compile(r"\*(.+?)\*"), r"<i>\1</i>"),
+           (re.compile(r"`(.+?)`"), r"<code>\1</code>")]
 
 
 def esc(value: Any) -> str:
@@ -31,146 +33,72 @@ def esc(value: Any) -> str:
     return html.escape(str(value))
 
 
-def linked(value: Any, key: str, numbers: dict[str, Any], digits: int = 2) -> str:
+def inline(text: str) -> str:
+    """Escaped text with the notes' Markdown emphasis and code as HTML."""
+    out = esc(text)
+    for pattern, replacement in _INLINE:
+        out = pattern.sub(replacement, out)
+    return out
+
+
+def linked(value: Any, key: str, numbers: Mapping[str, Any], show: Callable[[Any], str] = fmt) -> str:
     """A number that links to its provenance entry (and carries its id)."""
     if key not in numbers:
-        return esc(fmt(value, digits))
+        return esc(show(value))
     return f'<a class="n" id="n-{esc(key)}" href="#p-{esc(key)}" title="provenance: {esc(key)}">' \
-           f"{esc(fmt(value, digits))}</a>"
-
-
-def table(headers: list[str], rows: list[list[str]], text_columns: int = 1) -> str:
-    """An HTML table; cells are already-escaped HTML; the first ``text_columns`` are left-aligned."""
-    head = "".join(f'<th class="{"t" if i < text_columns else ""}">{esc(h)}</th>' for i, h in enumerate(headers))
-    body = "".join(
-        "<tr>" + "".join(f'<td class="{"t" if i < text_columns else ""}">{c}</td>' for i, c in enumerate(r)) + "</tr>"
-        for r in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def ceiling_rows(device: dict[str, Any], model_bytes: int, off_speeds: pd.DataFrame) -> tuple[str, list[list[str]]]:
-    """Decode tokens/s as a fraction of the memory-bandwidth ceiling (bandwidth / bytes read per token)."""
-    gpus = [d for d in device.get("devices", []) if d.get("memory_bus_width_bits") and d.get("max_mem_clock_mhz")]
-    if not gpus:
-        return ("Device memory bandwidth unknown (NVML unavailable on the machine that ran the cells): no ceiling.", [])
-    gpu = gpus[0]
-    bandwidth = gpu["memory_bus_width_bits"] / 8 * gpu["max_mem_clock_mhz"] * 1e6 * 2  # double data rate
-    ceiling = bandwidth / model_bytes
-    note = (f"{esc(gpu['name'])}: bus {gpu['memory_bus_width_bits']} bit x max memory clock "
-            f"{gpu['max_mem_clock_mhz']} MHz x 2 (double data rate) = {bandwidth / 1e9:.0f} GB/s; each token reads "
-            f"the whole GGUF ({model_bytes / 1e9:.2f} GB), so the ceiling is {ceiling:.0f} tokens/s.")
-    rows = [[esc(r.task), fmt(r.temperature, 1), fmt(r.median_tokens_per_s, 1),
-             fmt(r.median_tokens_per_s / ceiling * 100, 1) + "%"] for r in off_speeds.itertuples()]
-    return note, rows
-
-
-def render_html(tables: dict[str, pd.DataFrame], *, figures: dict[str, str], claims: pd.DataFrame | None,
-                provenance: dict[str, Any], context: dict[str, Any]) -> str:
-    """The whole report as one HTML document (figures are data URIs)."""
-    baseline, numbers = context["baseline"], provenance["numbers"]
-    summary, runs = tables["summary"], tables["runs"]
-    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{esc(context['name'])}</title>"
-             f"<style>{STYLE}</style></head><body><h1>Speculative decoding benchmark: {esc(context['name'])}</h1>"]
-    if not context["is_study_setup"]:
-        parts.append("<p class='banner' id='not-study'>This run is not the published study's setup (model, build or "
-                     "hardware differ). Its numbers show the pipeline at work; the claims below are not compared.</p>")
-    missing = context.get("missing_cells", [])
-    parts.append(f"<p>{len(runs)} cells measured"
-                 + (f"; <span class='bad'>{len(missing)} missing</span> (listed under Missing cells)" if missing
-                    else "; none missing") + ". Every number links to its provenance entry.</p>")
-    parts.append("<h2 id='environment'>Environment</h2>" + table(["item", "value"], [
-        [esc(k), esc(v)] for k, v in context["environment"].items()], text_columns=2))
-    if claims is not None and not claims.empty:
-        parts.append("<h2 id='claims'>Published claims vs this run</h2>" + table(
-            ["claim", "published", "this run", "verdict", "detail"],
-            [[f"<b>{esc(c.id)}</b><br>{esc(c.text)}", esc(c.published), esc(c.measured), esc(c.verdict),
-              esc(c.detail)] for c in claims.itertuples()], text_columns=5))
-    base = summary[summary.condition == baseline]
-    parts.append(f"<h2 id='baseline'>'{esc(baseline)}' tokens/s per task</h2>" + table(
-        ["task", "temp", "runs", "median tok/s", "min", "max"],
-        [[esc(r.task), fmt(r.temperature, 1), str(r.runs),
-          linked(r.median_tokens_per_s, number_id("speed", r.task, r.condition, r.temperature), numbers, 1),
-          fmt(r.min_tokens_per_s, 1), fmt(r.max_tokens_per_s, 1)] for r in base.itertuples()]))
-    others = summary[summary.condition != baseline]
-    parts.append(f"<h2 id='multipliers'>Multiplier vs '{esc(baseline)}' and verdict</h2>"
-                 "<p>Verdict: <i>faster</i> if every run beats every baseline run, <i>slower</i> if every run is "
-                 "below, else <i>none</i>. The runs behind each verdict are listed beside it.</p>" + table(
-                     ["task", "condition", "temp", "median tok/s", "x median", "x min", "x max", "verdict",
-                      "runs vs baseline (tok/s)"],
-                     [[esc(r.task), esc(r.condition), fmt(r.temperature, 1), fmt(r.median_tokens_per_s, 1),
-                       linked(r.speedup_median, number_id("speedup", r.task, r.condition, r.temperature), numbers),
-                       fmt(r.speedup_min), fmt(r.speedup_max), esc(r.verdict), esc(r.verdict_inputs)]
-                      for r in others.itertuples()], text_columns=2))
-    parts.append("<h2 id='figures'>Figures</h2>" + "".join(
-        f"<figure><img src='{uri}' alt='{esc(caption)}'><figcaption>{esc(caption)}</figcaption></figure>"
-        for caption, uri in figures.items()))
-    acceptance = tables["acceptance"]
-    parts.append("<h2 id='acceptance'>Acceptance</h2><p>Tokens per step = generated / (generated - accepted): "
-                 "the mean tokens one target-model step yields.</p>" + table(
-                     ["task", "condition", "temp", "drafted", "accepted", "rate", "tokens/step", "note"],
-                     [[esc(r.task), esc(r.condition), fmt(r.temperature, 1), str(r.drafted), str(r.accepted),
-                       linked(r.pooled_rate, number_id("acceptance", r.task, r.condition, r.temperature), numbers, 3),
-                       fmt(r.tokens_per_step), esc(r.note if isinstance(r.note, str) else "")]
-                      for r in acceptance[acceptance.condition != baseline].itertuples()], text_columns=2))
-    identity = tables["identity_summary"]
-    parts.append(f"<h2 id='identity'>Output identity at temperature 0 (token ids vs '{esc(baseline)}')</h2>" + table(
-        ["task", "condition", "identical / compared", "token counts where different (cond vs base)",
-         "first difference"],
-        [[esc(r.task), esc(r.condition), linked(f"{r.identical}/{r.repeats_compared}",
-                                                number_id("identity", r.task, r.condition), numbers),
-          esc(r.token_counts if isinstance(r.token_counts, str) else ""),
-          esc(r.first_differences if isinstance(r.first_differences, str) else "")]
-         for r in identity.itertuples()], text_columns=2))
-    checks = runs[runs.task_check.notna() & (runs.task_check != "")]
-    if not checks.empty:
-        stand_in = sorted(set(checks.task) & set(context.get("stand_in_tasks", [])))
-        note = (f"<p class='warn'>Stand-in problems, not the dataset, for: {esc(', '.join(stand_in))}.</p>"
-                if stand_in else "")
-        parts.append("<h2 id='task-checks'>GSM8K answers</h2>" + note + table(
-            ["task", "condition", "temp", "repeat", "result"],
-            [[esc(r.task), esc(r.condition), fmt(r.temperature, 1), str(r.repeat), esc(r.task_check)]
-             for r in checks.itertuples()], text_columns=2))
-    warm = runs[runs.server_shared.astype(bool)]
-    if not warm.empty:
-        parts.append("<h2 id='warm'>Fresh vs warm n-gram server</h2><p>A warm condition answers its repeats in "
-                     "order on one server (position 1, 2, ...); the fresh one starts a server per cell.</p>" + table(
-                         ["task", "condition", "temp", "repeat", "position", "server pid", "tok/s"],
-                         [[esc(r.task), esc(r.condition), fmt(r.temperature, 1), str(r.repeat),
-                           str(r.server_position), str(r.server_pid),
-                           linked(r.tokens_per_s, number_id("run", r.task, r.condition, r.temperature,
-                                                            f"r{r.repeat}"), numbers, 1)]
-                          for r in warm.itertuples()], text_columns=2))
-    rejected = runs[runs.rejected_attempts > 0]
-    parts.append(f"<h2 id='contention'>Contention</h2><p>{int(runs.rejected_attempts.sum())} attempt(s) rejected as "
-                 f"contended and measured again, in {len(rejected)} cell(s).</p>" + (table(
-                     ["cell", "rejected attempts", "reason"],
-                     [[esc(r.cell_file), str(r.rejected_attempts), esc(r.contended_reason)]
-                      for r in rejected.itertuples()], text_columns=3) if not rejected.empty else ""))
-    note, rows = ceiling_rows(context["device"], context["model_bytes"], base)
-    parts.append("<h2 id='ceiling'>Memory-bandwidth ceiling</h2><p>" + note + "</p>"
-                 + (table(["task", "temp", "off tok/s", "of ceiling"], rows) if rows else ""))
-    parts.append("<h2 id='runs'>Runs</h2>" + table(
-        ["cell", "tok/s (server)", "tok/s (client)", "tokens", "drafted", "accepted", "attempt", "overhead s"],
-        [[f"<a href='{esc(_rel(r.cell_file))}'>{esc(r.cell_file)}</a>",
-          linked(r.tokens_per_s, number_id("run", r.task, r.condition, r.temperature, f"r{r.repeat}"), numbers, 1),
-          fmt(r.client_tokens_per_s, 1), str(r.predicted_n), str(r.draft_n), str(r.draft_n_accepted),
-          str(r.attempt), fmt(r.overhead_s)] for r in runs.itertuples()]))
-    parts.append("<h2 id='missing'>Missing cells</h2>" + (
-        "<ul>" + "".join(f"<li class='bad'>{esc(m)}</li>" for m in missing) + "</ul>" if missing
-        else "<p>None: every cell of the configuration was measured.</p>"))
-    parts.append("<h2 id='provenance'>Provenance</h2><p>Each number's id, value and the cell files it was computed "
-                 "from; each cell's server log, argv, binary and model hashes are in <code>provenance.json</code> "
-                 "(<code>python -m specbench provenance ID</code> prints the chain). Run context: "
-                 + esc(provenance["context"]) + "</p><ul>")
-    for key, number in provenance["numbers"].items():
-        cells = ", ".join(f"<a href='{esc(_rel(c))}'>{esc(c)}</a>" for c in number["cells"])
-        parts.append(f"<li id='p-{esc(key)}'><code>{esc(key)}</code> = {esc(fmt(number['value'], 3))} "
-                     f"({esc(number['what'])}): {cells}</li>")
-    parts.append("</ul></body></html>")
-    return "\n".join(parts)
+           f"{esc(show(value))}</a>"
 
 
 def _rel(cell_file: str) -> str:
     """A cell file's link relative to the report (which sits in results/)."""
     return cell_file.removeprefix("results/")
+
+
+def _cell(column: Column, row: Row, numbers: Mapping[str, Any]) -> str:
+    value = column.get(row)
+    if column.files:
+        return ", ".join(f"<a href='{esc(_rel(f))}'>{esc(f)}</a>" for f in ([value] if isinstance(value, str)
+                                                                               else value))
+    if column.link:
+        return linked(value, row_id(column.link, row), numbers, column.show)
+    return esc(column.show(value))
+
+
+def table(data: Table, numbers: Mapping[str, Any]) -> str:
+    """An HTML table; text columns left-aligned, an anchored row carries its provenance id."""
+    align = ["t" if c.text else "" for c in data.columns]
+    head = "".join(f'<th class="{a}">{esc(c.header)}</th>' for a, c in zip(align, data.columns, strict=True))
+    body = "".join(
+        (f"<tr id='p-{esc(row[data.anchor])}'>" if data.anchor else "<tr>")
+        + "".join(f'<td class="{a}">{_cell(c, row, numbers)}</td>' for a, c in zip(align, data.columns, strict=True))
+        + "</tr>" for row in data.rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _paragraph(note: Note, tag: str = "p") -> str:
+    tone = f" class='{note.tone}'" if note.tone else ""
+    return f"<{tag}{tone}>{inline(note.text)}</{tag}>"
+
+
+def section(part: Section, numbers: Mapping[str, Any]) -> str:
+    """One section: heading, notes, list, figures, table."""
+    out = [f"<h2 id='{esc(part.id)}'>{esc(part.title)}</h2>", *(_paragraph(n) for n in part.notes)]
+    if part.items:
+        out.append("<ul>" + "".join(_paragraph(n, "li") for n in part.items) + "</ul>")
+    out += [f"<figure><img src='{f.uri}' alt='{esc(f.caption)}'><figcaption>{esc(f.caption)}</figcaption></figure>"
+            for f in part.figures]
+    if part.table is not None:
+        out.append(table(part.table, numbers))
+    return "".join(out)
+
+
+def render_html(report: Report) -> str:
+    """The whole report as one HTML document."""
+    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{esc(report.name)}</title>"
+             f"<style>{STYLE}</style></head><body><h1>{esc(report.name)}</h1>"]
+    if report.banner:
+        parts.append(f"<p class='banner' id='not-study'>{inline(report.banner.text)}</p>")
+    parts.append(_paragraph(report.lead))
+    parts += [section(s, report.numbers) for s in report.sections]
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -6,9 +6,11 @@ exact server log, GPU samples, argv, llama.cpp source, binary, model and draft t
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .cells import format_temperature
@@ -22,42 +24,48 @@ def number_id(kind: str, *coordinates: Any) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(parts))
 
 
-def _cells(runs: pd.DataFrame, **match: Any) -> list[str]:
-    mask = pd.Series(True, index=runs.index)
-    for column, value in match.items():
-        mask &= runs[column] == value
-    return sorted(runs.loc[mask, "cell_file"])
+def row_id(kind: str, row: Mapping[str, Any]) -> str:
+    """The id of the number of this kind shown for one row of a summary table (or, for ``run``, of the cell table):
+    the one place where a row's coordinates become its id, for report_numbers and the renderers' links alike."""
+    if kind == "identity":
+        return number_id(kind, row["task"], row["condition"], *(["control"] if row["control"] else []))
+    if kind == "run":
+        return number_id(kind, row["task"], row["condition"], row["temperature"], f"r{row['repeat']}")
+    return number_id(kind, row["task"], row["condition"], row["temperature"])
 
 
-def report_numbers(tables: dict[str, pd.DataFrame], baseline: str) -> dict[str, dict[str, Any]]:
-    """Every number the report shows, by id: its value, what it is, and the cell files it was computed from."""
-    runs, summary = tables["runs"], tables["summary"]
+def _number(value: Any) -> float | int | None:
+    """A JSON-ready number (None for a missing one)."""
+    if value is None or pd.isna(value):
+        return None
+    return int(value) if isinstance(value, (int, np.integer)) else float(value)
+
+
+def report_numbers(tables: Mapping[str, pd.DataFrame], baseline: str) -> dict[str, dict[str, Any]]:
+    """Every number the report shows, by id: its value, what it is, and the cell files behind it, which are the
+    summary tables' own ``cells`` (see summaries)."""
     numbers: dict[str, dict[str, Any]] = {}
-    for row in summary.itertuples():
-        own = _cells(runs, task=row.task, condition=row.condition, temperature=row.temperature)
-        if row.condition == baseline:
-            numbers[number_id("speed", row.task, row.condition, row.temperature)] = {
-                "value": row.median_tokens_per_s, "what": f"median tokens/s of {row.condition} on {row.task}",
-                "cells": own}
-            continue
-        base = _cells(runs, task=row.task, condition=baseline, temperature=row.temperature)
-        numbers[number_id("speedup", row.task, row.condition, row.temperature)] = {
-            "value": row.speedup_median, "what": f"median multiplier of {row.condition} vs {baseline} on {row.task}",
-            "cells": sorted(own + base)}
-    for row in tables["acceptance"].itertuples():
-        numbers[number_id("acceptance", row.task, row.condition, row.temperature)] = {
-            "value": row.pooled_rate, "what": f"pooled acceptance of {row.condition} on {row.task}",
-            "cells": _cells(runs, task=row.task, condition=row.condition, temperature=row.temperature)}
-    greedy = runs[runs.temperature == 0.0]
-    for row in tables["identity_summary"].itertuples():
-        condition = baseline if row.condition.startswith(f"{baseline} (control") else row.condition
-        cells = _cells(greedy, task=row.task, condition=condition) + _cells(greedy, task=row.task, condition=baseline)
-        numbers[number_id("identity", row.task, row.condition)] = {
-            "value": f"{row.identical}/{row.repeats_compared}", "what": f"repeats of {row.condition} identical to "
-            f"{baseline} at temperature 0 on {row.task}", "cells": sorted(set(cells))}
-    for row in runs.itertuples():
-        numbers[number_id("run", row.task, row.condition, row.temperature, f"r{row.repeat}")] = {
-            "value": row.tokens_per_s, "what": f"tokens/s of cell {row.cell_file}", "cells": [row.cell_file]}
+    for row in tables["summary"].to_dict("records"):
+        if row["condition"] == baseline:
+            key, value, what = "speed", row["median_tokens_per_s"], f"median tokens/s of {baseline} on {row['task']}"
+        else:
+            key, value = "speedup", row["speedup_median"]
+            what = f"median multiplier of {row['condition']} vs {baseline} on {row['task']}"
+        numbers[row_id(key, row)] = {"value": _number(value), "what": what, "cells": list(row["cells"])}
+    for row in tables["acceptance"].to_dict("records"):
+        numbers[row_id("acceptance", row)] = {
+            "value": _number(row["pooled_rate"]), "what": f"pooled acceptance of {row['condition']} on {row['task']}",
+            "cells": list(row["cells"])}
+    for row in tables["identity"].to_dict("records"):
+        against = "its repeat 1 (control)" if row["control"] else baseline
+        numbers[row_id("identity", row)] = {
+            "value": _number(row["identical"]),
+            "what": f"repeats of {row['condition']} identical to {against} at temperature 0 on {row['task']}, of "
+                    f"{row['repeats_compared']} compared", "cells": list(row["cells"])}
+    for row in tables["cells"].to_dict("records"):
+        numbers[row_id("run", row)] = {
+            "value": _number(row["tokens_per_s"]), "what": f"tokens/s of cell {row['cell_file']}",
+            "cells": [row["cell_file"]]}
     return numbers
 
 

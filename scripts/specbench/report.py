@@ -1,44 +1,145 @@
-"""A first Markdown report: baseline speed per task, multipliers, verdicts, acceptance (renderer is replaceable)."""
+"""The report as data, and its Markdown renderer.
+
+``build_report`` turns the summary tables (see summaries) and the run's facts into one ``Report``: a list of
+``Section``s, each a title, notes, figures and at most one ``Table`` whose ``Column``s name the row value they show
+and the formatter that turns it into text. Values stay typed in the report; only a renderer (``render_markdown`` here,
+``html_report.render_html``) calls the formatters, so both documents come from the same list of sections. A section
+marked ``markdown=False`` appears in the HTML report only.
+"""
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
 
+Row = Mapping[str, Any]
+
+
+def is_missing(value: Any) -> bool:
+    """None, NaN, NaT or pandas' NA (not a list)."""
+    return not isinstance(value, (list, tuple)) and (value is None or bool(pd.isna(value)))
+
 
 def fmt(value: Any, digits: int = 2) -> str:
-    """Numbers with fixed digits; NaN/None as n/a."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """Numbers with fixed digits, flags as yes/no; missing values as n/a."""
+    if is_missing(value):
         return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
 
 
-def markdown_table(frame: pd.DataFrame, columns: list[str], headers: list[str]) -> str:
-    """A GitHub-flavoured Markdown table of the given columns."""
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    for _, row in frame.iterrows():
-        lines.append("| " + " | ".join(fmt(row[c]) for c in columns) + " |")
-    return "\n".join(lines)
+def digits(n: int) -> Callable[[Any], str]:
+    """A formatter with ``n`` decimals."""
+    return lambda value: fmt(value, n)
 
 
-def missing_cells(expected: list[str], runs: pd.DataFrame) -> list[str]:
-    """Cells the configuration asks for that have no record in this aggregate."""
-    present = set(runs.cell_file)
+def percent(value: Any) -> str:
+    return "n/a" if is_missing(value) else f"{100 * value:.1f}%"
+
+
+def joined(values: Sequence[Any], separator: str = ", ") -> str:
+    return separator.join(str(v) for v in values)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One table column: its header, the row field it shows (or a function of the row), the formatter, and whether
+    the HTML report links the value to its provenance entry (``link``: the number's kind, see provenance.row_id),
+    links it as cell file(s) (``files``), or aligns it as text."""
+
+    header: str
+    value: str | Callable[[Row], Any]
+    show: Callable[[Any], str] = fmt
+    link: str | None = None
+    files: bool = False
+    text: bool = False
+
+    def get(self, row: Row) -> Any:
+        return row[self.value] if isinstance(self.value, str) else self.value(row)
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows (typed values) and the columns that show them; ``anchor``: the row field holding the number id that the
+    row is the provenance entry of."""
+
+    columns: Sequence[Column]
+    rows: Sequence[Row]
+    anchor: str | None = None
+
+
+@dataclass(frozen=True)
+class Note:
+    """A paragraph (or list item); ``**bold**`` and ``*italic*`` as in Markdown; tone: '', 'warn' or 'bad'."""
+
+    text: str
+    tone: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    caption: str
+    uri: str
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    title: str
+    notes: Sequence[Note] = ()
+    table: Table | None = None
+    items: Sequence[Note] = ()
+    figures: Sequence[Figure] = ()
+    markdown: bool = True
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything both renderers show; ``numbers``: the provenance numbers by id (the HTML links to them)."""
+
+    name: str
+    banner: Note | None
+    lead: Note
+    sections: Sequence[Section]
+    numbers: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the report shows besides the tables: the run's name and setup, and what the manifests say."""
+
+    name: str
+    baseline: str
+    is_study_setup: bool
+    environment: Mapping[str, str]
+    device: Mapping[str, Any]
+    model_bytes: int
+    missing_cells: Sequence[str] = ()
+    stand_in_tasks: Sequence[str] = ()
+    run_context: Mapping[str, Any] = field(default_factory=dict)
+
+
+def missing_cells(expected: Sequence[str], cells: pd.DataFrame) -> list[str]:
+    """Cells the configuration asks for that have no row in the cell table."""
+    present = set(cells.cell_file)
     return [path for path in expected if path not in present]
 
 
 def environment(build: dict[str, Any], model: dict[str, Any], draft: dict[str, Any] | None, index: dict[str, Any],
-                runs: pd.DataFrame, run_context: dict[str, Any]) -> dict[str, str]:
+                cells: pd.DataFrame, run_context: Mapping[str, Any]) -> dict[str, str]:
     """The environment block: device, driver, CUDA, llama.cpp, models, software versions, run dates."""
     gpu = index.get("device", {})
     devices = ", ".join(f"{d.get('name')} ({d.get('uuid')})" for d in gpu.get("devices", [])) or \
         f"no NVIDIA GPU seen (NVML: {gpu.get('error') or gpu.get('nvml')})"
     source = build.get("source", {})
-    env = {
+    started = cells.started_at.dropna()
+    return {
         "device": devices,
         "host": f"{index.get('machine', {}).get('hostname')} ({build.get('host_cpu')}, "
                 f"{index.get('machine', {}).get('cpu_count')} CPUs)",
@@ -55,84 +156,238 @@ def environment(build: dict[str, Any], model: dict[str, Any], draft: dict[str, A
         else "none",
         "Hugging Face revisions": ", ".join(f"{k}@{v}" for k, v in run_context["hf_revisions"].items()) or "none",
         "software": ", ".join(f"{k} {v}" for k, v in index.get("software", {}).items()),
-        "run dates": f"{runs.started_at.min()} .. {runs.started_at.max()}" if len(runs) else "no cells",
+        "run dates": f"{started.min()} .. {started.max()}" if len(started) else "no cells",
         "config sha256": run_context["config_sha256"],
         "workflow commit": run_context["workflow_commit"],
     }
-    return env
 
 
-def render_markdown(tables: dict[str, pd.DataFrame], *, name: str, baseline: str, is_study_setup: bool,
-                    build: dict[str, Any], model: dict[str, Any]) -> str:
-    """The report text from the aggregate tables (summary, runs, acceptance, identity_summary)."""
-    summary, runs = tables["summary"], tables["runs"]
-    parts = [f"# Speculative decoding benchmark: {name}", ""]
-    if not is_study_setup:
-        parts += [
-            "> This run is **not** the published study's setup (model, build or hardware differ): its numbers show "
-            "the pipeline at work and are not a comparison with the published figures.",
-            "",
-        ]
-    source = build.get("source", {})
-    parts += [
-        "## Setup",
-        "",
-        f"- llama.cpp: {source.get('label') or ''} ({source.get('kind')}; commit {source.get('commit') or 'n/a'}; "
-        f"archive sha256 {source.get('sha256') or 'n/a'}), CUDA {'on' if build.get('cuda') else 'off'}",
-        f"- llama-server sha256: {build.get('binaries', {}).get('llama-server', {}).get('sha256')}",
-        f"- model: {model.get('path')} ({model.get('file_type_name')}, {model.get('size_bytes')} bytes, "
-        f"MTP layer {'present' if model.get('mtp', {}).get('present') else 'absent'}), sha256 {model.get('sha256')}",
-        f"- cells: {len(runs)}; metric: server-reported generation tokens/s (prompt processing excluded)",
-        "",
-        f"## '{baseline}' speed per task",
-        "",
-        markdown_table(summary[summary.condition == baseline],
-                       ["task", "temperature", "runs", "median_tokens_per_s", "min_tokens_per_s", "max_tokens_per_s"],
-                       ["task", "temp", "runs", "median tok/s", "min", "max"]),
-        "",
-        f"## Multiplier vs '{baseline}' and verdict",
-        "",
-        "Verdict: *faster* if every run beats every baseline run, *slower* if every run is below, else *none*.",
-        "",
-        markdown_table(summary[summary.condition != baseline],
-                       ["task", "condition", "temperature", "median_tokens_per_s", "speedup_median", "speedup_min",
-                        "speedup_max", "verdict", "verdict_inputs"],
-                       ["task", "condition", "temp", "median tok/s", "x median", "x min", "x max", "verdict",
-                        "runs (tok/s) vs baseline"]),
-        "",
-        "## Acceptance",
-        "",
-        markdown_table(tables["acceptance"][tables["acceptance"].condition != baseline],
-                       ["task", "condition", "temperature", "drafted", "accepted", "pooled_rate", "tokens_per_step",
-                        "note"],
-                       ["task", "condition", "temp", "drafted", "accepted", "rate", "tokens/step", "note"]),
-        "",
-        f"## Output identity at temperature 0 (token ids vs '{baseline}', same repeat; control: '{baseline}' r1)",
-        "",
-        markdown_table(tables["identity_summary"],
-                       ["task", "condition", "repeats_compared", "identical", "all_identical", "token_counts",
-                        "first_differences"],
-                       ["task", "condition", "compared", "identical", "all", "tokens (cond vs base)",
-                        "first difference"]),
-        "",
+def ceiling_rows(device: Mapping[str, Any], model_bytes: int, speeds: pd.DataFrame) -> tuple[str, list[dict]]:
+    """Decode tokens/s as a fraction of the memory-bandwidth ceiling (bandwidth / bytes read per token): a note
+    saying how the ceiling was computed, and per row of ``speeds`` its median tokens/s and ``of_ceiling``."""
+    gpus = [d for d in device.get("devices", []) if d.get("memory_bus_width_bits") and d.get("max_mem_clock_mhz")]
+    if not gpus:
+        return ("Device memory bandwidth unknown (NVML unavailable on the machine that ran the cells): no ceiling.", [])
+    gpu = gpus[0]
+    bandwidth = gpu["memory_bus_width_bits"] / 8 * gpu["max_mem_clock_mhz"] * 1e6 * 2  # double data rate
+    ceiling = bandwidth / model_bytes
+    note = (f"{gpu['name']}: bus {gpu['memory_bus_width_bits']} bit x max memory clock "
+            f"{gpu['max_mem_clock_mhz']} MHz x 2 (double data rate) = {bandwidth / 1e9:.0f} GB/s; each token reads "
+            f"the whole GGUF ({model_bytes / 1e9:.2f} GB), so the ceiling is {ceiling:.0f} tokens/s.")
+    rows = [{"task": r["task"], "temperature": r["temperature"], "median_tokens_per_s": r["median_tokens_per_s"],
+             "of_ceiling": r["median_tokens_per_s"] / ceiling} for r in speeds.to_dict("records")]
+    return note, rows
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The sections
+
+TASK = Column("task", "task", text=True)
+CONDITION = Column("condition", "condition", text=True)
+TEMPERATURE = Column("temp", "temperature", digits(1))
+REPEAT = Column("rep", "repeat")
+
+
+def _speeds_vs(baseline: str) -> Callable[[Any], str]:
+    def show(pair: tuple[list[float], list[float]]) -> str:
+        own, base = pair
+        return f"[{', '.join(f'{v:.2f}' for v in own)}] vs {baseline} [{', '.join(f'{v:.2f}' for v in base)}]"
+    return show
+
+
+def _gsm8k_wrong(wrong: list[dict[str, Any]]) -> str:
+    return "; ".join(f"problem {w['problem']}: {w['extracted']} vs {w['reference']}" for w in wrong) or "none"
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return frame.to_dict("records")
+
+
+def _setup(cells: pd.DataFrame, facts: Facts) -> Section:
+    return Section("environment", "Setup", [
+        Note(f"{len(cells)} cells; metric: server-reported generation tokens/s (prompt processing excluded).")],
+        Table([Column("item", "item", text=True), Column("value", "value", text=True)],
+              [{"item": k, "value": v} for k, v in facts.environment.items()]))
+
+
+def _claims(claims: pd.DataFrame | None) -> Section:
+    if claims is None or claims.empty:
+        return Section("claims", "Published claims vs this run", [Note("No claims were evaluated.")],
+                       markdown=False)
+    return Section("claims", "Published claims vs this run", table=Table(
+        [Column("claim", "id", text=True), Column("text", "text", text=True),
+         Column("published", "published_text", text=True), Column("this run", "measured_text", text=True),
+         Column("verdict", "verdict", text=True), Column("detail", "detail", text=True)], _records(claims)),
+        markdown=False)
+
+
+def _speed_sections(summary: pd.DataFrame, baseline: str) -> list[Section]:
+    base, others = summary[summary.condition == baseline], summary[summary.condition != baseline]
+    median = Column("median tok/s", "median_tokens_per_s", digits(1))
+    return [
+        Section("baseline", f"'{baseline}' tokens/s per task", table=Table(
+            [TASK, TEMPERATURE, Column("runs", "runs"), replace(median, link="speed"),
+             Column("min", "min_tokens_per_s", digits(1)), Column("max", "max_tokens_per_s", digits(1))],
+            _records(base))),
+        Section("multipliers", f"Multiplier vs '{baseline}' and verdict", [Note(
+            "Verdict: *faster* if every run beats every baseline run, *slower* if every run is below, else *none*. "
+            "The runs behind each verdict are listed beside it.")], Table(
+            [TASK, CONDITION, TEMPERATURE, median, Column("x median", "speedup_median", link="speedup"),
+             Column("x min", "speedup_min"), Column("x max", "speedup_max"), Column("verdict", "verdict", text=True),
+             Column("runs vs baseline (tok/s)", lambda r: (r["tokens_per_s_values"], r["baseline_tokens_per_s_values"]),
+                    _speeds_vs(baseline), text=True)],
+            _records(others))),
     ]
-    checks = runs[runs.task_check.notna() & (runs.task_check != "")]
-    if not checks.empty:
-        parts += ["## Task checks (GSM8K answers)", "",
-                  markdown_table(checks, ["task", "condition", "temperature", "repeat", "task_check"],
-                                 ["task", "condition", "temp", "rep", "result"]), ""]
-    rejected = runs[runs.rejected_attempts > 0]
-    parts += ["## Contention", "",
-              f"{int(runs.rejected_attempts.sum())} attempt(s) rejected as contended and run again, in "
-              f"{len(rejected)} cell(s).", ""]
-    parts += [
-        "## Runs",
-        "",
-        markdown_table(runs, ["task", "condition", "temperature", "repeat", "tokens_per_s", "client_tokens_per_s",
-                              "predicted_n", "draft_n", "draft_n_accepted", "server_pid", "server_position",
-                              "overhead_s", "cell_file"],
-                       ["task", "condition", "temp", "rep", "tok/s (server)", "tok/s (client)", "tokens", "drafted",
-                        "accepted", "server pid", "pos", "overhead s", "cell file"]),
-        "",
+
+
+def _acceptance(acceptance: pd.DataFrame, baseline: str) -> Section:
+    return Section("acceptance", "Acceptance", [Note(
+        "Tokens per step = generated / (generated - accepted): the mean tokens one target-model step yields.")], Table(
+        [TASK, CONDITION, TEMPERATURE, Column("drafted", "drafted"), Column("accepted", "accepted"),
+         Column("rate", "pooled_rate", digits(3), link="acceptance"), Column("tokens/step", "tokens_per_step"),
+         Column("note", "drafted", lambda drafted: "drafted nothing" if drafted == 0 else "", text=True)],
+        _records(acceptance[acceptance.condition != baseline])))
+
+
+def _identity(identity: pd.DataFrame, baseline: str) -> Section:
+    return Section("identity", f"Output identity at temperature 0 (token ids vs '{baseline}', same repeat; control: "
+                               f"'{baseline}' repeats vs its repeat 1)", table=Table(
+        [TASK, Column("condition", lambda r: r["condition"] + (" (control: r1)" if r["control"] else ""), text=True),
+         Column("identical / compared", lambda r: (r["identical"], r["repeats_compared"]),
+                lambda pair: f"{pair[0]}/{pair[1]}", link="identity"),
+         Column("not compared", "missing"), Column("all identical", "all_identical"),
+         Column("tokens where different (cond vs base)", "token_counts",
+                lambda pairs: "; ".join(f"{a} vs {b}" for a, b in pairs)),
+         Column("first difference", "first_differences", joined)],
+        _records(identity)))
+
+
+def _gsm8k(cells: pd.DataFrame, stand_in_tasks: Sequence[str]) -> list[Section]:
+    checked = cells[cells.gsm8k_total.notna()]
+    if checked.empty:
+        return []
+    stand_in = sorted(set(checked.task) & set(stand_in_tasks))
+    notes = [Note(f"Stand-in problems, not the dataset, for: {', '.join(stand_in)}.", "warn")] if stand_in else []
+    return [Section("task-checks", "Task checks (GSM8K answers)", notes, Table(
+        [TASK, CONDITION, TEMPERATURE, REPEAT,
+         Column("correct", lambda r: (r["gsm8k_correct"], r["gsm8k_total"]), lambda p: f"{p[0]}/{p[1]}"),
+         Column("wrong answers (extracted vs reference)", "gsm8k_wrong", _gsm8k_wrong, text=True)],
+        _records(checked)))]
+
+
+def _warm(cells: pd.DataFrame) -> list[Section]:
+    warm = cells[cells.server_shared.fillna(False).astype(bool)]
+    if warm.empty:
+        return []
+    return [Section("warm", "Fresh vs warm n-gram server", [Note(
+        "A warm condition answers its repeats in order on one server (position 1, 2, ...); the fresh one starts a "
+        "server per cell.")], Table(
+        [TASK, CONDITION, TEMPERATURE, REPEAT, Column("position", "server_position"),
+         Column("server pid", "server_pid"), Column("tok/s", "tokens_per_s", digits(1), link="run")],
+        _records(warm)), markdown=False)]
+
+
+def _contention(cells: pd.DataFrame) -> Section:
+    rejected = cells[cells.rejected_attempts > 0]
+    note = Note(f"{int(cells.rejected_attempts.sum())} attempt(s) rejected as contended and measured again, in "
+                f"{len(rejected)} cell(s).")
+    table = Table([Column("cell", "cell_file", files=True, text=True), Column("rejected attempts", "rejected_attempts"),
+                   Column("reasons", "rejected_reasons", lambda r: joined(r, "; "), text=True)], _records(rejected))
+    return Section("contention", "Contention", [note], table if len(rejected) else None)
+
+
+def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
+    note, rows = ceiling_rows(facts.device, facts.model_bytes, summary[summary.condition == facts.baseline])
+    table = Table([TASK, TEMPERATURE, Column(f"{facts.baseline} tok/s", "median_tokens_per_s", digits(1)),
+                   Column("of ceiling", "of_ceiling", percent)], rows)
+    return Section("ceiling", "Memory-bandwidth ceiling", [Note(note)], table if rows else None, markdown=False)
+
+
+def _runs(cells: pd.DataFrame) -> Section:
+    return Section("runs", "Runs", table=Table(
+        [Column("cell", "cell_file", files=True, text=True),
+         Column("tok/s (server)", "tokens_per_s", digits(1), link="run"),
+         Column("tok/s (client)", "client_tokens_per_s", digits(1)), Column("tokens", "predicted_n"),
+         Column("drafted", "draft_n"), Column("accepted", "draft_n_accepted"), Column("server pid", "server_pid"),
+         Column("pos", "server_position"), Column("attempt", "attempt"), Column("overhead s", "overhead_s")],
+        _records(cells)))
+
+
+def _missing(facts: Facts) -> Section:
+    if not facts.missing_cells:
+        return Section("missing", "Missing cells", [Note("None: every cell of the configuration was measured.")],
+                       markdown=False)
+    return Section("missing", "Missing cells", items=[Note(m, "bad") for m in facts.missing_cells], markdown=False)
+
+
+def _provenance(numbers: Mapping[str, Any], run_context: Mapping[str, Any]) -> Section:
+    context = "; ".join(f"{k}: {v}" for k, v in run_context.items())
+    return Section("provenance", "Provenance", [Note(
+        "Each number's id, value and the cell files it was computed from; each cell's server log, argv, binary and "
+        "model hashes are in `provenance.json` (`python -m specbench provenance ID` prints the chain). Run context: "
+        + (context or "n/a"))], Table(
+        [Column("id", "id", text=True), Column("value", "value", digits(3)), Column("what", "what", text=True),
+         Column("cells", "cells", files=True, text=True)],
+        [{"id": key, **number} for key, number in numbers.items()], anchor="id"), markdown=False)
+
+
+def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd.DataFrame | None,
+                 numbers: Mapping[str, Any], figures: Sequence[Figure] = ()) -> Report:
+    """The report's sections, in order, from the summary tables (summaries.tables), the claims evaluation, the
+    provenance numbers and the figures."""
+    cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
+    banner = None if facts.is_study_setup else Note(
+        "This run is **not** the published study's setup (model, build or hardware differ): its numbers show the "
+        "pipeline at work and are not compared with the published figures.", "warn")
+    count = len(facts.missing_cells)
+    lead = Note(f"{len(cells)} cells measured; "
+                + (f"{count} missing (listed under Missing cells)" if count else "none missing")
+                + ". Every number links to its provenance entry.", "bad" if count else "")
+    sections = [
+        _setup(cells, facts),
+        _claims(claims),
+        *_speed_sections(summary, baseline),
+        Section("figures", "Figures", figures=figures, markdown=False),
+        _acceptance(tables["acceptance"], baseline),
+        _identity(tables["identity"], baseline),
+        *_gsm8k(cells, facts.stand_in_tasks),
+        *_warm(cells),
+        _contention(cells),
+        _ceiling(summary, facts),
+        _runs(cells),
+        _missing(facts),
+        _provenance(numbers, facts.run_context),
     ]
+    return Report(f"Speculative decoding benchmark: {facts.name}", banner, lead, sections, numbers)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Markdown
+
+
+def _markdown_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(table: Table) -> str:
+    """A GitHub-flavoured Markdown table."""
+    lines = ["| " + " | ".join(c.header for c in table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines += ["| " + " | ".join(_markdown_cell(c.show(c.get(row))) for c in table.columns) + " |"
+              for row in table.rows]
+    return "\n".join(lines)
+
+
+def render_markdown(report: Report) -> str:
+    """The report's Markdown sections as one document."""
+    parts = [f"# {report.name}", ""]
+    if report.banner:
+        parts += [f"> {report.banner.text}", ""]
+    for section in report.sections:
+        if not section.markdown:
+            continue
+        parts += [f"## {section.title}", ""]
+        parts += [line for note in section.notes for line in (note.text, "")]
+        parts += [f"- {item.text}" for item in section.items] + ([""] if section.items else [])
+        if section.table is not None:
+            parts += [markdown_table(section.table), ""]
     return "\n".join(parts)
