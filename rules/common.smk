@@ -1,7 +1,6 @@
 # Validated config, the cell list, wildcard constraints and the helpers that compute file lists.
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +11,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 from specbench import cells as sb_cells  # noqa: E402
 from specbench import config as sb_config  # noqa: E402
 from specbench import files as sb_files  # noqa: E402
-from specbench.code import import_closure  # noqa: E402
+from specbench.code import fingerprint, import_closure, workflow_commit  # noqa: E402
 from specbench.llama_cpp import host_cpu  # noqa: E402
 
 BASE = Path(workflow.basedir)
@@ -178,41 +177,7 @@ def report_inputs(wildcards):
     return inputs
 
 
-WORKFLOW_FILES = ["Snakefile", "rules", "scripts", "config", "envs", "report"]
-
-
-def workflow_commit():
-    """The workflow's git commit, with '-dirty' when the workflow's own files (not results) have uncommitted
-    changes, or 'unknown' outside git."""
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(BASE), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        dirty = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(BASE),
-                "status",
-                "--porcelain",
-                "--untracked-files=no",
-                "--",
-                *WORKFLOW_FILES,
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    suffix = "-dirty" if dirty.stdout.strip() else ""
-    return f"{head.stdout.strip()}{suffix}"
-
-
-WORKFLOW_COMMIT = workflow_commit()
+WORKFLOW_COMMIT = workflow_commit(BASE)
 CONFIG_SHA256 = sb_files.sha256_text(json.dumps(config, sort_keys=True))
 
 

@@ -28,6 +28,7 @@ rule aggregate:
         "../envs/pipeline.yaml"
     params:
         baseline=config["baseline"],
+        code_fingerprint=fingerprint(code("run_cells.py")),
     script:
         "../scripts/aggregate.py"
 

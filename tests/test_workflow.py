@@ -4,6 +4,7 @@ quantized, verified, then 2 tasks x 4 conditions x temperature 0 x 2 repeats of 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -18,10 +20,13 @@ import pytest
 
 from specbench.cells import Cell
 from specbench.files import read_json, sha256_file
+from specbench.summaries import tables
+from specbench.table import read_table
 from specbench.tiny import write_tiny_target
 from workflow_helpers import (
     OUTPUT_CACHE,
     REPO,
+    copy_workflow,
     job_counts,
     llama_server_pids_using,
     populate_hf_cache,
@@ -52,6 +57,7 @@ def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint: Path) -> dict:
     """One complete `snakemake all` in a fresh working directory; returns paths and the offline HF setup."""
     work = tmp_path_factory.mktemp("work")
+    snakefile = copy_workflow(tmp_path_factory.mktemp("workflow"))  # a user's clone, edited by the rerun tests
     hf_home = tmp_path_factory.mktemp("hf")
     commit = populate_hf_cache(hf_home, HF_REPO, tiny_checkpoint)
     env = {"HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1"}
@@ -66,9 +72,20 @@ def run(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint: Path) -> dict
         "max_tokens": 96,
     })
     configs = [TINY, override]
-    result = snakemake(work, ["all"], configs, env=env)
+    result = snakemake(work, ["all"], configs, env=env, snakefile=snakefile)
     assert result.returncode == 0, _fail_message(result)
-    return {"work": work, "configs": configs, "env": env, "commit": commit, "result": result}
+    return {"work": work, "configs": configs, "env": env, "commit": commit, "result": result, "snakefile": snakefile}
+
+
+def _model_file(run: dict, pattern: str) -> Path:
+    """The one file of the run's working directory that matches a glob (models live under their identity)."""
+    found = sorted(run["work"].glob(pattern))
+    assert len(found) == 1, (pattern, found)
+    return found[0]
+
+
+def _tables(run: dict) -> dict[str, pd.DataFrame]:
+    return tables(read_table(run["work"] / "results/cells.parquet"), "off")
 
 
 def _record(run: dict, task: str, condition: str, repeat: int) -> dict:
@@ -88,22 +105,22 @@ def test_llama_cpp_was_built_from_the_pinned_archive(run: dict) -> None:
 
 
 def test_download_conversion_and_verification(run: dict, tiny_checkpoint: Path) -> None:
-    download = read_json(run["work"] / "results/models/target.download.json")
+    download = read_json(_model_file(run, "results/models/specbench-test--*.download.json"))
     assert download["commit"] == run["commit"] and download["repo"] == HF_REPO
     by_path = {f["path"]: f for f in download["files"]}
     weights = tiny_checkpoint / "model.safetensors"
     assert by_path["model.safetensors"]["sha256"] == sha256_file(weights)
     assert by_path["model.safetensors"]["size"] == weights.stat().st_size
-    model = read_json(run["work"] / "results/models/target.json")
+    model = read_json(_model_file(run, "results/models/specbench-test--*[0-9a-f].json"))
     assert model["file_type_name"] == "MOSTLY_Q4_K_M"
     assert model["architecture"] == "qwen35"
     assert model["mtp"]["present"] and model["mtp"]["nextn_predict_layers"] == 1
     assert model["mtp"]["nextn_tensor_count"] > 0
     assert all(".nextn." in name for name in model["mtp"]["nextn_tensors_sample"])
-    assert model["sha256"] == sha256_file(run["work"] / "resources/models/target.Q4_K_M.gguf")
-    draft = read_json(run["work"] / "results/models/draft.json")
+    assert model["sha256"] == sha256_file(_model_file(run, "resources/models/specbench-test--*/Q4_K_M.gguf"))
+    draft = read_json(_model_file(run, "results/models/tiny-draft-*.json"))
     assert draft["tensor_count"] > 0
-    assert draft["sha256"] == sha256_file(run["work"] / "resources/models/draft.bf16.gguf")
+    assert draft["sha256"] == sha256_file(_model_file(run, "resources/models/tiny-draft-*/bf16.gguf"))
 
 
 def test_every_cell_has_real_server_figures(run: dict) -> None:
@@ -121,7 +138,7 @@ def test_every_cell_has_real_server_figures(run: dict) -> None:
                 assert record["request"]["apply_template"]["chat_template_kwargs"] == {"enable_thinking": False}
                 assert Path(run["work"] / record["server"]["log"]).is_file()
                 assert record["provenance"]["model"]["sha256"] == read_json(
-                    run["work"] / "results/models/target.json")["sha256"]
+                    _model_file(run, "results/models/specbench-test--*[0-9a-f].json"))["sha256"]
                 assert 0 < record["figures"]["overhead_s"] < record["figures"]["cell_wall_s"]
 
 
@@ -177,18 +194,24 @@ def test_greedy_output_is_identical_for_lossless_conditions(run: dict) -> None:
 def test_aggregate_and_report_trace_to_cells(run: dict) -> None:
     runs = pd.read_csv(run["work"] / "results/runs.csv")
     assert len(runs) == len(TASKS) * len(CONDITIONS) * REPEATS
-    identity = pd.read_csv(run["work"] / "results/identity_summary.csv").set_index(["task", "condition"])
+    typed = _tables(run)
+    identity = typed["identity"].set_index(["task", "condition"])
     for task in TASKS:
         assert bool(identity.loc[(task, "ngram-mod"), "all_identical"])
         assert bool(identity.loc[(task, "mtp"), "all_identical"])
-        assert bool(identity.loc[(task, "off (control: r1)"), "all_identical"])
-    acceptance = pd.read_csv(run["work"] / "results/acceptance.csv").set_index(["task", "condition"])
+        assert identity.loc[(task, "off"), "control"] and bool(identity.loc[(task, "off"), "all_identical"])
+    acceptance = typed["acceptance"].set_index(["task", "condition"])
     assert acceptance.loc[("essay", "mtp"), "drafted"] > 0
-    assert acceptance.loc[("essay", "off"), "note"] == "drafted nothing"
+    assert acceptance.loc[("essay", "off"), "drafted"] == 0
+    for row in typed["cells"].itertuples():
+        record = read_json(run["work"] / row.cell_file)
+        assert row.tokens_per_s == record["response"]["timings"]["predicted_per_second"]
+        assert row.draft_n == record["response"]["timings"].get("draft_n", 0)
+        assert row.tokens == record["response"]["tokens"]
+        assert row.code_fingerprint == record["code_fingerprint"] == typed["cells"].code_fingerprint.iloc[0]
     for row in runs.itertuples():
         record = read_json(run["work"] / row.cell_file)
         assert row.tokens_per_s == pytest.approx(record["response"]["timings"]["predicted_per_second"])
-        assert row.draft_n == record["response"]["timings"].get("draft_n", 0)
     summary = pd.read_csv(run["work"] / "results/summary.csv")
     assert set(summary.verdict) <= {"baseline", "faster", "slower", "none"}
     assert (summary[summary.condition == "off"].verdict == "baseline").all()
@@ -199,7 +222,7 @@ def test_aggregate_and_report_trace_to_cells(run: dict) -> None:
 
 
 def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) -> None:
-    again = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"])
+    again = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"], snakefile=run["snakefile"])
     assert again.returncode == 0, _fail_message(again)
     assert job_counts(again.stdout + again.stderr) == {}, again.stdout
     assert "Nothing to be done" in again.stdout + again.stderr
@@ -207,11 +230,11 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) ->
     cell = run["work"] / Cell("essay", "ngram-mod", 0.0, 2).path
     before = json.loads(cell.read_text())
     cell.unlink()
-    plan = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"])
+    plan = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"], snakefile=run["snakefile"])
     assert job_counts(plan.stdout + plan.stderr) == {"cell": 1, "aggregate": 1, "report": 1, "all": 1}, plan.stdout
     assert "results/cells/essay/ngram-mod/t0.0/r2.json" in plan.stdout
 
-    redo = snakemake(run["work"], ["all"], run["configs"], env=run["env"])
+    redo = snakemake(run["work"], ["all"], run["configs"], env=run["env"], snakefile=run["snakefile"])
     assert redo.returncode == 0, _fail_message(redo)
     after = json.loads(cell.read_text())
     assert after["response"]["tokens"] == before["response"]["tokens"]
@@ -219,14 +242,14 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) ->
 
     # Rerunning one cell by hand: only the aggregate and the report follow it.
     forced = snakemake(run["work"], [Cell("file-rewrite", "off", 0.0, 1).path], run["configs"], "--forcerun", "cell",
-                       env=run["env"])
+                       env=run["env"], snakefile=run["snakefile"])
     assert forced.returncode == 0, _fail_message(forced)
-    follow = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"])
+    follow = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"], snakefile=run["snakefile"])
     assert job_counts(follow.stdout + follow.stderr) == {"aggregate": 1, "report": 1, "all": 1}, follow.stdout
 
 
 def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> None:
-    good = run["work"] / "resources/models/target.Q4_K_M.gguf"
+    good = _model_file(run, "resources/models/specbench-test--*/Q4_K_M.gguf")
     broken = tmp_path / "broken.gguf"
     # A well-formed GGUF whose architecture llama.cpp does not know: the verify step can read it,
     # llama-server cannot load it.
@@ -265,17 +288,18 @@ def test_missing_mtp_layer_stops_before_any_mtp_cell(run: dict, tiny_checkpoint:
     assert result.returncode != 0
     assert "has no MTP layer" in result.stderr, _fail_message(result)
     assert "--spec-type draft-mtp cannot run on it" in result.stderr
-    assert not (work / "results/models/target.json").exists()
+    assert not list(work.glob("results/models/*.json"))
     assert not (work / "results/cells").exists()  # no cell was ever started
 
 
 def test_tiny_rule_writes_the_same_checkpoint(run: dict, tiny_checkpoint: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    result = snakemake(work, ["resources/models/target/tiny"], [TINY], env=run["env"])
+    result = snakemake(work, ["tiny_target_checkpoint"], [TINY], env=run["env"])
     assert result.returncode == 0, _fail_message(result)
+    [made] = work.glob("resources/models/tiny-target-*/tiny")
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
-        assert sha256_file(work / "resources/models/target/tiny" / name) == sha256_file(tiny_checkpoint / name)
+        assert sha256_file(made / name) == sha256_file(tiny_checkpoint / name)
 
 
 def test_every_reported_number_traces_to_cell_files(run: dict) -> None:
@@ -346,7 +370,7 @@ def test_report_opens_in_chromium(run: dict, tmp_path: Path) -> None:
 def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> None:
     cell = Cell("essay", "dflash", 0.0, 1)
     path, log = run["work"] / cell.path, run["work"] / cell.path.replace(".json", ".server.log")
-    argv = [sys.executable, "-m", "snakemake", cell.path, "--forcerun", "cell", "--snakefile", str(REPO / "Snakefile"),
+    argv = [sys.executable, "-m", "snakemake", cell.path, "--forcerun", "cell", "--snakefile", str(run["snakefile"]),
             "--directory", str(run["work"]), "--cores", "2", "--cache", "--configfile", *map(str, run["configs"])]
     env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **run["env"]}
     started = log.stat().st_mtime if log.exists() else 0.0
@@ -368,9 +392,76 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> Non
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     time.sleep(1.0)
-    assert llama_server_pids_using(run["work"] / "resources/models/draft.bf16.gguf") == []
+    assert llama_server_pids_using(_model_file(run, "resources/models/tiny-draft-*/bf16.gguf")) == []
     assert not path.exists()
     assert not list(path.parent.glob(".r1.json.*"))  # no half-written temp file
-    resumed = snakemake(run["work"], ["all"], run["configs"], env=run["env"])
+    resumed = snakemake(run["work"], ["all"], run["configs"], env=run["env"], snakefile=run["snakefile"])
     assert resumed.returncode == 0, _fail_message(resumed)
     assert read_json(path)["response"]["timings"]["predicted_n"] > 0
+
+
+def _plan(run: dict, *configs: Path) -> tuple[dict[str, int], str]:
+    """The dry run's job counts (and its output, which names the reasons) for `all` in the run's directory."""
+    result = snakemake(run["work"], ["all"], [*run["configs"], *configs], "--dry-run", "--reason", env=run["env"],
+                       snakefile=run["snakefile"])
+    assert result.returncode == 0, _fail_message(result)
+    return job_counts(result.stdout + result.stderr), result.stdout + result.stderr
+
+
+@contextlib.contextmanager
+def _edited(path: Path) -> Iterator[None]:
+    """A real edit of a workflow file (a comment line), undone afterwards with its old content and mtime."""
+    text, stat = path.read_text(), path.stat()
+    path.write_text(text + "\n# edited by a test\n")
+    try:
+        yield
+    finally:
+        path.write_text(text)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
+    package = run["snakefile"].parent / "scripts" / "specbench"
+    assert _plan(run)[0] == {}
+    fresh = len(TASKS) * (len(CONDITIONS) - 1) * REPEATS  # the warm condition is one sequence job per task
+    cases = {
+        "client.py": {"cell": fresh, "cell_sequence": len(TASKS), "aggregate": 1, "report": 1, "all": 1},
+        "summaries.py": {"aggregate": 1, "report": 1, "all": 1},
+        "figures.py": {"report": 1, "all": 1},
+    }
+    for module, expected in cases.items():
+        with _edited(package / module):
+            counts, output = _plan(run)
+            assert counts == expected, (module, output[-3000:])
+            assert f"scripts/specbench/{module}" in output  # the reason names the edited file
+        assert _plan(run)[0] == {}, module  # the old content again: nothing to do
+
+
+def test_another_model_in_the_same_directory_leaves_this_one_alone(run: dict, tmp_path: Path) -> None:
+    # The tiny draft as target: a real GGUF without an MTP layer, which verify refuses (require_mtp).
+    other = write_yaml(tmp_path / "other.yaml", {"models": {"target": {
+        "source": "gguf", "gguf": {"path": str(_model_file(run, "resources/models/tiny-draft-*/bf16.gguf"))}}}})
+    manifests = sorted(p.name for p in (run["work"] / "results/models").glob("*.json"))
+    tried = snakemake(run["work"], ["all"], [*run["configs"], other], env=run["env"], snakefile=run["snakefile"])
+    assert tried.returncode != 0 and "has no MTP layer" in tried.stderr, _fail_message(tried)
+    assert sorted(p.name for p in (run["work"] / "results/models").glob("*.json")) == manifests
+    assert _plan(run)[0] == {}  # back to the first model: every cell is still current
+
+
+def test_aggregate_refuses_records_of_other_measurement_code(run: dict) -> None:
+    path = run["work"] / Cell("essay", "mtp", 0.0, 1).path
+    original = path.read_text()
+    record = json.loads(original)
+    record["code_fingerprint"] = "0" * 64
+    path.write_text(json.dumps(record))
+    try:
+        result = snakemake(run["work"], ["results/cells.parquet"], run["configs"], "--forcerun", "aggregate",
+                           env=run["env"], snakefile=run["snakefile"])
+        assert result.returncode != 0
+        line = next(ln for ln in result.stderr.splitlines() if ln.startswith("specbench: "))
+        assert "other measurement code" in line and Cell("essay", "mtp", 0.0, 1).path in line, line
+        assert "--force " in line
+    finally:
+        path.write_text(original)
+        assert snakemake(run["work"], ["all"], run["configs"], "--forcerun", "aggregate", env=run["env"],
+                         snakefile=run["snakefile"]).returncode == 0

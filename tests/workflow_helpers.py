@@ -11,6 +11,8 @@ from pathlib import Path
 
 import yaml
 
+from specbench.code import WORKFLOW_FILES
+
 REPO = Path(__file__).resolve().parents[1]
 TEST_CACHE = Path(os.environ.get("SPECBENCH_TEST_CACHE", Path.home() / ".cache" / "specbench-tests")).expanduser()
 OUTPUT_CACHE = TEST_CACHE / "snakemake-output-cache"
@@ -30,9 +32,6 @@ def snakemake(workdir: Path, targets: list[str], configs: list[Path], *extra: st
             "--configfile", *(str(c) for c in configs)]
     full_env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **(env or {})}
     return subprocess.run(argv, cwd=workdir, env=full_env, capture_output=True, text=True)
-
-
-WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "envs", "report")
 
 
 def copy_workflow(dest: Path) -> Path:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -56,3 +57,19 @@ def fingerprint(paths: Iterable[str | Path]) -> str:
     for path in sorted(Path(p) for p in paths):
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
+
+
+WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "envs", "report")
+
+
+def workflow_commit(base: Path) -> str:
+    """The workflow's git commit, with '-dirty' when the workflow's own tracked files (not results or other files
+    of the clone) have uncommitted changes; 'unknown' outside git."""
+    try:
+        head = subprocess.run(["git", "-C", str(base), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True)
+        dirty = subprocess.run(["git", "-C", str(base), "status", "--porcelain", "--untracked-files=no", "--",
+                                *WORKFLOW_FILES], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")

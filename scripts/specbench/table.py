@@ -151,26 +151,22 @@ def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
         row.update(identical=first is None, first_difference=first, baseline_length=len(reference["tokens"]))
 
 
-def check_one_code(records: Sequence[tuple[str, dict[str, Any]]]) -> None:
-    """Refuse to mix records made by different measurement code, naming the cells and how to rerun them."""
-    by_code: dict[str | None, list[str]] = {}
-    for path, record in records:
-        by_code.setdefault(record.get("code_fingerprint"), []).append(path)
-    if len(by_code) <= 1:
+def check_code(records: Sequence[tuple[str, dict[str, Any]]], expected: str) -> None:
+    """Refuse to mix records made by other measurement code than the workflow's current code (``expected``, the
+    fingerprint of the cell runner's import closure), naming the cells and how to rerun them."""
+    stale = sorted(path for path, record in records if record.get("code_fingerprint") != expected)
+    if not stale:
         return
-    newest = max(by_code, key=lambda code: max(r["ended_at"] for p, r in records if r.get("code_fingerprint") == code))
-    stale = sorted(p for code, paths in by_code.items() if code != newest for p in paths)
     shown = " ".join(stale[:8]) + (" ..." if len(stale) > 8 else "")
     raise MixedCodeError(
-        f"{len(stale)} cell record(s) were made by other measurement code than the newest "
-        f"({(newest or 'unknown')[:12]}): {shown}. Rerun them: snakemake --cores 1 all --forcerun cell "
-        f"cell_sequence --until {' '.join(stale[:3])} ... or delete them and run snakemake --cores 1 all"
+        f"{len(stale)} cell record(s) were made by other measurement code than the workflow's current code "
+        f"({expected[:12]}): {shown}. Measure them again: snakemake --cores 1 --force {' '.join(stale)} "
+        f"&& snakemake --cores 1 all"
     )
 
 
 def cell_table(records: Sequence[tuple[str, dict[str, Any]]], baseline: str) -> pd.DataFrame:
     """The typed per-cell table of some cell records, sorted by coordinates."""
-    check_one_code(records)
     return frame_of([cell_row(record, path) for path, record in records], baseline)
 
 
