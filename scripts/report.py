@@ -31,7 +31,8 @@ with logged_to(snakemake.log[0]):
     provenance = {"context": run_context, "numbers": report_numbers(tables, params.baseline),
                   "cells": index["cells"]}
     write_json_atomic(Path(out.provenance), provenance)
-    claims = evaluate(load_claims(Path(inp.claims)), tables, is_study_setup=params.is_study_setup)
+    claims = evaluate(load_claims(Path(inp.claims), params.config), tables, baseline=params.baseline,
+                      is_study_setup=params.is_study_setup)
     claims.to_csv(out.claims, index=False)
     figures = {
         f"Multiplier vs {params.baseline} per task and condition (every repeat a point, the bar its median)":
