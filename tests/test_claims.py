@@ -692,7 +692,7 @@ def test_validation_of_ids(tmp_path: Path) -> None:
         ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "identical",
           "token_counts": {"essay": "1 vs 2"}}, "token_counts"),
         ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "identical", "tolerance": 0.1,
-          "token_counts": {"essay": [1, 2]}}, "token_counts"),
+          "token_counts": {"essay": [1, 2]}}, "published"),
         ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "not identical", "tolerance": 0.1,
           "token_counts": {"gsm8k": [1, 2]}}, "token_counts"),
         ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "not identical",
@@ -715,6 +715,11 @@ def test_validation_of_ids(tmp_path: Path) -> None:
         ({"kind": "ordering", "condition": "mtp", "temperature": 0.0, "published": ["essay", "essay"]}, "published"),
         ({"kind": "ordering", "tasks": TASKS, "condition": "mtp", "temperature": 1.0, "versus_temperature": 1.0,
           "published": "same ordering"}, "versus_temperature"),
+        ({"kind": "ordering", "tasks": TASKS, "condition": "mtp", "temperature": 1.0, "versus_temperature": 0.0,
+          "published": ["essay", "gsm8k"]}, "published"),
+        ({"kind": "ordering", "tasks": ["essay"], "condition": "mtp", "temperature": 1.0, "versus_temperature": 0.0,
+          "published": "same ordering"}, "tasks"),
+        ({"kind": "ordering", "condition": "mtp", "temperature": 1.0, "published": "same ordering"}, "published"),
     ],
 )
 def test_validation_per_kind(entry: dict[str, Any], key: str) -> None:

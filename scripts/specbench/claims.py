@@ -1,68 +1,47 @@
 """The study's published claims (config/claims.yaml) checked against one run's tables.
 
-``load_claims`` reads a claims file, validates it against config/claims.schema.yaml with the config's validator and
-checks every task and condition it names against the validated config; ``evaluate`` gives one typed row per claim
-(``RESULT_COLUMNS``): the published value as data and as text, this run's measured value as data (a number per task,
-verdicts, counts, speeds) and as text, a verdict, a detail sentence and the cell files the measured value came from.
-The judges are in claims_judge.py.
+``load_claims`` validates a claims file against config/claims.schema.yaml with the config's validator, and the tasks
+and conditions it names against the config; ``evaluate`` gives one typed row per claim (``RESULT_COLUMNS``). The
+judges (claims_judge.py) read summaries.tables: ``summary``, ``acceptance``, ``identity``, ``cells``.
 
-Tables (``evaluate``'s ``tables``, as from summaries.tables; any may be absent): ``summary`` (speedup_median,
-median_tokens_per_s, verdict, cells per task x condition x temperature), ``acceptance`` (pooled_rate,
-accepted_per_step, drafted, accepted, runs, cells), ``identity`` (per task x condition at temperature 0; the
-baseline's row is its control, its repeats vs its first) and ``cells`` (per cell: tokens_per_s, repeat,
-gsm8k_correct/total/wrong, cell_file).
+Verdicts: ``reproduced`` within the claim's tolerance (per kind below); ``same direction`` outside it but on the
+published side of the kind's pivot, with the same verdict direction, or the same ordering in most pairs; ``not
+reproduced`` neither; ``not measured in this run`` when a row the claim needs is absent or its value NaN/empty (a task
+or condition not run, fewer repeats than the claim is about; a claim over several tasks needs every one), and for
+every claim, with the detail ``NOT_STUDY_SETUP``, when the run is not the study's setup (measured and cells filled).
 
-Verdicts:
+Per kind (a numeric ``published`` may be a ``[low, high]`` range, widened by the tolerance at both ends; every task
+must fall inside):
 
-* ``reproduced``: within the claim's tolerance (see below per kind);
-* ``same direction``: not within the tolerance, but on the published side of the kind's pivot, with the same
-  verdict direction, or the same ordering in most pairs;
-* ``not reproduced``: neither;
-* ``not measured in this run``: a row the claim needs is absent, or its value is NaN/empty (e.g. a task or
-  condition the run did not include, or fewer repeats than the claim is about). A claim over several tasks needs
-  every one of them. When the run is not the study's setup (``is_study_setup=False``) every claim gets this
-  verdict with the detail ``NOT_STUDY_SETUP``; ``measured`` and ``cells`` are still filled for information.
+* ``speedup`` (summary.speedup_median, relative tolerance): outside it, ``same direction`` when every task is on the
+  published side of 1.0x (a range wholly on one side; a published 1.00x has no side).
+* ``tokens_per_s`` (summary.median_tokens_per_s, relative tolerance): no direction; outside it ``not reproduced``.
+* ``acceptance`` (acceptance.pooled_rate, absolute tolerance): outside it, ``same direction`` on the published side
+  of 50% ("most drafts accepted" vs "rejected"; 50% has no side). ``metric: accepted_per_step`` has no direction.
+* ``verdict`` (summary.verdict, the all-runs rule): ``reproduced`` when every task's verdict is the published one;
+  for ``faster``/``slower``, ``same direction`` when every median multiplier is on that side of 1.0x. ``not
+  slower``/``not faster``: ``reproduced`` when no task has that verdict, else ``not reproduced``.
+* ``identity`` (identity table, temperature 0; a claim on the baseline is about its control, repeats vs r1):
+  ``identical``: every task's compared repeats identical, else ``not reproduced``. ``not identical``: every task has
+  a differing repeat; with ``token_counts`` ([own, baseline] length per task) ``reproduced`` needs every differing
+  repeat's counts within the relative tolerance, else ``same direction``. An integer N: exactly N tasks differ is
+  ``reproduced``, another non-zero number ``same direction``, none ``not reproduced``. Repeats without a baseline
+  are named in the detail; a task with none compared is not measured.
+* ``gsm8k`` (cells.gsm8k_* of the claim's task): ``reproduced`` when every run scores the published count (and, if
+  the claim names a wrong problem, that one is wrong in every run); ``same direction`` when some runs score it, or
+  all do but another problem is wrong; else ``not reproduced``. Runs scored on another number of problems are not
+  a measurement of the claim.
+* ``warm_vs_fresh`` (warm ``condition``, ``fresh`` condition): per-repeat speeds (one task, warm repeats 1..n,
+  relative tolerance): ``same direction`` when they rise with each repeat. ``faster``: ``reproduced`` when on every
+  task each warm repeat from the second on beats every fresh run, ``same direction`` when the warm median beats the
+  fresh median on every task; two warm repeats are needed.
+* ``ordering`` (``metric``: speedup, tokens_per_s, pooled_rate, accepted_per_step): ``published`` lists tiers, best
+  first (an inner list: members not ordered among themselves), over tasks (per condition) or conditions (one task).
+  Every pair across tiers as published is ``reproduced``, a strict majority ``same direction``. With
+  ``versus_temperature`` the reference is this run's own ordering per condition at that temperature (the
+  "temperature 1.0 had the same shape" claim); ties in the reference are not counted.
 
-Per kind (``published`` may be a number or a ``[low, high]`` range where numeric; a range is widened by the
-tolerance at both ends, and every task of the claim must fall inside):
-
-* ``speedup`` (summary.speedup_median, relative tolerance): outside it, ``same direction`` when every task is on
-  the published side of 1.0x (a range must lie wholly on one side; a published 1.00x has no side, so it is
-  ``reproduced`` or ``not reproduced``).
-* ``tokens_per_s`` (summary.median_tokens_per_s, relative tolerance): absolute speed has no direction, so outside
-  the tolerance it is ``not reproduced``.
-* ``acceptance`` (acceptance.pooled_rate by default, absolute tolerance in rate units): outside it, ``same
-  direction`` when on the published side of 50%, i.e. "most drafts accepted" vs "most drafts rejected" is kept
-  (a published 50% has no side). ``metric: accepted_per_step`` (absolute tolerance in tokens) has no direction.
-* ``verdict`` (summary.verdict, the study's all-runs rule): ``reproduced`` when every task's verdict equals the
-  published one; for ``faster``/``slower``, ``same direction`` when the verdict differs but every median multiplier
-  is on that side of 1.0x. ``not slower``/``not faster`` are ``reproduced`` when no task has that verdict, else
-  ``not reproduced``.
-* ``identity`` (identity table, temperature 0): ``identical``: every task's compared repeats identical, else ``not
-  reproduced``. ``not identical``: every task has a differing repeat; with ``token_counts`` (``[829, 898]`` per
-  task: this condition's length, the baseline's) ``reproduced`` needs every differing repeat's counts within the
-  relative tolerance, otherwise ``same direction`` (outputs differ, lengths do not match). An integer N: exactly N
-  of the listed tasks differ is ``reproduced``, another non-zero number ``same direction``, none ``not
-  reproduced``. Repeats not compared (a missing baseline) are named in the detail; a task with none compared is not
-  measured. A claim whose condition is the baseline is about the control row.
-* ``gsm8k`` (cells.gsm8k_correct/total/wrong of the claim's task): ``reproduced`` when every run scores the
-  published count (and, where the claim names a wrong problem, that problem is wrong in every run); ``same
-  direction`` when some runs score it, or all do but another problem is the wrong one; else ``not reproduced``. A
-  run that scored a different number of problems is not a measurement of the claim.
-* ``warm_vs_fresh`` (the claim names its warm ``condition`` and its ``fresh`` one): a list of per-repeat speeds
-  (one task, cells.tokens_per_s of the warm repeats 1..n, relative tolerance): ``same direction`` when the speeds
-  rise with each repeat. ``faster``: ``reproduced`` when on every task each warm repeat from the second on beats
-  every fresh run, ``same direction`` when the warm median beats the fresh median on every task; at least two warm
-  repeats are needed.
-* ``ordering`` (``metric``: speedup by default, or tokens_per_s, pooled_rate, accepted_per_step): ``published`` is a
-  list of tiers, best first (an inner list is a tier whose members are not ordered among themselves), over tasks
-  (one or more conditions) or over conditions (one task). Every pair across tiers must be ordered as published for
-  ``reproduced``; a strict majority of pairs gives ``same direction``. With ``versus_temperature`` the reference
-  ordering is this run's own at that temperature, per condition (the "temperature 1.0 had the same shape" claim);
-  ties in the reference are not counted.
-
-Nothing here divides by a measured value; relative tolerances multiply the published value, which validation
-requires to be positive.
+Nothing divides by a measured value; relative tolerances multiply the published value, which must be positive.
 """
 
 from __future__ import annotations
@@ -76,15 +55,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from .claims_judge import (
-    JUDGES,
-    NOT_MEASURED,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    SAME_DIRECTION,
-    Run,
-    format_published,
-)
+from .claims_judge import JUDGES, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, SAME_DIRECTION, Run, format_published
 from .config import REPO_ROOT, ConfigError, load_schema, validate_document
 
 __all__ = ["NOT_REPRODUCED", "REPRODUCED", "SAME_DIRECTION", "format_published"]
@@ -193,8 +164,6 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "published", f"range low {published[0]} is above high {published[1]}"
     if kind == "identity" and not isinstance(published, str) and published > len(claim.tasks):
         yield "published", f"a number of the {len(claim.tasks)} listed tasks, got {published}"
-    if kind == "identity" and "token_counts" in e and published != "not identical":
-        yield "token_counts", "only for a 'not identical' claim"
     if set(claim.token_counts) - set(claim.tasks):
         yield "token_counts", f"not one of the claim's tasks: {sorted(set(claim.token_counts) - set(claim.tasks))}"
     if kind == "gsm8k" and published > e["total"]:
@@ -203,10 +172,8 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "wrong", f"a problem 1..{e['total']} of a claim with a wrong answer, got {e['wrong']!r}"
     if kind == "warm_vs_fresh" and isinstance(published, list) and len(claim.tasks) != 1:
         yield "tasks", "per-repeat speeds are about one task: use 'task'"
-    if ordering and (versus is None) == (published == "same ordering"):
-        yield "published", "'same ordering' goes with versus_temperature, a list of tiers without it"
-    if ordering and versus is not None and (not over_tasks or versus == e["temperature"] or len(claim.tasks) < 2):
-        yield "versus_temperature", "compares the ordering of two or more tasks at another temperature"
+    if ordering and versus == e["temperature"]:
+        yield "versus_temperature", "must differ from temperature"
     if ordering and versus is None and (over_tasks and ("task" in e or "tasks" in e)):
         yield "tasks", "the tasks are the members of 'published'"
     if ordering and versus is None and not over_tasks and ("condition" in e or "conditions" in e or len(claim.tasks)
