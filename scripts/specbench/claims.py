@@ -132,69 +132,54 @@ def _parse(document: Any, config: Mapping[str, Any], origin: str) -> list[Claim]
     return claims
 
 
-def _tiers(entry: Mapping[str, Any]) -> list[list[str]]:
-    published = entry["published"]
-    if entry["kind"] != "ordering" or not isinstance(published, list):
-        return []
-    return [[tier] if isinstance(tier, str) else tier for tier in published]
-
-
 def _claim(entry: Mapping[str, Any]) -> Claim:
     e = {k: v for k, v in entry.items() if k not in ("task", "tasks", "condition", "temperature")}
     tasks = [entry["task"]] if "task" in entry else entry.get("tasks", [])
     conditions = entry.get("conditions") or ([entry["condition"]] if "condition" in entry else [])
-    if tiers := _tiers(entry):
-        members = [m for tier in tiers for m in tier]
+    if entry["kind"] == "ordering" and isinstance(entry["published"], list):  # tiers; a bare name is a tier of one
+        e["published"] = [[tier] if isinstance(tier, str) else tier for tier in entry["published"]]
+        members = [m for tier in e["published"] for m in tier]
         tasks, conditions = (members, conditions) if entry["over"] == "tasks" else (tasks, members)
-        e["published"] = tiers
     return Claim(**{**e, "conditions": tuple(conditions)}, tasks=tuple(tasks), condition=entry.get("condition"),
                  temperature=float(entry.get("temperature", 0.0)))
 
 
 def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -> Iterator[tuple[str, str]]:
     """What a schema cannot say about one validated entry: (key, problem) pairs, the first one is reported."""
-    kind, published, claim = e["kind"], e["published"], _claim(e)
-    ordering, versus, over_tasks = kind == "ordering", e.get("versus_temperature"), e.get("over") == "tasks"
+    kind, value, claim, given = e["kind"], e["published"], _claim(e), set(e)
+    tiers = kind == "ordering" and isinstance(value, list)
+    members = [m for tier in claim.published for m in tier] if tiers else []
     if e["id"] in seen:
         yield "id", "duplicate id"
-    if "task" in e and "tasks" in e:
+    if {"task", "tasks"} <= given:
         yield "tasks", "give either 'task' or 'tasks', not both"
-    if kind in ("speedup", "tokens_per_s", "acceptance") and isinstance(published, list) and published[0] > \
-            published[1]:
-        yield "published", f"range low {published[0]} is above high {published[1]}"
-    if kind == "identity" and not isinstance(published, str) and published > len(claim.tasks):
-        yield "published", f"a number of the {len(claim.tasks)} listed tasks, got {published}"
+    if kind in ("speedup", "tokens_per_s", "acceptance") and isinstance(value, list) and value[0] > value[1]:
+        yield "published", f"range low {value[0]} is above high {value[1]}"
+    if kind == "identity" and not isinstance(value, str) and value > len(claim.tasks):
+        yield "published", f"a number of the {len(claim.tasks)} listed tasks, got {value}"
     if set(claim.token_counts) - set(claim.tasks):
         yield "token_counts", f"not one of the claim's tasks: {sorted(set(claim.token_counts) - set(claim.tasks))}"
-    if kind == "gsm8k" and published > e["total"]:
-        yield "published", f"expected a number of correct answers out of {e['total']}, got {published}"
-    if kind == "gsm8k" and "wrong" in e and (e["wrong"]["problem"] > e["total"] or published == e["total"]):
+    if kind == "gsm8k" and value > e["total"]:
+        yield "published", f"expected a number of correct answers out of {e['total']}, got {value}"
+    if kind == "gsm8k" and "wrong" in e and (e["wrong"]["problem"] > e["total"] or value == e["total"]):
         yield "wrong", f"a problem 1..{e['total']} of a claim with a wrong answer, got {e['wrong']!r}"
-    if kind == "warm_vs_fresh" and isinstance(published, list) and len(claim.tasks) != 1:
+    if kind == "warm_vs_fresh" and isinstance(value, list) and len(claim.tasks) != 1:
         yield "tasks", "per-repeat speeds are about one task: use 'task'"
-    if ordering and versus == e["temperature"]:
+    if kind == "ordering" and e.get("versus_temperature") == e["temperature"]:
         yield "versus_temperature", "must differ from temperature"
-    if ordering and versus is None and (over_tasks and ("task" in e or "tasks" in e)):
+    if tiers and e["over"] == "tasks" and given & {"task", "tasks"}:
         yield "tasks", "the tasks are the members of 'published'"
-    if ordering and versus is None and not over_tasks and ("condition" in e or "conditions" in e or len(claim.tasks)
-                                                            != 1):
+    if tiers and e["over"] == "conditions" and (given & {"condition", "conditions"} or len(claim.tasks) != 1):
         yield "conditions", "over conditions: one 'task', and the conditions are the members of 'published'"
-    members = [m for tier in _tiers(e) for m in tier]
     if len(set(members)) != len(members):
-        yield "published", f"a name appears twice in {published!r}"
+        yield "published", f"a name appears twice in {value!r}"
     if not claim.tasks:
         yield "task", "missing ('task' or 'tasks')"
     if not (claim.condition or claim.conditions):
         yield "condition", "missing ('condition' or 'conditions')"
-    yield from _unknown_names(e, config, members)
-
-
-def _unknown_names(e: Mapping[str, Any], config: Mapping[str, Any], members: list[str]) -> Iterator[tuple[str, str]]:
-    """Tasks and conditions the config does not have (the baseline is one of its conditions)."""
-    over = "tasks" if e.get("over") == "tasks" else "conditions"
-    named = {"task": ("tasks", [e.get("task")]), "tasks": ("tasks", e.get("tasks")),
+    named = {"task": ("tasks", [e.get("task")]), "tasks": ("tasks", e.get("tasks")),  # names the config lacks
              "condition": ("conditions", [e.get("condition")]), "conditions": ("conditions", e.get("conditions")),
-             "fresh": ("conditions", [e.get("fresh")]), "published": (over, members)}
+             "fresh": ("conditions", [e.get("fresh")]), "published": (e.get("over", "conditions"), members)}
     for key, (what, names) in named.items():
         for name in (n for n in names or [] if n is not None and n not in config[what]):
             hint = difflib.get_close_matches(name, list(config[what]), n=1)
@@ -204,9 +189,8 @@ def _unknown_names(e: Mapping[str, Any], config: Mapping[str, Any], members: lis
 def evaluate(claims: Sequence[Claim], tables: Mapping[str, pd.DataFrame], *, baseline: str,
              is_study_setup: bool) -> pd.DataFrame:
     """One row per claim (``RESULT_COLUMNS``): id, text, kind (str); published (the claim's value: number, [low,
-    high], word, count, speeds or tiers); published_text, measured_text (display strings); measured (this run's
-    value: per task a number, a verdict, identity counts; per repeat scores or speeds; per group a ranking);
-    verdict, detail (str); cells (list of cell files behind the measured value)."""
+    high], word, count, speeds, tiers) and measured (per task a number, verdict or identity counts; per repeat scores
+    or speeds; per group a ranking), each also as display text; verdict, detail (str); cells (list of cell files)."""
     run = Run(tables, baseline)
     rows = []
     for claim in claims:

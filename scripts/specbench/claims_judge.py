@@ -186,23 +186,19 @@ def _verdict(claim: Claim, run: Run) -> Outcome:
     return Outcome(*seen, verdict, detail)
 
 
-def _identity_text(s: Mapping[str, Any] | None) -> str:
-    if s is None or not s["token_counts"]:
-        return "n/a" if s is None else f"identical {s['identical']}/{s['compared']}"
-    counts = "; ".join(f"{a} vs {b}" for a, b in s["token_counts"])
-    return f"differs in {len(s['token_counts'])}/{s['compared']} ({counts})"
-
-
 def _identity(claim: Claim, run: Run) -> Outcome:
     state: dict[str, dict[str, Any] | None] = {}
-    cells: list[str] = []
+    texts, cells = [], []
     for task in claim.tasks:
         row = run.row("identity", task=task, condition=claim.condition, control=claim.condition == run.baseline)
         cells += [] if row is None else row["cells"]
-        state[task] = None if row is None or not row["repeats_compared"] else {
+        s = state[task] = None if row is None or not row["repeats_compared"] else {
             "compared": int(row["repeats_compared"]), "identical": int(row["identical"]),
             "missing": int(row["missing"]), "token_counts": [list(pair) for pair in row["token_counts"]]}
-    seen = (state, "; ".join(f"{task} {_identity_text(s)}" for task, s in state.items()), cells)
+        counts = "; ".join(f"{a} vs {b}" for a, b in s["token_counts"]) if s else ""
+        texts.append(f"{task} " + ("n/a" if s is None else f"differs in {len(s['token_counts'])}/{s['compared']} "
+                                   f"({counts})" if counts else f"identical {s['identical']}/{s['compared']}"))
+    seen = (state, "; ".join(texts), cells)
     if missing := _absent("compared repeats", state, claim):
         return Outcome(*seen, NOT_MEASURED, missing)
     gaps = _list(f"{task} ({s['missing']} repeat(s) without a baseline)" for task, s in state.items() if s["missing"])
@@ -300,8 +296,7 @@ def _ranked(values: Mapping[str, float | None], fmt: Callable[[float], str]) -> 
 
 def _pairs(claim: Claim, values: Mapping[str, Any], reference: Mapping[str, Any] | None = None,
            ) -> Iterator[tuple[str, bool]]:
-    """('a vs b', ordered as the reference?) per compared pair: across the published tiers, or, with a reference
-    ranking, every pair of tasks the reference does not tie."""
+    """('a vs b', ordered as the reference?): pairs across the published tiers, or pairs the reference ranks."""
     if reference is None:
         for i, upper in enumerate(claim.published):
             for a, b in itertools.product(upper, [m for lower in claim.published[i + 1:] for m in lower]):
