@@ -9,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
 from specbench import cells as sb_cells  # noqa: E402
+from specbench import claims as sb_claims  # noqa: E402
 from specbench import config as sb_config  # noqa: E402
 from specbench import files as sb_files  # noqa: E402
 from specbench.code import fingerprint, import_closure, workflow_commit  # noqa: E402
@@ -36,6 +37,12 @@ REPEATS = list(range(1, config["repeats"] + 1))
 def config_path(value):
     """A path from the config, resolved against the workflow directory."""
     return str(sb_config.resolve_path(value, BASE))
+
+
+try:
+    sb_claims.load_claims(config_path(config["claims"]), config)
+except (sb_claims.ClaimError, OSError) as error:
+    raise WorkflowError(f"claims: {error}") from None
 
 
 def model_source(role):
@@ -164,7 +171,8 @@ def report_inputs(wildcards):
         "cells_index": "results/cells_index.json",
         "build": LLAMA_BIN_DIR,
         "model": model_manifest("target"),
-        "claims": config_path("config/claims.yaml"),
+        "claims": config_path(config["claims"]),
+        "claims_schema": config_path("config/claims.schema.yaml"),
         "downloads": [
             f"results/models/{MODEL_IDS[role]}.download.json"
             for role in ROLES

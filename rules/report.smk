@@ -56,6 +56,7 @@ rule report:
     conda:
         "../envs/pipeline.yaml"
     params:
+        names={"tasks": list(config["tasks"]), "conditions": list(config["conditions"])},
         name=config["name"],
         baseline=config["baseline"],
         is_study_setup=config["is_study_setup"],

@@ -2,7 +2,7 @@
 the per-cell table (results/cells.parquet) and its summaries, computed once here.
 
 input: table (cells.parquet), cells_index, build (llama.cpp bin dir, with manifest.json), model, draft (optional),
-downloads (list), claims. params: name, baseline, is_study_setup, stand_in_tasks, task_order, condition_order,
+downloads (list), claims. params: names (the config's tasks and conditions), name, baseline, is_study_setup, stand_in_tasks, task_order, condition_order,
 expected_cells, config_sha256, workflow_commit."""
 
 from pathlib import Path
@@ -29,7 +29,7 @@ with logged_to(snakemake.log[0]):
                    "hf_revisions": {d["repo"]: d["commit"] for d in map(read_json, map(Path, inp.downloads))}}
     numbers = report_numbers(tables, params.baseline)
     write_json_atomic(Path(out.provenance), {"context": run_context, "numbers": numbers, "cells": index["cells"]})
-    claims = evaluate(load_claims(Path(inp.claims)), tables, baseline=params.baseline,
+    claims = evaluate(load_claims(Path(inp.claims), params.names), tables, baseline=params.baseline,
                       is_study_setup=params.is_study_setup)
     write_atomic(Path(out.claims), csv_copy(claims).to_csv(index=False).encode("utf-8"))
     figures = [Figure(caption, png_data_uri(png)) for caption, png in

@@ -1,7 +1,8 @@
-"""The published claims (config/claims.yaml) and their check against hand-made and sampled aggregate tables."""
+"""The published claims (config/claims.yaml) and their check against hand-made and sampled typed tables."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,6 @@ import pandas as pd
 import pytest
 import yaml
 
-from specbench.aggregate import summarise
 from specbench.claims import (
     KINDS,
     NOT_MEASURED,
@@ -25,18 +25,22 @@ from specbench.claims import (
     evaluate,
     load_claims,
     parse_claims,
-    parse_task_check,
 )
-from specbench.measures import acceptance_summary, identity_summary, identity_table
+from specbench.config import load_config
+from specbench.summaries import tables as summary_tables
+from specbench.table import frame_of
 
 REPO = Path(__file__).resolve().parents[1]
 CLAIMS_FILE = REPO / "config" / "claims.yaml"
 SAMPLES = Path(__file__).resolve().parent / "data" / "claims"
 TASKS = ["file-rewrite", "todo-app", "gsm8k", "essay"]
+CONFIG = load_config([REPO / "config" / "config.yaml"])
+BASELINE = CONFIG["baseline"]
+Key = tuple[str, str, float]
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Builders: runs rows by hand, the other tables from them with the pipeline's own aggregation
+# Builders: cell rows by hand, the typed table and its summaries from them with the pipeline's own code
 # --------------------------------------------------------------------------------------------------------------
 
 
@@ -44,43 +48,51 @@ def cell_file(task: str, condition: str, temperature: float, repeat: int) -> str
     return f"results/cells/{task}/{condition}/t{temperature}/r{repeat}.json"
 
 
-def make_runs(speeds: dict[tuple[str, str, float], list[float]], *, checks: dict[tuple[str, str, float], list[str]]
-              | None = None, drafts: dict[tuple[str, str, float], tuple[int, int]] | None = None) -> pd.DataFrame:
-    """One row per cell: speeds per (task, condition, temperature); optional task_check strings and
-    (drafted, accepted) per cell."""
+def scored(correct: int, total: int = 3, wrong: tuple[tuple[int, str, str], ...] = ()) -> dict[str, Any]:
+    """A cell's GSM8K score columns: wrong is (problem, extracted, reference) per wrong answer."""
+    return {"gsm8k_correct": correct, "gsm8k_total": total,
+            "gsm8k_wrong": [{"problem": p, "extracted": a, "reference": r} for p, a, r in wrong]}
+
+
+def make_rows(speeds: dict[Key, list[float]], *, checks: dict[Key, list[dict[str, Any]]] | None = None,
+              drafts: dict[Key, tuple[int, int]] | None = None,
+              tokens: dict[tuple[str, str, int], list[int]] | None = None) -> list[dict[str, Any]]:
+    """One row per cell: speeds per (task, condition, temperature); optional GSM8K scores and (drafted, accepted)
+    per cell, and token ids per (task, condition, repeat) at temperature 0."""
     rows = []
     for (task, condition, temperature), values in speeds.items():
+        drafted, accepted = (drafts or {}).get((task, condition, temperature), (0, 0))
+        scores = (checks or {}).get((task, condition, temperature), [])
         for repeat, value in enumerate(values, start=1):
-            drafted, accepted = (drafts or {}).get((task, condition, temperature), (0, 0))
-            check_list = (checks or {}).get((task, condition, temperature), [])
+            warm = condition.endswith("-warm")
             rows.append({"task": task, "condition": condition, "temperature": temperature, "repeat": repeat,
-                         "tokens_per_s": value, "predicted_n": 400, "draft_n": drafted,
-                         "draft_n_accepted": accepted,
-                         "task_check": check_list[repeat - 1] if repeat <= len(check_list) else "",
+                         "tokens_per_s": float(value), "predicted_n": 400, "draft_n": drafted,
+                         "draft_n_accepted": accepted, "acceptance_rate": accepted / drafted if drafted else None,
+                         "tokens": (tokens or {}).get((task, condition, repeat), []) if temperature == 0.0 else [],
+                         **(scores[repeat - 1] if repeat <= len(scores) else {}),
                          "cell_file": cell_file(task, condition, temperature, repeat),
-                         "server_pid": 1000 + len(rows), "server_shared": condition.endswith("-warm")})
-    return pd.DataFrame(rows)
+                         "server_pid": 1000 + len(rows), "server_shared": warm,
+                         "server_position": repeat if warm else 1})
+    return rows
 
 
-def make_tables(speeds: dict[tuple[str, str, float], list[float]], *,
-                tokens: dict[tuple[str, str, int], list[int]] | None = None, **kwargs: Any) -> dict[str, pd.DataFrame]:
-    runs = make_runs(speeds, **kwargs)
-    tables = {"runs": runs, "summary": summarise(runs, "off"), "acceptance": acceptance_summary(runs)}
-    if tokens is not None:
-        tables["identity_summary"] = identity_summary(identity_table(tokens))
-    return tables
+def make_tables(speeds: dict[Key, list[float]], **kwargs: Any) -> dict[str, pd.DataFrame]:
+    return summary_tables(frame_of(make_rows(speeds, **kwargs), BASELINE), BASELINE)
 
 
 def claim(**fields: Any) -> Claim:
     entry = {"id": "test-claim", "text": "a claim", "source": "a sentence", **fields}
-    return parse_claims([entry])[0]
+    return parse_claims([entry], CONFIG)[0]
 
 
 def check(one: Claim, tables: dict[str, pd.DataFrame], *, study: bool = True) -> pd.Series:
-    result = evaluate([one], tables, is_study_setup=study)
+    result = evaluate([one], tables, baseline=BASELINE, is_study_setup=study)
     assert list(result.columns) == RESULT_COLUMNS
     assert len(result) == 1
-    return result.iloc[0]
+    row = result.iloc[0]
+    assert row["kind"] == one.kind and row["published"] == one.published
+    assert isinstance(row["cells"], list) and all(isinstance(c, str) for c in row["cells"])
+    return row
 
 
 OFF = [126.0, 125.0, 127.0]
@@ -100,13 +112,14 @@ def speedup_claim(published: Any, task: str | list[str] = "file-rewrite", condit
 
 @pytest.fixture(scope="module")
 def claims() -> list[Claim]:
-    return load_claims(CLAIMS_FILE)
+    return load_claims(CLAIMS_FILE, CONFIG)
 
 
 @pytest.fixture(scope="module")
 def sample_tables() -> dict[str, pd.DataFrame]:
-    return {name: pd.read_csv(SAMPLES / f"{name}.csv") for name in ("summary", "acceptance", "identity_summary",
-                                                                    "runs")}
+    """A real CPU run's cells (file-rewrite and essay at temperature 0, two repeats each), as typed rows."""
+    rows = json.loads((SAMPLES / "cells.json").read_text())
+    return summary_tables(frame_of(rows, BASELINE), BASELINE)
 
 
 def test_claims_file_loads_with_unique_kebab_ids(claims: list[Claim]) -> None:
@@ -131,16 +144,20 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
     }
     for claim_id, value in figures.items():
         assert by_id[claim_id].published == pytest.approx(value), claim_id
-    assert by_id["mtp-first-three-t0-speedup-range"].published == (1.5, 1.8)
+    assert by_id["mtp-first-three-t0-speedup-range"].published == [1.5, 1.8]
     assert by_id["mtp-first-three-t0-speedup-range"].tasks == ("file-rewrite", "todo-app", "gsm8k")
     assert by_id["off-all-tasks-t0-tokens-per-s"].tasks == tuple(TASKS)
-    assert by_id["ngram-warm-todo-app-t0-repeats"].published == (123, 195, 307)
-    assert dict(by_id["dflash-token-counts"].token_counts) == {"todo-app": (829, 898), "gsm8k": (627, 894),
-                                                              "essay": (681, 611)}
+    assert by_id["ngram-warm-todo-app-t0-repeats"].published == [123, 195, 307]
+    assert by_id["ngram-warm-todo-app-t0-repeats"].fresh == "ngram-mod"
+    assert dict(by_id["dflash-token-counts"].token_counts) == {"todo-app": [829, 898], "gsm8k": [627, 894],
+                                                              "essay": [681, 611]}
     assert by_id["gsm8k-off-t0-correct"].wrong == {"problem": 3, "answer": "25000", "reference": "70000"}
     assert by_id["ngram-todo-app-gsm8k-t0-verdict"].published == "slower"
     assert by_id["mtp-no-task-t0-slower"].published == "not slower"
-    assert by_id["off-control-identical"].condition == "off (control: r1)"
+    # the control is the identity claim about the baseline itself (its repeats vs its first)
+    assert by_id["off-control-identical"].condition == BASELINE == "off"
+    assert by_id["dflash-todo-app-t0-best"].published == [["dflash"], ["mtp", "ngram-mod"]]
+    assert by_id["dflash-todo-app-t0-best"].conditions == ("dflash", "mtp", "ngram-mod")
     assert by_id["t1-same-shape-as-t0"].kind == "ordering"
     # the study gives the essay's DFlash multiplier twice; both are kept and each says so
     assert "0.69" in by_id["dflash-essay-t0-speedup"].note and "0.66" in by_id["dflash-essay-t0-speedup-why"].note
@@ -151,15 +168,19 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
 @pytest.mark.parametrize("study", [True, False])
 def test_every_claim_evaluates_against_the_sample_tables(claims: list[Claim], sample_tables: dict[str, pd.DataFrame],
                                                          study: bool) -> None:
-    result = evaluate(claims, sample_tables, is_study_setup=study)
+    result = evaluate(claims, sample_tables, baseline=BASELINE, is_study_setup=study)
     assert list(result.columns) == RESULT_COLUMNS
     assert list(result["id"]) == [c.id for c in claims]
+    assert list(result["kind"]) == [c.kind for c in claims]
     assert set(result["verdict"]) <= set(VERDICTS)
-    assert result["published"].map(bool).all() and result["measured"].map(bool).all()
+    assert result["published_text"].map(bool).all() and result["measured_text"].map(bool).all()
+    assert all(isinstance(cells, list) for cells in result["cells"])
     by_id = result.set_index("id")
     # the sample run has file-rewrite and essay at temperature 0 only, two repeats each
-    assert by_id.loc["ngram-file-rewrite-t0-speedup", "measured"] == "1.80x"
-    assert by_id.loc["ngram-file-rewrite-t0-speedup", "cells"].split(";") == [
+    assert by_id.loc["ngram-file-rewrite-t0-speedup", "measured_text"] == "1.80x"
+    assert by_id.loc["ngram-file-rewrite-t0-speedup", "measured"] == {"file-rewrite": pytest.approx(1.8, abs=0.005)}
+    assert by_id.loc["ngram-file-rewrite-t0-speedup", "published"] == 6.25
+    assert by_id.loc["ngram-file-rewrite-t0-speedup", "cells"] == [
         "results/cells/file-rewrite/ngram-mod/t0.0/r1.json", "results/cells/file-rewrite/ngram-mod/t0.0/r2.json",
         "results/cells/file-rewrite/off/t0.0/r1.json", "results/cells/file-rewrite/off/t0.0/r2.json"]
     for claim_id in ("dflash-todo-app-t0-speedup", "gsm8k-dflash-t0-correct", "t1-same-shape-as-t0",
@@ -195,7 +216,7 @@ def study_shaped_tables() -> dict[str, pd.DataFrame]:
               ("gsm8k", "ngram-mod", 0.0): (100, 30), ("file-rewrite", "mtp", 0.0): (1000, 980),
               ("todo-app", "mtp", 0.0): (1000, 840), ("gsm8k", "mtp", 0.0): (1000, 780),
               ("essay", "mtp", 0.0): (1000, 410), ("essay", "dflash", 0.0): (1000, 80)}
-    checks = {("gsm8k", "dflash", 0.0): ["3/3 correct"] * 3, ("gsm8k", "off", 0.0): [WRONG_THIRD] * 3,
+    checks = {("gsm8k", "dflash", 0.0): [ALL_THREE] * 3, ("gsm8k", "off", 0.0): [WRONG_THIRD] * 3,
               ("gsm8k", "mtp", 0.0): [WRONG_THIRD] * 3}
     tokens: dict[tuple[str, str, int], list[int]] = {}
     for task in TASKS:
@@ -207,9 +228,9 @@ def study_shaped_tables() -> dict[str, pd.DataFrame]:
 
 
 def test_a_study_shaped_run_reproduces_every_claim(claims: list[Claim]) -> None:
-    result = evaluate(claims, study_shaped_tables(), is_study_setup=True)
+    result = evaluate(claims, study_shaped_tables(), baseline=BASELINE, is_study_setup=True)
     failed = result[result["verdict"] != REPRODUCED]
-    assert failed.empty, failed[["id", "measured", "verdict", "detail"]].to_string()
+    assert failed.empty, failed[["id", "measured_text", "verdict", "detail"]].to_string()
     assert result["cells"].map(bool).all()
 
 
@@ -222,9 +243,9 @@ def test_speedup_within_tolerance_is_reproduced() -> None:
     tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [700, 760, 800]})
     row = check(speedup_claim(6.25), tables)
     assert row["verdict"] == REPRODUCED
-    assert row["published"] == "6.25x" and row["measured"] == "6.03x"
-    assert row["cells"].split(";") == [cell_file("file-rewrite", c, 0.0, r) for c in ("ngram-mod", "off")
-                                       for r in (1, 2, 3)]
+    assert row["published_text"] == "6.25x" and row["measured_text"] == "6.03x"
+    assert row["published"] == 6.25 and row["measured"] == {"file-rewrite": pytest.approx(760 / 126)}
+    assert row["cells"] == [cell_file("file-rewrite", c, 0.0, r) for c in ("ngram-mod", "off") for r in (1, 2, 3)]
 
 
 def test_speedup_outside_tolerance_on_the_same_side_is_same_direction() -> None:
@@ -247,7 +268,7 @@ def test_published_one_has_no_side() -> None:
     tables = make_tables({("essay", "off", 0.0): OFF, ("essay", "ngram-mod", 0.0): [80, 82, 84]})
     row = check(speedup_claim(1.0, task="essay"), tables)
     assert row["verdict"] == NOT_REPRODUCED
-    assert row["published"] == "1.00x"
+    assert row["published_text"] == "1.00x"
     close = make_tables({("essay", "off", 0.0): OFF, ("essay", "ngram-mod", 0.0): [123, 124, 125]})
     assert check(speedup_claim(1.0, task="essay"), close)["verdict"] == REPRODUCED
 
@@ -256,7 +277,8 @@ def test_missing_rows_are_not_measured() -> None:
     tables = make_tables({("file-rewrite", "off", 0.0): OFF})
     row = check(speedup_claim(6.25), tables)
     assert row["verdict"] == NOT_MEASURED
-    assert row["measured"] == "n/a" and row["cells"] == ""
+    assert row["measured_text"] == "n/a" and row["cells"] == []
+    assert row["measured"] == {"file-rewrite": None}
     assert check(speedup_claim(6.25), {})["verdict"] == NOT_MEASURED
     assert check(speedup_claim(6.25), {"summary": pd.DataFrame()})["verdict"] == NOT_MEASURED
 
@@ -265,10 +287,10 @@ def test_missing_rows_are_not_measured() -> None:
 def test_nan_or_infinite_values_are_not_measured(value: float | None) -> None:
     summary = pd.DataFrame([{"task": "file-rewrite", "condition": "ngram-mod", "temperature": 0.0,
                              "median_tokens_per_s": 700.0, "speedup_median": value, "verdict": "faster",
-                             "cell_files": "a.json;b.json"}])
+                             "cells": ["a.json", "b.json"]}])
     row = check(speedup_claim(6.25), {"summary": summary})
     assert row["verdict"] == NOT_MEASURED
-    assert row["cells"] == "a.json;b.json"
+    assert row["cells"] == ["a.json", "b.json"]
 
 
 def test_range_claim_needs_every_task_in_the_range() -> None:
@@ -278,8 +300,9 @@ def test_range_claim_needs_every_task_in_the_range() -> None:
                                      (("file-rewrite", 224), ("todo-app", 200), ("gsm8k", 185))}})
     row = check(range_claim, inside)
     assert row["verdict"] == REPRODUCED
-    assert row["published"] == "1.5-1.8x"
-    assert row["measured"] == "file-rewrite 1.78x; todo-app 1.59x; gsm8k 1.47x"
+    assert row["published_text"] == "1.5-1.8x"
+    assert row["measured_text"] == "file-rewrite 1.78x; todo-app 1.59x; gsm8k 1.47x"
+    assert row["published"] == [1.5, 1.8] and list(row["measured"]) == ["file-rewrite", "todo-app", "gsm8k"]
     one_low = make_tables({**base, **{(t, "mtp", 0.0): [s] * 3 for t, s in
                                       (("file-rewrite", 224), ("todo-app", 200), ("gsm8k", 140))}})
     assert check(range_claim, one_low)["verdict"] == SAME_DIRECTION
@@ -289,7 +312,7 @@ def test_range_claim_needs_every_task_in_the_range() -> None:
     two_tasks = make_tables({**base, ("file-rewrite", "mtp", 0.0): [224] * 3, ("todo-app", "mtp", 0.0): [200] * 3})
     row = check(range_claim, two_tasks)
     assert row["verdict"] == NOT_MEASURED
-    assert "gsm8k n/a" in row["measured"] and "gsm8k" in row["detail"]
+    assert "gsm8k n/a" in row["measured_text"] and "gsm8k" in row["detail"]
 
 
 def test_temperature_is_matched() -> None:
@@ -306,10 +329,11 @@ def test_non_study_setup_is_never_compared_but_measured_is_filled() -> None:
     tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [700, 760, 800]})
     claims = [speedup_claim(6.25), claim(id="other", kind="tokens_per_s", task="file-rewrite", condition="off",
                                          temperature=0.0, published=126, tolerance=0.15)]
-    result = evaluate(claims, tables, is_study_setup=False)
+    result = evaluate(claims, tables, baseline=BASELINE, is_study_setup=False)
     assert list(result["verdict"]) == [NOT_MEASURED, NOT_MEASURED]
     assert list(result["detail"]) == [NOT_STUDY_SETUP, NOT_STUDY_SETUP]
-    assert list(result["measured"]) == ["6.03x", "126.0 tok/s"]
+    assert list(result["measured_text"]) == ["6.03x", "126.0 tok/s"]
+    assert result["measured"][1] == {"file-rewrite": 126.0}
     assert result["cells"].map(bool).all()
 
 
@@ -340,9 +364,9 @@ def test_acceptance_uses_an_absolute_tolerance_and_the_50_percent_side(accepted:
                          drafts={("essay", "mtp", 0.0): (300, accepted)})
     row = check(acceptance_claim(0.41), tables)
     assert row["verdict"] == verdict
-    assert row["published"] == "41%"
-    assert row["measured"].startswith(f"{accepted / 300:.0%} ({3 * accepted} of 900 drafted tokens accepted")
-    assert row["cells"].split(";") == [cell_file("essay", "mtp", 0.0, r) for r in (1, 2, 3)]
+    assert row["published_text"] == "41%"
+    assert row["measured_text"].startswith(f"{accepted / 300:.0%} ({3 * accepted} of 900 drafted tokens accepted")
+    assert row["cells"] == [cell_file("essay", "mtp", 0.0, r) for r in (1, 2, 3)]
 
 
 def test_acceptance_nothing_drafted_is_not_measured() -> None:
@@ -376,7 +400,7 @@ def test_verdict_slower_in_all_runs() -> None:
     slower = make_tables({**base, **{(t, "ngram-mod", 0.0): [120, 121, 122] for t in both}})
     row = check(verdict_claim("slower", both), slower)
     assert row["verdict"] == REPRODUCED
-    assert row["measured"] == "todo-app slower (0.96x); gsm8k slower (0.96x)"
+    assert row["measured_text"] == "todo-app slower (0.96x); gsm8k slower (0.96x)"
     mixed = make_tables({**base, ("todo-app", "ngram-mod", 0.0): [120, 121, 122],
                          ("gsm8k", "ngram-mod", 0.0): [120, 124, 126.5]})
     row = check(verdict_claim("slower", both), mixed)
@@ -431,13 +455,14 @@ def test_identity_identical_and_control() -> None:
     identical = claim(kind="identity", tasks=TASKS, condition="mtp", published="identical")
     row = check(identical, tables)
     assert row["verdict"] == REPRODUCED
-    assert row["measured"].startswith("file-rewrite identical 3/3")
-    assert cell_file("essay", "off", 0.0, 3) in row["cells"].split(";")
-    control = claim(kind="identity", tasks=TASKS, condition="off (control: r1)", published="identical")
+    assert row["measured_text"].startswith("file-rewrite identical 3/3")
+    assert cell_file("essay", "off", 0.0, 3) in row["cells"]
+    assert row["measured"]["essay"] == {"compared": 3, "identical": 3, "missing": 0, "token_counts": []}
+    control = claim(kind="identity", tasks=TASKS, condition=BASELINE, published="identical")
     row = check(control, tables)
     assert row["verdict"] == REPRODUCED
-    assert row["measured"].startswith("file-rewrite identical 2/2")
-    assert all("/off/" in c for c in row["cells"].split(";"))
+    assert row["measured_text"].startswith("file-rewrite identical 2/2")
+    assert all("/off/" in c for c in row["cells"])
     wobbly = identity_tables({}, {**OFF_TOKENS, "essay": [sequence(611), sequence(611), sequence(611, 1)]})
     assert check(control, wobbly)["verdict"] == NOT_REPRODUCED
 
@@ -446,8 +471,9 @@ def test_identity_not_identical_on_three_of_four() -> None:
     three = claim(kind="identity", tasks=TASKS, condition="dflash", published=3)
     row = check(three, identity_tables(DFLASH_TOKENS, OFF_TOKENS))
     assert row["verdict"] == REPRODUCED
-    assert row["published"] == "not identical on 3 of 4 tasks"
-    assert "todo-app differs in 3/3 (829 vs 898; 829 vs 898; 829 vs 898)" in row["measured"]
+    assert row["published_text"] == "not identical on 3 of 4 tasks"
+    assert "todo-app differs in 3/3 (829 vs 898; 829 vs 898; 829 vs 898)" in row["measured_text"]
+    assert row["measured"]["todo-app"]["token_counts"] == [[829, 898]] * 3
     two = identity_tables({**DFLASH_TOKENS, "essay": OFF_TOKENS["essay"]}, OFF_TOKENS)
     assert check(three, two)["verdict"] == SAME_DIRECTION
     none = identity_tables({t: OFF_TOKENS[t] for t in TASKS}, OFF_TOKENS)
@@ -459,7 +485,7 @@ def test_identity_not_identical_on_three_of_four() -> None:
 def test_identity_token_counts() -> None:
     counts = claim(kind="identity", tasks=["todo-app", "gsm8k", "essay"], condition="dflash",
                    published="not identical", tolerance=0.1,
-                   token_counts={"todo-app": "829 vs 898", "gsm8k": "627 vs 894", "essay": "681 vs 611"})
+                   token_counts={"todo-app": [829, 898], "gsm8k": [627, 894], "essay": [681, 611]})
     row = check(counts, identity_tables(DFLASH_TOKENS, OFF_TOKENS))
     assert row["verdict"] == REPRODUCED
     other_lengths = identity_tables({**DFLASH_TOKENS, "gsm8k": [sequence(400, 5)] * 3}, OFF_TOKENS)
@@ -478,47 +504,44 @@ def test_identity_repeats_without_baseline_are_named() -> None:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# GSM8K claims from task_check strings
+# GSM8K claims from the cells' typed scores
 # --------------------------------------------------------------------------------------------------------------
 
 
-def test_parse_task_check() -> None:
-    assert parse_task_check("3/3 correct") == {"correct": 3, "total": 3, "wrong": {}}
-    assert parse_task_check("1/3 correct, problem 2: none vs 3, problem 3: 25000 vs 70000") == {
-        "correct": 1, "total": 3, "wrong": {2: ("none", "3"), 3: ("25000", "70000")}}
-    assert parse_task_check("") is None
-    assert parse_task_check("garbage") is None
-
-
-def gsm8k_tables(checks: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
+def gsm8k_tables(checks: dict[str, list[dict[str, Any]]]) -> dict[str, pd.DataFrame]:
     speeds = {("gsm8k", condition, 0.0): [120.0] * len(c) for condition, c in checks.items()}
     return make_tables(speeds, checks={("gsm8k", condition, 0.0): c for condition, c in checks.items()})
 
 
-WRONG_THIRD = "2/3 correct, problem 3: 25000 vs 70000"
+ALL_THREE = scored(3)
+WRONG_THIRD = scored(2, wrong=((3, "25000", "70000"),))
 
 
 def test_gsm8k_claims() -> None:
     all_three = claim(kind="gsm8k", task="gsm8k", condition="dflash", temperature=0.0, published=3, total=3)
     third_wrong = claim(kind="gsm8k", task="gsm8k", condition="off", temperature=0.0, published=2, total=3,
                         wrong={"problem": 3, "answer": "25000", "reference": "70000"})
-    tables = gsm8k_tables({"dflash": ["3/3 correct"] * 3, "off": [WRONG_THIRD] * 3})
+    tables = gsm8k_tables({"dflash": [ALL_THREE] * 3, "off": [WRONG_THIRD] * 3})
     row = check(all_three, tables)
     assert row["verdict"] == REPRODUCED
-    assert row["measured"] == "r1 3/3; r2 3/3; r3 3/3"
+    assert row["measured_text"] == "r1 3/3; r2 3/3; r3 3/3"
+    assert row["cells"] == [cell_file("gsm8k", "dflash", 0.0, r) for r in (1, 2, 3)]
     row = check(third_wrong, tables)
     assert row["verdict"] == REPRODUCED
-    assert row["published"] == "2/3 correct, problem 3: 25000 vs 70000"
+    assert row["published_text"] == "2/3 correct, problem 3: 25000 vs 70000"
+    assert row["measured_text"].startswith("r1 2/3 (problem 3: 25000 vs 70000); r2 2/3")
+    assert row["measured"][0] == {"repeat": 1, "correct": 2, "total": 3, "wrong": {3: "25000"}}
     assert "problem 3 wrong (25000)" in row["detail"]
-    other_problem = gsm8k_tables({"off": ["2/3 correct, problem 1: 17 vs 18"] * 3})
+    other_problem = gsm8k_tables({"off": [scored(2, wrong=((1, "17", "18"),))] * 3})
     assert check(third_wrong, other_problem)["verdict"] == SAME_DIRECTION
-    some = gsm8k_tables({"dflash": ["3/3 correct", WRONG_THIRD, "3/3 correct"]})
+    some = gsm8k_tables({"dflash": [ALL_THREE, WRONG_THIRD, ALL_THREE]})
     assert check(all_three, some)["verdict"] == SAME_DIRECTION
     none = gsm8k_tables({"dflash": [WRONG_THIRD] * 3})
     assert check(all_three, none)["verdict"] == NOT_REPRODUCED
-    unscored = gsm8k_tables({"dflash": ["", "", ""]})
-    assert check(all_three, unscored)["verdict"] == NOT_MEASURED
-    stand_in = gsm8k_tables({"dflash": ["5/5 correct"] * 3})
+    unscored = gsm8k_tables({"dflash": [{}, {}, {}]})
+    row = check(all_three, unscored)
+    assert row["verdict"] == NOT_MEASURED and row["measured"] == [] and len(row["cells"]) == 3
+    stand_in = gsm8k_tables({"dflash": [scored(5, 5)] * 3})
     row = check(all_three, stand_in)
     assert row["verdict"] == NOT_MEASURED
     assert "scored 5 problems" in row["detail"]
@@ -535,7 +558,8 @@ def test_warm_repeats_grow() -> None:
     close = make_tables({("todo-app", "ngram-mod-warm", 0.0): [120, 200, 300]})
     row = check(repeats, close)
     assert row["verdict"] == REPRODUCED
-    assert row["measured"] == "r1 120.0, r2 200.0, r3 300.0 tok/s"
+    assert row["measured_text"] == "r1 120.0, r2 200.0, r3 300.0 tok/s"
+    assert row["measured"] == {1: 120.0, 2: 200.0, 3: 300.0}
     rising = make_tables({("todo-app", "ngram-mod-warm", 0.0): [60, 90, 130]})
     assert check(repeats, rising)["verdict"] == SAME_DIRECTION
     flat = make_tables({("todo-app", "ngram-mod-warm", 0.0): [120, 121, 119]})
@@ -545,7 +569,8 @@ def test_warm_repeats_grow() -> None:
 
 
 def test_warm_faster_than_fresh() -> None:
-    faster = claim(kind="warm_vs_fresh", tasks=["todo-app", "essay"], temperature=0.0, published="faster")
+    faster = claim(kind="warm_vs_fresh", tasks=["todo-app", "essay"], condition="ngram-mod-warm", fresh="ngram-mod",
+                   temperature=0.0, published="faster")
     fresh = {(t, "ngram-mod", 0.0): [120, 122, 124] for t in ("todo-app", "essay")}
     tables = make_tables({**fresh, **{(t, "ngram-mod-warm", 0.0): [123, 195, 307] for t in ("todo-app", "essay")}})
     assert check(faster, tables)["verdict"] == REPRODUCED
@@ -575,8 +600,11 @@ def test_ordering_tiers_over_tasks() -> None:
     row = check(mtp, make_tables(ordering_speeds("mtp", {"file-rewrite": 1.78, "todo-app": 1.5, "gsm8k": 1.6,
                                                          "essay": 1.04})))
     assert row["verdict"] == REPRODUCED
-    assert row["published"] == "{file-rewrite, todo-app, gsm8k} > essay"
-    assert row["measured"] == "file-rewrite 1.78x > gsm8k 1.60x > todo-app 1.50x > essay 1.04x"
+    assert row["published_text"] == "{file-rewrite, todo-app, gsm8k} > essay"
+    assert row["measured_text"] == "file-rewrite 1.78x > gsm8k 1.60x > todo-app 1.50x > essay 1.04x"
+    assert row["measured"] == {"mtp": pytest.approx({"file-rewrite": 1.78, "todo-app": 1.5, "gsm8k": 1.6,
+                                                     "essay": 1.04})}
+    assert row["detail"] == "3 of 3 pairs ordered as published"
     one_pair = make_tables(ordering_speeds("mtp", {"file-rewrite": 1.78, "todo-app": 1.0, "gsm8k": 1.6,
                                                    "essay": 1.04}))
     assert check(mtp, one_pair)["verdict"] == SAME_DIRECTION
@@ -606,7 +634,7 @@ def test_same_shape_at_temperature_one() -> None:
             **ordering_speeds("dflash", {"file-rewrite": 2.9, "todo-app": 2.0, "gsm8k": 1.4, "essay": 0.7}, 1.0)}
     row = check(shape, make_tables({**t0, **same}))
     assert row["verdict"] == REPRODUCED
-    assert row["published"] == "same ordering as temperature 0"
+    assert row["published_text"] == "same ordering as temperature 0"
     swapped = {**same, **ordering_speeds("ngram-mod", {"file-rewrite": 5.0, "todo-app": 0.99, "gsm8k": 0.95,
                                                        "essay": 0.9}, 1.0)}
     row = check(shape, make_tables({**t0, **swapped}))
@@ -640,21 +668,21 @@ VALID = {"id": "ok-claim", "text": "t", "source": "s", "kind": "speedup", "task"
 )
 def test_validation_names_claim_and_key(change: dict[str, Any], key: str) -> None:
     with pytest.raises(ClaimError, match=rf"claim 'ok-claim': key '{key}'"):
-        parse_claims([{**VALID, **change}])
+        parse_claims([{**VALID, **change}], CONFIG)
 
 
 def test_validation_of_ids(tmp_path: Path) -> None:
     with pytest.raises(ClaimError, match="key 'id'"):
-        parse_claims([{**VALID, "id": "Not Kebab"}])
+        parse_claims([{**VALID, "id": "Not Kebab"}], CONFIG)
     with pytest.raises(ClaimError, match="claim 'ok-claim': key 'id': duplicate id"):
-        parse_claims([VALID, VALID])
+        parse_claims([VALID, VALID], CONFIG)
     path = tmp_path / "claims.yaml"
     path.write_text(yaml.safe_dump({"claims": [VALID, {**VALID, "id": "bad", "kind": "gsm8k", "published": 5}]}))
     with pytest.raises(ClaimError, match=r"claims\.yaml: claim 'bad': key 'published'"):
-        load_claims(path)
+        load_claims(path, CONFIG)
     path.write_text("- just a list\n")
     with pytest.raises(ClaimError, match="'claims' list"):
-        load_claims(path)
+        load_claims(path, CONFIG)
 
 
 @pytest.mark.parametrize(
@@ -663,18 +691,80 @@ def test_validation_of_ids(tmp_path: Path) -> None:
         ({"kind": "identity", "tasks": TASKS, "condition": "dflash", "published": 5}, "published"),
         ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "identical",
           "token_counts": {"essay": "1 vs 2"}}, "token_counts"),
+        ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "identical", "tolerance": 0.1,
+          "token_counts": {"essay": [1, 2]}}, "published"),
+        ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "not identical", "tolerance": 0.1,
+          "token_counts": {"gsm8k": [1, 2]}}, "token_counts"),
+        ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "not identical",
+          "token_counts": {"essay": [1, 2]}}, "tolerance"),
         ({"kind": "verdict", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": "quick"},
          "published"),
         ({"kind": "acceptance", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": 41,
           "tolerance": 0.1}, "published"),
-        ({"kind": "gsm8k", "condition": "off", "temperature": 0.0, "published": 2, "wrong": {"problem": 7}}, "wrong"),
-        ({"kind": "warm_vs_fresh", "tasks": ["a", "b"], "temperature": 0.0, "published": [1, 2], "tolerance": 0.1},
-         "tasks"),
+        ({"kind": "gsm8k", "task": "gsm8k", "condition": "off", "temperature": 0.0, "published": 2,
+          "wrong": {"problem": 7}}, "wrong"),
+        ({"kind": "gsm8k", "condition": "off", "temperature": 0.0, "published": 2}, "task"),
+        ({"kind": "gsm8k", "tasks": ["gsm8k"], "condition": "off", "temperature": 0.0, "published": 2}, "tasks"),
+        ({"kind": "warm_vs_fresh", "tasks": ["todo-app", "essay"], "condition": "ngram-mod-warm", "fresh": "ngram-mod",
+          "temperature": 0.0, "published": [1, 2], "tolerance": 0.1}, "tasks"),
+        ({"kind": "warm_vs_fresh", "task": "essay", "condition": "ngram-mod-warm", "temperature": 0.0,
+          "published": "faster"}, "fresh"),
+        ({"kind": "ordering", "condition": "mtp", "temperature": 0.0, "published": ["essay", "poem"]}, "published"),
+        ({"kind": "ordering", "over": "conditions", "task": "essay", "temperature": 0.0,
+          "published": ["mtp", "dflash-15"]}, "published"),
         ({"kind": "ordering", "condition": "mtp", "temperature": 0.0, "published": ["essay", "essay"]}, "published"),
         ({"kind": "ordering", "tasks": TASKS, "condition": "mtp", "temperature": 1.0, "versus_temperature": 1.0,
           "published": "same ordering"}, "versus_temperature"),
+        ({"kind": "ordering", "tasks": TASKS, "condition": "mtp", "temperature": 1.0, "versus_temperature": 0.0,
+          "published": ["essay", "gsm8k"]}, "published"),
+        ({"kind": "ordering", "tasks": ["essay"], "condition": "mtp", "temperature": 1.0, "versus_temperature": 0.0,
+          "published": "same ordering"}, "tasks"),
+        ({"kind": "ordering", "condition": "mtp", "temperature": 1.0, "published": "same ordering"}, "published"),
     ],
 )
 def test_validation_per_kind(entry: dict[str, Any], key: str) -> None:
     with pytest.raises(ClaimError, match=rf"claim 'x': key '{key}'"):
-        parse_claims([{"id": "x", "text": "t", "source": "s", **entry}])
+        parse_claims([{"id": "x", "text": "t", "source": "s", **entry}], CONFIG)
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "problem"),
+    [
+        ({"kind": "speedupp"}, "kind", "'speedupp' is not one of"),
+        ({"condition": None}, "condition", "None is not of type 'string'"),
+        ({"tolerance": "absent"}, "tolerance", "is required but missing"),
+        ({"colour": "red"}, "colour", "unknown key"),
+        ({"metric": "pooled_rate"}, "metric", "unknown key"),
+        ({"condition": "ngram"}, "condition", "'ngram' is not one of the config's conditions (did you mean 'ngram-mod"),
+        ({"task": "esay"}, "task", "'esay' is not one of the config's tasks (did you mean 'essay'?)"),
+        ({"task": None, "tasks": ["essay", "poem"]}, "tasks", "'poem' is not one of the config's tasks"),
+    ],
+)
+def test_a_claims_file_with_a_mistake_is_refused_naming_claim_and_key(tmp_path: Path, change: dict[str, Any],
+                                                                      key: str, problem: str) -> None:
+    """A typo'd kind, a missing field, an unknown key, condition or task: the file is refused, the message names the
+    file, the claim, the key and the problem."""
+    entry = {k: v for k, v in {**VALID, "id": "second", **change}.items() if v is not None or k == "condition"}
+    entry = {k: v for k, v in entry.items() if v != "absent"}
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump({"claims": [VALID, entry]}))
+    with pytest.raises(ClaimError) as refused:
+        load_claims(path, CONFIG)
+    assert str(refused.value).startswith(f"{path}: claim 'second': key '{key}': ")
+    assert problem in str(refused.value)
+
+
+def test_the_baseline_comes_from_the_config() -> None:
+    """No condition name is special in code: with another baseline, its own repeats are the control, and the
+    multipliers' cells are that baseline's."""
+    config = {**CONFIG, "baseline": "mtp"}
+    speeds = {("essay", "mtp", 0.0): [100.0] * 3, ("essay", "off", 0.0): [50.0] * 3}
+    tokens = {("essay", c, r): sequence(10) for c in ("mtp", "off") for r in (1, 2, 3)}
+    tables = summary_tables(frame_of(make_rows(speeds, tokens=tokens), "mtp"), "mtp")
+    control = parse_claims([{**VALID, "kind": "identity", "condition": "mtp", "published": "identical"}], config)
+    slower = parse_claims([{**VALID, "condition": "off", "published": 0.5}], config)
+    result = evaluate(control + slower, tables, baseline="mtp", is_study_setup=True).set_index("kind")
+    assert result.loc["identity", "measured_text"] == "essay identical 2/2"
+    assert result.loc["identity", "verdict"] == REPRODUCED
+    assert result.loc["speedup", "verdict"] == REPRODUCED
+    assert result.loc["speedup", "cells"] == [cell_file("essay", c, 0.0, r) for c in ("mtp", "off") for r in (1, 2, 3)]

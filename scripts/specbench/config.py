@@ -41,9 +41,9 @@ RESERVED_SERVER_FLAGS = frozenset({"--host", "--port", "-m", "--model", "--log-f
 class ConfigError(ValueError):
     """A configuration problem, with the dotted key it concerns."""
 
-    def __init__(self, key: str, message: str) -> None:
+    def __init__(self, key: str, message: str, path: tuple[Any, ...] = ()) -> None:
         super().__init__(f"config error at '{key}': {message}")
-        self.key = key
+        self.key, self.problem, self.path = key, message, path
 
 
 def _with_defaults(validator_class: type) -> type:
@@ -74,7 +74,7 @@ def _dotted(path: Iterator[Any]) -> str:
 
 def _describe(error: jsonschema.ValidationError) -> ConfigError:
     """Turn a jsonschema error into a ConfigError naming the key, with a suggestion for unknown keys."""
-    key = _dotted(error.absolute_path)
+    key, path = _dotted(error.absolute_path), tuple(error.absolute_path)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = list(error.schema.get("properties", {}))
         unknown = [k for k in error.instance if k not in allowed]
@@ -83,15 +83,15 @@ def _describe(error: jsonschema.ValidationError) -> ConfigError:
             hint = difflib.get_close_matches(name, allowed, n=1)
             suggestion = f" (did you mean '{hint[0]}'?)" if hint else f" (allowed: {', '.join(allowed)})"
             where = f"{key}.{name}" if error.absolute_path else name
-            return ConfigError(where, f"unknown key{suggestion}")
+            return ConfigError(where, f"unknown key{suggestion}", (*path, name))
     if error.validator == "required":
         missing = re.findall(r"'([^']+)' is a required property", error.message)
         if missing:
             where = f"{key}.{missing[0]}" if error.absolute_path else missing[0]
-            return ConfigError(where, "is required but missing")
+            return ConfigError(where, "is required but missing", (*path, missing[0]))
     if error.validator == "pattern" and "description" in error.schema:
-        return ConfigError(key, f"{error.instance!r} is not valid: {error.schema['description']}")
-    return ConfigError(key, error.message)
+        return ConfigError(key, f"{error.instance!r} is not valid: {error.schema['description']}", path)
+    return ConfigError(key, error.message, path)
 
 
 def load_schema(path: Path = SCHEMA_PATH) -> dict:
@@ -108,13 +108,19 @@ def resolve_path(value: str, base: Path) -> Path:
 
 def validate_config(config: dict, base: Path = REPO_ROOT, schema: dict | None = None) -> dict:
     """Validate ``config`` in place (filling defaults) and return it; raise ConfigError on the first problem."""
-    schema = schema if schema is not None else load_schema()
-    validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
-    if errors:
-        raise _describe(_most_specific(errors))
+    validate_document(config, schema if schema is not None else load_schema())
     _check_semantics(config, base)
     return config
+
+
+def validate_document(document: Any, schema: Mapping) -> Any:
+    """Validate ``document`` against a JSON schema in place, filling defaults, and return it; raise ConfigError
+    naming the key (``.key`` dotted, ``.path`` as a tuple) of the most specific problem."""
+    validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
+    errors = sorted(validator.iter_errors(document), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
+    if errors:
+        raise _describe(_most_specific(errors))
+    return document
 
 
 def _most_specific(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationError:

@@ -1,0 +1,343 @@
+"""One judge per claim kind, reading the typed tables of summaries.tables (the verdict rules are in claims.py)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import pandas as pd
+
+from .summaries import ACCEPTANCE_COLUMNS, IDENTITY_COLUMNS, SUMMARY_COLUMNS
+from .table import SCHEMA
+
+if TYPE_CHECKING:
+    from .claims import Claim
+
+REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED = "reproduced", "same direction", "not reproduced"
+NOT_MEASURED = "not measured in this run"
+COLUMNS = {"summary": SUMMARY_COLUMNS, "acceptance": ACCEPTANCE_COLUMNS, "identity": IDENTITY_COLUMNS,
+           "cells": SCHEMA.names}
+
+
+class Metric(NamedTuple):
+    """A number claims are judged on: where, tolerance kind, how written (measured; published), pivot, range."""
+
+    table: str
+    column: str
+    relative: bool
+    fmt: Callable[[float], str]
+    number: Callable[[float], str]
+    unit: str
+    pivot: float | None = None
+    pivot_text: str = ""
+    limits: tuple[float, float] = (-math.inf, math.inf)
+
+
+METRICS = {
+    "speedup": Metric("summary", "speedup_median", True, "{:.2f}x".format,
+                      lambda v: f"{v:.2f}" if v == int(v) else f"{v:g}", "x", 1.0, "1.0x"),
+    "tokens_per_s": Metric("summary", "median_tokens_per_s", True, "{:.1f} tok/s".format, "{:g}".format, " tok/s"),
+    "pooled_rate": Metric("acceptance", "pooled_rate", False, "{:.0%}".format, lambda v: f"{v * 100:g}", "%", 0.5,
+                          "50%", (0.0, 1.0)),
+    "accepted_per_step": Metric("acceptance", "accepted_per_step", False, "{:.2f} tokens/step".format,
+                                "{:g}".format, " tokens/step", limits=(0.0, math.inf)),
+}
+
+
+class Outcome(NamedTuple):
+    measured: Any  # typed: per task a number, verdict or identity counts; per repeat scores or speeds; rankings
+    text: str  # the measured value for display
+    cells: list[str]
+    verdict: str
+    detail: str
+
+
+class Run(NamedTuple):
+    """This run's tables (as from summaries.tables) and its baseline condition."""
+
+    tables: Mapping[str, pd.DataFrame]
+    baseline: str
+
+    def rows(self, name: str, **where: Any) -> pd.DataFrame:
+        """The rows of a table equal to ``where`` in every column (none where the table or a column is absent)."""
+        frame = self.tables.get(name)
+        if frame is None or not set(where) <= set(frame.columns):
+            frame = pd.DataFrame(columns=COLUMNS[name])
+        return frame[(frame[list(where)] == pd.Series(where)).all(axis=1)]
+
+    def row(self, name: str, **where: Any) -> pd.Series | None:
+        rows = self.rows(name, **where)
+        return None if rows.empty else rows.iloc[0]
+
+    def value(self, metric: Metric, task: str, condition: str, temperature: float) -> tuple[float | None, list[str]]:
+        row = self.row(metric.table, task=task, condition=condition, temperature=temperature)
+        return (None, []) if row is None else (_finite(row.get(metric.column)), list(row.get("cells", [])))
+
+    def speeds(self, task: str, condition: str, temperature: float) -> tuple[dict[int, float], list[str]]:
+        """Tokens/s per repeat, and the cells."""
+        rows = self.rows("cells", task=task, condition=condition, temperature=temperature).sort_values("repeat")
+        speeds = {int(r): v for r, v in zip(rows.repeat, map(_finite, rows.tokens_per_s), strict=True) if v is not None}
+        return speeds, list(rows.cell_file)
+
+
+def _finite(value: Any) -> float | None:
+    """A finite float, or None for None/NaN/NA/infinity."""
+    number = math.nan if value is None or value is pd.NA else float(value)
+    return number if math.isfinite(number) else None
+
+
+_list: Callable[[Iterable[str]], str] = ", ".join
+
+
+def _per_task(shown: Mapping[str, str]) -> str:
+    return next(iter(shown.values())) if len(shown) == 1 else "; ".join(f"{k} {v}" for k, v in shown.items())
+
+
+def _absent(what: str, values: Mapping[str, Any], claim: Claim) -> str:
+    """The detail for values some task lacks ('' when none does)."""
+    missing = _list(k for k, v in values.items() if v is None)
+    return missing and (f"no {what} for {missing} ({claim.condition}, temperature {claim.temperature:g}) in this "
+                        "run's tables")
+
+
+def _side(value: float, pivot: float) -> int:
+    return (value > pivot) - (value < pivot)
+
+
+def format_published(claim: Claim) -> str:
+    """The published value as the study writes it (e.g. 6.25x, 1.5-1.8x, 41%, 2/3 correct)."""
+    published, kind, wrong = claim.published, claim.kind, claim.wrong
+    if kind in METRICS or kind == "acceptance":
+        metric = METRICS[claim.metric or claim.kind]
+        return "-".join(map(metric.number, published if isinstance(published, list) else [published])) + metric.unit
+    if kind == "identity" and not isinstance(published, str):
+        return f"not identical on {published} of {len(claim.tasks)} tasks"
+    if kind == "identity" and claim.token_counts:
+        return published + " (" + "; ".join(f"{t} {a} vs {b}" for t, (a, b) in claim.token_counts.items()) + ")"
+    if kind == "gsm8k":
+        problem = f", problem {wrong['problem']}" + (f": {wrong['answer']} vs {wrong['reference']}"
+                                                      if wrong["answer"] else " wrong") if wrong else ""
+        return f"{published}/{claim.total} correct{problem}"
+    if kind == "warm_vs_fresh":
+        return "warm faster than fresh" if published == "faster" else ", ".join(
+            f"{v:g}" for v in published) + " tok/s over repeats"
+    if kind == "ordering" and published == "same ordering":
+        return f"{published} as temperature {claim.versus_temperature:g}"
+    if kind == "ordering":
+        return " > ".join(tier[0] if len(tier) == 1 else "{" + ", ".join(tier) + "}" for tier in published)
+    return str(published)
+
+
+def _numeric(claim: Claim, run: Run) -> Outcome:
+    """speedup, tokens_per_s, acceptance: every task's value within the published value or range +- tolerance."""
+    metric, values, cells, extras = METRICS[claim.metric or claim.kind], {}, [], []
+    for task in claim.tasks:
+        values[task], found = run.value(metric, task, claim.condition, claim.temperature)
+        cells += found
+        row = run.row(metric.table, task=task, condition=claim.condition, temperature=claim.temperature)
+        if metric.table == "acceptance" and row is not None:
+            extras.append(("" if len(claim.tasks) == 1 else f"{task}: ") + f"{row['accepted']} of {row['drafted']} "
+                          f"drafted tokens accepted, {row['drafted'] / row['runs']:.0f} drafted per run")
+    text = _per_task({t: "n/a" if v is None else metric.fmt(v) for t, v in values.items()})
+    seen = (values, text + (f" ({'; '.join(extras)})" if extras else ""), cells)
+    if missing := _absent("value", values, claim):
+        return Outcome(*seen, NOT_MEASURED, missing)
+    tol, published, pivot, pivot_text = claim.tolerance or 0.0, claim.published, metric.pivot, metric.pivot_text
+    low, high = published if isinstance(published, list) else (published, published)
+    band_low, band_high = (low * (1 - tol), high * (1 + tol)) if metric.relative else (low - tol, high + tol)
+    band_low, band_high = max(band_low, metric.limits[0]), min(band_high, metric.limits[1])
+    tol_text = f"±{tol:.0%}" if metric.relative else f"±{metric.fmt(tol)}"
+    band = f"{metric.fmt(band_low)} to {metric.fmt(band_high)} (published {format_published(claim)}, {tol_text})"
+    outside = _list(f"{t} {metric.fmt(v)}" for t, v in values.items() if not band_low <= v <= band_high)
+    side = 0 if pivot is None or _side(low, pivot) != _side(high, pivot) else _side(low, pivot)
+    verdict, detail = (
+        (REPRODUCED, f"within {band}") if not outside else
+        (NOT_REPRODUCED, f"outside {band}: {outside}") if pivot is None else
+        (SAME_DIRECTION, f"outside {band}: {outside}; but {'above' if side > 0 else 'below'} {pivot_text} like the "
+         "published figure") if side and all(_side(v, pivot) == side for v in values.values()) else
+        (NOT_REPRODUCED, f"outside {band}: {outside}; not on the published side of {pivot_text}") if side else
+        (NOT_REPRODUCED, f"outside {band}: {outside}; the published figure is on neither side of {pivot_text}"))
+    return Outcome(*seen, verdict, detail)
+
+
+def _verdict(claim: Claim, run: Run) -> Outcome:
+    rows = {task: run.row("summary", task=task, condition=claim.condition, temperature=claim.temperature)
+            for task in claim.tasks}
+    verdicts = {task: None if row is None else row["verdict"] for task, row in rows.items()}
+    speedups = {task: None if row is None else _finite(row["speedup_median"]) for task, row in rows.items()}
+    seen = (verdicts, _per_task({t: (verdicts[t] or "n/a") + (f" ({s:.2f}x)" if s is not None else "")
+                                 for t, s in speedups.items()}),
+            [c for row in rows.values() if row is not None for c in row["cells"]])
+    published, side = claim.published, {"faster": 1, "slower": -1}.get(claim.published, 0)
+    hit = _list(task for task, v in verdicts.items() if v == published.removeprefix("not "))
+    differing = _list(task for task, v in verdicts.items() if v != published)
+    verdict, detail = (
+        (NOT_MEASURED, _absent("verdict", verdicts, claim)) if None in verdicts.values() else
+        (NOT_REPRODUCED, f"'{published[4:]}' by the all-runs rule on {hit}") if published[:4] == "not " and hit else
+        (REPRODUCED, f"no task is '{published[4:]}' by the all-runs rule") if published[:4] == "not " else
+        (REPRODUCED, f"'{published}' by the all-runs rule on every task") if not differing else
+        (SAME_DIRECTION, f"not '{published}' by the all-runs rule on {differing}, but every median multiplier is "
+         f"{'above' if side > 0 else 'below'} 1.0x")
+        if side and all(s is not None and _side(s, 1.0) == side for s in speedups.values()) else
+        (NOT_REPRODUCED, f"not '{published}' on {differing}"))
+    return Outcome(*seen, verdict, detail)
+
+
+def _identity(claim: Claim, run: Run) -> Outcome:
+    state: dict[str, dict[str, Any] | None] = {}
+    texts, cells = [], []
+    for task in claim.tasks:
+        row = run.row("identity", task=task, condition=claim.condition, control=claim.condition == run.baseline)
+        cells += [] if row is None else row["cells"]
+        s = state[task] = None if row is None or not row["repeats_compared"] else {
+            "compared": int(row["repeats_compared"]), "identical": int(row["identical"]),
+            "missing": int(row["missing"]), "token_counts": [list(pair) for pair in row["token_counts"]]}
+        counts = "; ".join(f"{a} vs {b}" for a, b in s["token_counts"]) if s else ""
+        texts.append(f"{task} " + ("n/a" if s is None else f"differs in {len(s['token_counts'])}/{s['compared']} "
+                                   f"({counts})" if counts else f"identical {s['identical']}/{s['compared']}"))
+    seen = (state, "; ".join(texts), cells)
+    if missing := _absent("compared repeats", state, claim):
+        return Outcome(*seen, NOT_MEASURED, missing)
+    gaps = _list(f"{task} ({s['missing']} repeat(s) without a baseline)" for task, s in state.items() if s["missing"])
+    differ = [task for task, s in state.items() if s["token_counts"]]
+    same, tol, published = _list(t for t in state if t not in differ), claim.tolerance or 0.0, claim.published
+    off = _list(f"{task} {a} vs {b} (published {own} vs {base})" for task, (own, base) in claim.token_counts.items()
+                for a, b in state[task]["token_counts"] if abs(a - own) > tol * own or abs(b - base) > tol * base)
+    count = f"differs on {len(differ)} of {len(state)} tasks ({_list(differ) or 'none'})"
+    verdict, detail = (
+        (NOT_REPRODUCED, f"differs on {_list(differ)}") if published == "identical" and differ else
+        (REPRODUCED, "identical on every task") if published == "identical" else
+        (NOT_REPRODUCED, f"identical on {same}") if published == "not identical" and same else
+        (SAME_DIRECTION, f"differs on every task, but token counts outside ±{tol:.0%}: {off}") if off else
+        (REPRODUCED, "differs on every task" + (f", token counts within ±{tol:.0%} of the published ones"
+                                                if claim.token_counts else "")) if published == "not identical" else
+        (REPRODUCED, count) if len(differ) == published else
+        (SAME_DIRECTION if differ and published else NOT_REPRODUCED, f"{count}; published {published}"))
+    return Outcome(*seen, verdict, detail + (f"; not compared: {gaps}" if gaps else ""))
+
+
+def _gsm8k(claim: Claim, run: Run) -> Outcome:
+    task, score, problem = claim.tasks[0], f"{claim.published}/{claim.total}", (claim.wrong or {}).get("problem")
+    rows = run.rows("cells", task=task, condition=claim.condition, temperature=claim.temperature)
+    scored = rows[rows.gsm8k_total.notna()].sort_values("repeat")
+    runs = [{"repeat": int(r.repeat), "correct": int(r.gsm8k_correct), "total": int(r.gsm8k_total),
+             "wrong": {w["problem"]: w["extracted"] or "none" for w in r.gsm8k_wrong}} for r in scored.itertuples()]
+    text = "; ".join(f"r{r['repeat']} {r['correct']}/{r['total']}" + (" (" + ", ".join(
+        f"problem {w['problem']}: {w['extracted'] or 'none'} vs {w['reference']}" for w in wrong) + ")" if wrong
+        else "") for r, wrong in zip(runs, scored.gsm8k_wrong, strict=True))
+    totals, matching = sorted({r["total"] for r in runs}), [r for r in runs if r["correct"] == claim.published]
+    right = [r for r in matching if problem is None or problem in r["wrong"]]
+    answers, answer = sorted({r["wrong"][problem] for r in right}) if problem else [], (claim.wrong or {}).get("answer")
+    verdict, detail = (
+        (NOT_MEASURED, f"no scored {task} run for {claim.condition} at temperature {claim.temperature:g} in this "
+         "run's tables") if not runs else
+        (NOT_MEASURED, f"this run scored {'/'.join(map(str, totals))} problems, the claim is about {claim.total}")
+        if totals != [claim.total] else
+        (REPRODUCED, f"every run scored {score}" + (f", problem {problem} wrong ({_list(answers)}" + (
+            "" if not answer or answers == [answer] else f"; published {answer}") + ")" if problem else ""))
+        if len(right) == len(runs) else
+        (SAME_DIRECTION, f"{len(matching)} of {len(runs)} run(s) scored {score}" + (
+            f"; problem {problem} wrong in {len(right)}" if problem else "")) if matching else
+        (NOT_REPRODUCED, f"no run scored {score}"))
+    return Outcome(runs, text or "n/a", list(rows.cell_file), verdict, detail)
+
+
+def _warm_repeats(claim: Claim, run: Run) -> Outcome:
+    task, tol, needed = claim.tasks[0], claim.tolerance or 0.0, range(1, len(claim.published) + 1)
+    speeds, cells = run.speeds(task, claim.condition, claim.temperature)
+    values = [speeds.get(r) for r in needed]
+    outside = _list(f"r{r} {v:.1f} (published {p:g})" for r, v, p in zip(needed, values, claim.published, strict=True)
+                    if v is not None and abs(v - p) > tol * p)
+    rising = None not in values and all(b > a for a, b in itertools.pairwise(values))
+    verdict, detail = (
+        (NOT_MEASURED, f"needs repeats 1-{needed.stop - 1} of {claim.condition} on {task}; missing "
+         + _list(str(r) for r, v in zip(needed, values, strict=True) if v is None)) if None in values else
+        (REPRODUCED, f"every repeat within ±{tol:.0%} of the published speed") if not outside else
+        (SAME_DIRECTION if rising else NOT_REPRODUCED,
+         f"outside ±{tol:.0%}: {outside}; {'but faster' if rising else 'not faster'} with each repeat"))
+    text = ", ".join(f"r{r} {v:.1f}" for r, v in speeds.items()) + " tok/s" if speeds else "n/a"
+    return Outcome(speeds, text, cells, verdict, detail)
+
+
+def _warm(claim: Claim, run: Run) -> Outcome:
+    if claim.published != "faster":
+        return _warm_repeats(claim, run)
+    measured, cells, strict, ahead = {}, [], [], []
+    for task in claim.tasks:
+        (warm, warm_cells), (fresh, fresh_cells) = (run.speeds(task, c, claim.temperature)
+                                                    for c in (claim.condition, claim.fresh))
+        cells += warm_cells + fresh_cells
+        measured[task] = None if len(warm) < 2 or not fresh else {
+            "warm": statistics.median(warm.values()), "fresh": statistics.median(fresh.values())}
+        strict += [task] if measured[task] and min(v for r, v in warm.items() if r != min(warm)) > max(
+            fresh.values()) else []
+        ahead += [task] if measured[task] and measured[task]["warm"] > measured[task]["fresh"] else []
+    text = "; ".join(f"{task} n/a" if m is None else f"{task} warm {m['warm']:.1f} vs fresh {m['fresh']:.1f} tok/s "
+                     "(median)" for task, m in measured.items())
+    missing = _list(task for task, m in measured.items() if m is None)
+    verdict, detail = (
+        (NOT_MEASURED, f"needs at least two {claim.condition} repeats and a {claim.fresh} run on {missing}")
+        if missing else
+        (REPRODUCED, "every warm repeat after the first beats every fresh run") if len(strict) == len(claim.tasks) else
+        (SAME_DIRECTION, "warm median ahead on every task, but not every later warm repeat beats every fresh run on "
+         + _list(t for t in claim.tasks if t not in strict)) if len(ahead) == len(claim.tasks) else
+        (NOT_REPRODUCED, f"warm median not ahead of fresh on {_list(t for t in claim.tasks if t not in ahead)}"))
+    return Outcome(measured, text, cells, verdict, detail)
+
+
+def _ranked(values: Mapping[str, float | None], fmt: Callable[[float], str]) -> str:
+    known = sorted(((v, k) for k, v in values.items() if v is not None), key=lambda item: -item[0])
+    absent = _list(k for k, v in values.items() if v is None)
+    return " > ".join(f"{k} {fmt(v)}" for v, k in known) + (f" (n/a: {absent})" if absent else "") if known else "n/a"
+
+
+def _pairs(claim: Claim, values: Mapping[str, Any], reference: Mapping[str, Any] | None = None,
+           ) -> Iterator[tuple[str, bool]]:
+    """('a vs b', ordered as the reference?): pairs across the published tiers, or pairs the reference ranks."""
+    if reference is None:
+        for i, upper in enumerate(claim.published):
+            for a, b in itertools.product(upper, [m for lower in claim.published[i + 1:] for m in lower]):
+                yield f"{a} vs {b}", values[a] > values[b]
+        return
+    for a, b in itertools.combinations(claim.tasks, 2):
+        if reference[a] != reference[b]:
+            yield f"{a} vs {b}", _side(values[a], values[b]) == _side(reference[a], reference[b])
+
+
+def _ordering(claim: Claim, run: Run) -> Outcome:
+    """Rankings per group (a condition over tasks, or the task over conditions), pairs judged across groups."""
+    metric, temperature, versus = METRICS[claim.metric], claim.temperature, claim.versus_temperature
+    groups = ([(c, [(t, t, c) for t in claim.tasks]) for c in claim.conditions] if claim.over == "tasks"
+              else [(claim.tasks[0], [(c, claim.tasks[0], c) for c in claim.conditions])])
+    measured, parts, missing, cells, judged = {}, [], [], [], []
+    several = len(groups) > 1 or versus is not None
+    for label, members in groups:
+        at: dict[float, dict[str, float | None]] = {when: {} for when in (temperature, versus) if when is not None}
+        for (member, task, condition), when in itertools.product(members, at):
+            at[when][member], found = run.value(metric, task, condition, when)
+            cells += found
+        measured[label] = at[temperature] if versus is None else at
+        parts.append((f"{label}: " if several else "") + " vs ".join(_ranked(values, metric.fmt) + (
+            f" at {when:g}" if versus is not None else "") for when, values in at.items()))
+        missing += [f"{label}/{m}" if several else m for m, *_ in members if None in (v[m] for v in at.values())]
+        if not missing:
+            judged += [(f"{label} {pair}" if several else pair, ok) for pair, ok in _pairs(claim, *at.values())]
+    what = "published" if versus is None else f"at temperature {versus:g}"
+    concordant, discordant = sum(ok for _, ok in judged), _list(pair for pair, ok in judged if not ok)
+    verdict, detail = (
+        (NOT_MEASURED, f"no {claim.metric} for {_list(missing)} at temperature {temperature:g}"
+         + ("" if versus is None else f" or {versus:g}")) if missing else
+        (NOT_MEASURED, f"no ordered pair to compare ({what})") if not judged else
+        (REPRODUCED if not discordant else SAME_DIRECTION if 2 * concordant > len(judged) else NOT_REPRODUCED,
+         f"{concordant} of {len(judged)} pairs ordered as {what}" + (f"; out of order: {discordant}" if discordant
+                                                                     else "")))
+    return Outcome(measured, "; ".join(parts), cells, verdict, detail)
+
+
+JUDGES: dict[str, Callable[[Claim, Run], Outcome]] = {
+    "speedup": _numeric, "tokens_per_s": _numeric, "acceptance": _numeric, "verdict": _verdict,
+    "identity": _identity, "gsm8k": _gsm8k, "warm_vs_fresh": _warm, "ordering": _ordering,
+}
