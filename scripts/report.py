@@ -2,7 +2,8 @@
 the per-cell table (results/cells.parquet) and its summaries, computed once here.
 
 input: table (cells.parquet), cells_index, build (llama.cpp bin dir, with manifest.json), model, draft (optional),
-downloads (list), claims. params: names (the config's tasks and conditions), name, baseline, is_study_setup, stand_in_tasks, task_order, condition_order,
+downloads (list), claims. params: names (the config's tasks and conditions),
+name, baseline, is_study_setup, stand_in_tasks, task_order, condition_order,
 expected_cells, config_sha256, workflow_commit."""
 
 from pathlib import Path
