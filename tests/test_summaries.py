@@ -5,10 +5,21 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from specbench.summaries import acceptance, cell_multipliers, identity, summary, tables, tokens_per_step, verdict
+from specbench.summaries import (
+    acceptance,
+    cell_multipliers,
+    identity,
+    ratio_interval,
+    runs_for_precision,
+    summary,
+    tables,
+    tokens_per_step,
+    verdict,
+)
 from specbench.table import compare_tokens, csv_copy, frame_of, read_table, write_table
 
 BASE = [151644, 872, 198, 2610, 525, 264, 10950, 17847, 13, 151645]
@@ -256,7 +267,7 @@ def test_summary_multipliers_verdicts_and_cells() -> None:
     table = summary(_speed_cells(SPEEDS), "off").set_index(["task", "condition", "temperature"])
     ngram = table.loc[("rewrite", "ngram", 0.0)]
     assert ngram.runs == 3 and ngram.median_tokens_per_s == 790.0 and ngram.mean_tokens_per_s == 790.0
-    assert ngram.speedup_median == pytest.approx(790 / 126) and ngram.speedup_mean == pytest.approx(790 / 126)
+    assert ngram.speedup_median == pytest.approx(790 / 126) and ngram.speedup == pytest.approx(790 / 126)
     assert ngram.speedup_min == pytest.approx(780 / 126) and ngram.speedup_max == pytest.approx(800 / 126)
     assert ngram.verdict == "faster"
     assert ngram.tokens_per_s_values == [780.0, 790.0, 800.0]
@@ -265,7 +276,11 @@ def test_summary_multipliers_verdicts_and_cells() -> None:
     assert ngram.cv == pytest.approx(pd.Series([780.0, 790.0, 800.0]).std() / 790.0)
     assert table.loc[("rewrite", "mtp", 0.0)].verdict == "none"
     dflash = table.loc[("essay", "dflash", 0.0)]
-    assert dflash.verdict == "slower" and dflash.speedup_median == pytest.approx(83 / 126)
+    assert dflash.verdict == "slower" and dflash.speedup == pytest.approx(83 / 126)
+    assert dflash.baseline_spread == pytest.approx(12 / 126) and dflash.noisy  # off ran 120..132
+    assert not ngram.noisy and ngram.baseline_spread == pytest.approx(2 / 126)
+    assert ngram.verdict_chance == pytest.approx(1 / 20)
+    assert ngram.speedup_ci_low < ngram.speedup < ngram.speedup_ci_high
     off = table.loc[("rewrite", "off", 0.0)]
     assert off.verdict == "baseline" and off.speedup_median == 1.0
     assert off.cells == [_file("rewrite", "off", 0.0, r) for r in (1, 2, 3)]
@@ -276,6 +291,7 @@ def test_summary_without_baseline_runs_has_no_multiplier() -> None:
         ("essay", "mtp", 1.0)]
     assert math.isnan(row.speedup_median) and math.isnan(row.baseline_median_tokens_per_s)
     assert row.verdict == "none" and row.baseline_tokens_per_s_values == []
+    assert math.isnan(row.speedup_ci_low) and math.isnan(row.runs_for_5pct)
     assert row.cells == [_file("essay", "mtp", 1.0, r) for r in (1, 2, 3)]
 
 
@@ -309,3 +325,29 @@ def test_parquet_round_trip_keeps_types_and_csv_copy_keeps_lists_readable(tmp_pa
     assert csv[csv.gsm8k_correct.notna()].iloc[0].gsm8k_wrong == '[{"problem": 3, "extracted": "25000", ' \
                                                                  '"reference": "70000"}]'
     assert set(tables(again, "off")) == {"cells", "summary", "acceptance", "identity"}
+
+
+def test_interval_of_a_ratio_against_a_simulation() -> None:
+    # Known data: 3 runs a side with CV 5 % around a true ratio of 2. The Welch t-interval on the log ratio:
+    low, high = ratio_interval(2.0, 0.05, 3, 0.05, 3)
+    se = math.sqrt(2 * 0.05**2 / 3)  # df = 4 by Welch-Satterthwaite for equal CVs and n
+    assert (low, high) == pytest.approx((2.0 * math.exp(-2.776445 * se), 2.0 * math.exp(2.776445 * se)), rel=1e-5)
+    # Its coverage on simulated normal runs is close to 95 % (the delta method on 3 runs is a little liberal).
+    rng = np.random.default_rng(7)
+    hits, trials = 0, 2000
+    for _ in range(trials):
+        a, b = rng.normal(200, 10, 3), rng.normal(100, 5, 3)
+        ratio = a.mean() / b.mean()
+        lo, hi = ratio_interval(ratio, a.std(ddof=1) / a.mean(), 3, b.std(ddof=1) / b.mean(), 3)
+        hits += lo <= 2.0 <= hi
+    assert 0.90 <= hits / trials <= 0.98
+
+
+def test_runs_needed_for_a_five_percent_interval() -> None:
+    assert runs_for_precision(0.0, 0.0) == 2.0
+    assert runs_for_precision(0.01, 0.01) == 2.0
+    needed = runs_for_precision(0.05, 0.05)
+    _, high = ratio_interval(1.0, 0.05, int(needed), 0.05, int(needed))
+    assert high <= 1.05 + 1e-9 and ratio_interval(1.0, 0.05, int(needed) - 1, 0.05, int(needed) - 1)[1] > 1.05
+    assert runs_for_precision(0.18, 0.18) > 50  # the noisiest CPU group seen: ~100 runs, not 3
+    assert math.isnan(runs_for_precision(math.nan, 0.05))

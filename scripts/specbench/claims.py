@@ -13,13 +13,13 @@ every claim, with the detail ``NOT_STUDY_SETUP``, when the run is not the study'
 Per kind (a numeric ``published`` may be a ``[low, high]`` range, widened by the tolerance at both ends; every task
 must fall inside):
 
-* ``speedup`` (summary.speedup_median, relative tolerance): outside it, ``same direction`` when every task is on the
-  published side of 1.0x (a range wholly on one side; a published 1.00x has no side).
-* ``tokens_per_s`` (summary.median_tokens_per_s, relative tolerance): no direction; outside it ``not reproduced``.
+* ``speedup`` (summary.speedup: mean over mean, relative tolerance): outside it, ``same direction`` when every task
+  is on the published side of 1.0x (a range wholly on one side; a published 1.00x has no side).
+* ``tokens_per_s`` (summary.mean_tokens_per_s, relative tolerance): no direction; outside it ``not reproduced``.
 * ``acceptance`` (acceptance.pooled_rate, absolute tolerance): outside it, ``same direction`` on the published side
   of 50% ("most drafts accepted" vs "rejected"; 50% has no side). ``metric: accepted_per_step`` has no direction.
 * ``verdict`` (summary.verdict, the all-runs rule): ``reproduced`` when every task's verdict is the published one;
-  for ``faster``/``slower``, ``same direction`` when every median multiplier is on that side of 1.0x. ``not
+  for ``faster``/``slower``, ``same direction`` when every multiplier is on that side of 1.0x. ``not
   slower``/``not faster``: ``reproduced`` when no task has that verdict, else ``not reproduced``.
 * ``identity`` (identity table, temperature 0; a claim on the baseline is about its control, repeats vs r1):
   ``identical``: every task's compared repeats identical, else ``not reproduced``. ``not identical``: every task has

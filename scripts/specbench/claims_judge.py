@@ -37,9 +37,9 @@ class Metric(NamedTuple):
 
 
 METRICS = {
-    "speedup": Metric("summary", "speedup_median", True, "{:.2f}x".format,
+    "speedup": Metric("summary", "speedup", True, "{:.2f}x".format,
                       lambda v: f"{v:.2f}" if v == int(v) else f"{v:g}", "x", 1.0, "1.0x"),
-    "tokens_per_s": Metric("summary", "median_tokens_per_s", True, "{:.1f} tok/s".format, "{:g}".format, " tok/s"),
+    "tokens_per_s": Metric("summary", "mean_tokens_per_s", True, "{:.1f} tok/s".format, "{:g}".format, " tok/s"),
     "pooled_rate": Metric("acceptance", "pooled_rate", False, "{:.0%}".format, lambda v: f"{v * 100:g}", "%", 0.5,
                           "50%", (0.0, 1.0)),
     "accepted_per_step": Metric("acceptance", "accepted_per_step", False, "{:.2f} tokens/step".format,
@@ -167,7 +167,7 @@ def _verdict(claim: Claim, run: Run) -> Outcome:
     rows = {task: run.row("summary", task=task, condition=claim.condition, temperature=claim.temperature)
             for task in claim.tasks}
     verdicts = {task: None if row is None else row["verdict"] for task, row in rows.items()}
-    speedups = {task: None if row is None else _finite(row["speedup_median"]) for task, row in rows.items()}
+    speedups = {task: None if row is None else _finite(row["speedup"]) for task, row in rows.items()}
     seen = (verdicts, _per_task({t: (verdicts[t] or "n/a") + (f" ({s:.2f}x)" if s is not None else "")
                                  for t, s in speedups.items()}),
             [c for row in rows.values() if row is not None for c in row["cells"]])
@@ -179,7 +179,7 @@ def _verdict(claim: Claim, run: Run) -> Outcome:
         (NOT_REPRODUCED, f"'{published[4:]}' by the all-runs rule on {hit}") if published[:4] == "not " and hit else
         (REPRODUCED, f"no task is '{published[4:]}' by the all-runs rule") if published[:4] == "not " else
         (REPRODUCED, f"'{published}' by the all-runs rule on every task") if not differing else
-        (SAME_DIRECTION, f"not '{published}' by the all-runs rule on {differing}, but every median multiplier is "
+        (SAME_DIRECTION, f"not '{published}' by the all-runs rule on {differing}, but every multiplier is "
          f"{'above' if side > 0 else 'below'} 1.0x")
         if side and all(s is not None and _side(s, 1.0) == side for s in speedups.values()) else
         (NOT_REPRODUCED, f"not '{published}' on {differing}"))

@@ -208,10 +208,10 @@ def _times(value: float, _position: Any = None) -> str:
 
 
 def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence[str] = (),
-                      conditions: Sequence[str] = ()) -> bytes:
-    """Per temperature a panel: for each task, one column of points per condition (every repeat a point, its
-    median a short bar), as a multiple of the median baseline tokens/s of that task and temperature
-    (summaries.cell_multipliers)."""
+                      conditions: Sequence[str] = (), summary: pd.DataFrame | None = None) -> bytes:
+    """Per temperature a panel: for each task, one column of points per condition (every repeat a point, their
+    mean a short bar, the multiplier's 95 % interval from ``summary`` an error bar), as a multiple of the mean
+    baseline tokens/s of that task and temperature (summaries.cell_multipliers)."""
     title = f"Decode throughput as a multiple of the '{baseline}' baseline"
     if _empty(cells):
         return _no_data(title, "no runs")
@@ -222,7 +222,7 @@ def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence
     no_tps = data.tokens_per_s.isna()
     if no_tps.any():
         footnotes.append(f"{int(no_tps.sum())} cell(s) without a tokens/s value not drawn.")
-    no_base = data.baseline_median_tokens_per_s.isna() & ~no_tps
+    no_base = data.baseline_mean_tokens_per_s.isna() & ~no_tps
     unmatched = data[no_base]
     if no_base.any():
         where = ", ".join(f"{r.task} @ T={_t(r.temperature)}"
@@ -232,14 +232,17 @@ def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence
     if drawn.empty:
         return _no_data(title, "no cell has both a tokens/s value and a baseline to compare with")
     drawn, log_y = _log_scale(drawn, "multiplier", footnotes)
-    footnotes.insert(0, f"Multiplier = a cell's tokens/s / median tokens/s of the '{baseline}' cells of the same task "
-                        "and temperature. Points: every repeat; bar: median of the repeats. "
-                        + ("Log scale." if log_y else "Linear scale."))
+    footnotes.insert(0, f"Multiplier = a cell's tokens/s / mean tokens/s of the '{baseline}' cells of the same task "
+                        "and temperature. Points: every repeat; bar: their mean (the multiplier); whisker: its 95 % "
+                        "interval. " + ("Log scale." if log_y else "Linear scale."))
+    intervals = ({} if summary is None else
+                 {(r.task, r.condition, r.temperature): (r.speedup_ci_low, r.speedup_ci_high)
+                  for r in summary.itertuples()})
     temperatures = sorted(drawn.temperature.unique())
     task_names = ordered([*drawn.task, *unmatched.task], tasks)
     shown = ordered(drawn.condition, conditions)
     styles = condition_styles(ordered(cells.condition, conditions), baseline)
-    handles = [*_markers(styles, shown), Line2D([], [], color="0.2", lw=2.4, label="median of repeats"),
+    handles = [*_markers(styles, shown), Line2D([], [], color="0.2", lw=2.4, label="mean of repeats"),
                Line2D([], [], color="0.35", lw=1.1, ls="--", label="1.0× (no gain)")]
 
     with matplotlib.rc_context(_RC):
@@ -260,8 +263,12 @@ def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence
                     centre = ti + left + slot * (ci + 0.5)
                     ys = cell.sort_values("repeat", kind="stable").multiplier.to_numpy(dtype=float)
                     xs = centre + np.linspace(-slot / 4, slot / 4, len(ys)) if len(ys) > 1 else np.full(1, centre)
-                    ax.hlines(float(np.median(ys)), centre - slot * 0.42, centre + slot * 0.42, colors="0.2", lw=2.4,
-                              zorder=3)
+                    mean = float(np.mean(ys))
+                    ax.hlines(mean, centre - slot * 0.42, centre + slot * 0.42, colors="0.2", lw=2.4, zorder=3)
+                    low, high = intervals.get((task, condition, temperature), (np.nan, np.nan))
+                    if np.isfinite(low) and np.isfinite(high):
+                        ax.errorbar(centre, mean, yerr=[[mean - low], [high - mean]], fmt="none", ecolor="0.2",
+                                    elinewidth=1.0, capsize=3, zorder=3)
                     ax.scatter(xs, ys, s=30, marker=styles[condition].marker, c=styles[condition].colour,
                                edgecolors="0.15", linewidths=0.6, alpha=0.9, zorder=4)
             ax.axhline(1.0, color="0.35", lw=1.1, ls="--", zorder=2)
@@ -274,7 +281,7 @@ def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence
         else:
             axes[0].set_ylim(0, values.max() * 1.12)
             axes[0].yaxis.set_major_formatter(FuncFormatter(_times))
-        axes[0].set_ylabel(f"throughput multiplier (× median '{baseline}' tokens/s)")
+        axes[0].set_ylabel(f"throughput multiplier (× mean '{baseline}' tokens/s)")
         return _render(fig)
 
 
@@ -409,8 +416,8 @@ def report_figures(tables: dict[str, pd.DataFrame], baseline: str, tasks: Sequen
     """The report's figures with their captions."""
     cells = tables["cells"]
     return [
-        (f"Multiplier vs {baseline} per task and condition (every repeat a point, the bar its median)",
-         multiplier_figure(cells, baseline, tasks, conditions)),
+        (f"Multiplier vs {baseline} per task and condition (every repeat a point, the bar their mean, the whisker "
+         "its 95 % interval)", multiplier_figure(cells, baseline, tasks, conditions, tables["summary"])),
         ("Pooled acceptance rate per task and condition",
          acceptance_figure(tables["acceptance"], baseline, tasks, conditions)),
         ("Tokens/s of every cell over time (contention would show as a dip)",

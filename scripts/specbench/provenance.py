@@ -49,7 +49,7 @@ def report_numbers(tables: Mapping[str, pd.DataFrame], baseline: str) -> dict[st
         if row["condition"] == baseline:
             key, value, what = "speed", row["median_tokens_per_s"], f"median tokens/s of {baseline} on {row['task']}"
         else:
-            key, value = "speedup", row["speedup_median"]
+            key, value = "speedup", row["speedup"]
             what = f"median multiplier of {row['condition']} vs {baseline} on {row['task']}"
         numbers[row_id(key, row)] = {"value": _number(value), "what": what, "cells": list(row["cells"])}
     for row in tables["acceptance"].to_dict("records"):

@@ -3,12 +3,23 @@ task x condition x temperature, acceptance, output identity. Each row carries ``
 were computed from (the one definition of "the cells behind a number", used by report, figures, claims and
 provenance alike).
 
-Multiplier: a condition's median tokens/s over the baseline's median tokens/s of the same task and temperature
-(``speedup_median``, the figure claims are judged on); ``speedup_mean`` is the same with means. Per cell, the
-figure's points divide each cell's tokens/s by that same baseline median (``cell_multipliers``).
+Multiplier: a condition's mean tokens/s over the baseline's mean tokens/s of the same task and temperature
+(``speedup``, the figure claims are judged on: the study's only named aggregation is "the mean of the three runs");
+``speedup_median`` is the same with medians, a second column. Per cell, the figure's points divide each cell's
+tokens/s by the same baseline mean (``cell_multipliers``); ``speedup_min``/``speedup_max`` are the slowest and
+fastest run over it.
+
+Uncertainty: ``speedup_ci_low``/``speedup_ci_high`` is a 95 % confidence interval of the multiplier, a Welch
+t-interval on the log of the ratio of means (delta method: the variance of log(mean) is CV^2 / n, with the runs'
+sample CV; Welch-Satterthwaite degrees of freedom). With 3 runs against 3 it is wide, and shows it. ``cv`` is each
+group's coefficient of variation; ``baseline_spread`` is (max - min) / mean of the baseline runs of the same task and
+temperature: above ``NOISE_LIMIT`` (3 %), no multiplier of that task is trusted to better than that (``noisy``).
+``runs_for_5pct`` is how many runs per condition would make the interval +-5 % given the observed CVs.
 
 Verdict (the study's rule): ``faster`` if every run beats every baseline run, ``slower`` if every run is below every
-baseline run, otherwise ``none``; the baseline itself is ``baseline``.
+baseline run, otherwise ``none``; the baseline itself is ``baseline``. With n runs against m and nothing different,
+"all n beat all m" happens by chance with probability 1 / C(n + m, n) (``verdict_chance``: 1/20 for 3 vs 3): the rule
+is an exact one-sided rank test at that level.
 
 Acceptance: llama-server reports ``predicted_n`` (generated tokens) and ``draft_n_accepted`` but not the number of
 drafting steps. Each target-model decode step yields one token of its own plus the drafts it accepted, so the
@@ -23,14 +34,18 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from .table import GROUP
 
 SPEED_COLUMNS = ["task", "condition", "temperature", "runs", "mean_tokens_per_s", "median_tokens_per_s",
                  "min_tokens_per_s", "max_tokens_per_s", "cv", "tokens_per_s_values", "cells"]
 SUMMARY_COLUMNS = [*SPEED_COLUMNS[:-1], "baseline_mean_tokens_per_s", "baseline_median_tokens_per_s",
-                   "baseline_tokens_per_s_values", "speedup_mean", "speedup_median", "speedup_min", "speedup_max",
-                   "verdict", "cells"]
+                   "baseline_tokens_per_s_values", "baseline_cv", "baseline_spread", "noisy", "speedup",
+                   "speedup_ci_low", "speedup_ci_high", "speedup_median", "speedup_min", "speedup_max",
+                   "runs_for_5pct", "verdict", "verdict_chance", "cells"]
+NOISE_LIMIT = 0.03
+CONFIDENCE = 0.95
 ACCEPTANCE_COLUMNS = ["task", "condition", "temperature", "runs", "drafted", "accepted", "pooled_rate", "min_rate",
                       "max_rate", "predicted", "tokens_per_step", "accepted_per_step", "cells"]
 IDENTITY_COLUMNS = ["task", "condition", "control", "repeats_compared", "identical", "missing", "all_identical",
@@ -72,9 +87,13 @@ def _baseline(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """The baseline's speeds per task and temperature, as columns to join on."""
     base = table[table.condition == baseline].rename(columns={
         "mean_tokens_per_s": "baseline_mean_tokens_per_s", "median_tokens_per_s": "baseline_median_tokens_per_s",
-        "tokens_per_s_values": "baseline_tokens_per_s_values", "cells": "baseline_cells"})
+        "tokens_per_s_values": "baseline_tokens_per_s_values", "cells": "baseline_cells", "cv": "baseline_cv",
+        "runs": "baseline_runs"})
+    base = base.assign(baseline_spread=(base.max_tokens_per_s - base.min_tokens_per_s)
+                       / base.baseline_mean_tokens_per_s)
     base = base[["task", "temperature", "baseline_mean_tokens_per_s", "baseline_median_tokens_per_s",
-                 "baseline_tokens_per_s_values", "baseline_cells"]]
+                 "baseline_tokens_per_s_values", "baseline_cells", "baseline_cv", "baseline_runs",
+                 "baseline_spread"]]
     base.loc[~(base.baseline_median_tokens_per_s > 0), "baseline_median_tokens_per_s"] = np.nan
     base.loc[~(base.baseline_mean_tokens_per_s > 0), "baseline_mean_tokens_per_s"] = np.nan
     return base
@@ -88,10 +107,18 @@ def summary(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     out.loc[missing, "baseline_cells"] = pd.Series([[]] * int(missing.sum()), index=out.index[missing], dtype=object)
     out.loc[missing, "baseline_tokens_per_s_values"] = pd.Series([[]] * int(missing.sum()),
                                                                  index=out.index[missing], dtype=object)
-    out["speedup_mean"] = out.mean_tokens_per_s / out.baseline_mean_tokens_per_s
+    out["speedup"] = out.mean_tokens_per_s / out.baseline_mean_tokens_per_s
     out["speedup_median"] = out.median_tokens_per_s / out.baseline_median_tokens_per_s
-    out["speedup_min"] = out.min_tokens_per_s / out.baseline_median_tokens_per_s
-    out["speedup_max"] = out.max_tokens_per_s / out.baseline_median_tokens_per_s
+    out["speedup_min"] = out.min_tokens_per_s / out.baseline_mean_tokens_per_s
+    out["speedup_max"] = out.max_tokens_per_s / out.baseline_mean_tokens_per_s
+    intervals = [ratio_interval(r, cv, n, bcv, bn) for r, cv, n, bcv, bn in
+                 zip(out.speedup, out.cv, out.runs, out.baseline_cv, out.baseline_runs, strict=True)]
+    out["speedup_ci_low"] = [low for low, _ in intervals]
+    out["speedup_ci_high"] = [high for _, high in intervals]
+    out["runs_for_5pct"] = [runs_for_precision(cv, bcv) for cv, bcv in zip(out.cv, out.baseline_cv, strict=True)]
+    out["noisy"] = out.baseline_spread > NOISE_LIMIT
+    out["verdict_chance"] = [1 / math.comb(n + int(m), n) if m == m and m > 0 else math.nan
+                             for n, m in zip(out.runs, out.baseline_runs.fillna(0), strict=True)]
     is_base = out.condition == baseline
     out["verdict"] = [
         "baseline" if own_base else verdict(values, base_values)
@@ -103,13 +130,41 @@ def summary(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     return out[SUMMARY_COLUMNS].sort_values(GROUP, kind="stable").reset_index(drop=True)
 
 
+def _log_se(cv: float, n: int, base_cv: float, base_n: int) -> tuple[float, float]:
+    """Standard error of log(mean_a / mean_b) and its Welch-Satterthwaite degrees of freedom."""
+    a, b = cv * cv / n, base_cv * base_cv / base_n
+    se = math.sqrt(a + b)
+    df = (a + b) ** 2 / (a * a / (n - 1) + b * b / (base_n - 1)) if a + b > 0 else math.inf
+    return se, df
+
+
+def ratio_interval(ratio: float, cv: float, n: int, base_cv: float, base_n: float) -> tuple[float, float]:
+    """The CONFIDENCE interval of a ratio of means (see the module docstring); NaN with fewer than 2 runs a side."""
+    if not (ratio > 0) or pd.isna(base_n) or n < 2 or base_n < 2 or pd.isna(cv) or pd.isna(base_cv):
+        return math.nan, math.nan
+    se, df = _log_se(cv, n, base_cv, int(base_n))
+    half = stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se if se > 0 else 0.0
+    return ratio * math.exp(-half), ratio * math.exp(half)
+
+
+def runs_for_precision(cv: float, base_cv: float, precision: float = 0.05, most: int = 1000) -> float:
+    """Runs per side that make the interval of the ratio +-``precision`` given these CVs (NaN when unknown)."""
+    if pd.isna(cv) or pd.isna(base_cv):
+        return math.nan
+    for n in range(2, most + 1):
+        se, df = _log_se(cv, n, base_cv, n)
+        if se == 0 or stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se <= math.log1p(precision):
+            return float(n)
+    return math.inf
+
+
 def cell_multipliers(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Every non-baseline cell's tokens/s over the median baseline tokens/s of its task and temperature."""
-    base = _baseline(speeds(cells), baseline)[["task", "temperature", "baseline_median_tokens_per_s"]]
+    """Every non-baseline cell's tokens/s over the mean baseline tokens/s of its task and temperature."""
+    base = _baseline(speeds(cells), baseline)[["task", "temperature", "baseline_mean_tokens_per_s"]]
     own = cells.loc[cells.condition != baseline, ["task", "condition", "temperature", "repeat", "tokens_per_s",
                                                  "cell_file"]]
     out = own.merge(base, on=["task", "temperature"], how="left")
-    out["multiplier"] = out.tokens_per_s / out.baseline_median_tokens_per_s
+    out["multiplier"] = out.tokens_per_s / out.baseline_mean_tokens_per_s
     return out.reset_index(drop=True)
 
 
