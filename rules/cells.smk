@@ -15,6 +15,7 @@ rule cell:
         f"benchmarks/{CELL_STEM}.tsv"
     wildcard_constraints:
         condition=conditions_regex("fresh"),
+    priority: cell_priority
     conda:
         "../envs/pipeline.yaml"
     threads: workflow.cores
@@ -49,6 +50,7 @@ rule cell_sequence:
         f"benchmarks/{SEQUENCE_STEM}.tsv"
     wildcard_constraints:
         condition=conditions_regex("warm"),
+    priority: cell_priority
     conda:
         "../envs/pipeline.yaml"
     threads: workflow.cores

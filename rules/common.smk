@@ -23,6 +23,12 @@ except sb_config.ConfigError as error:
     raise WorkflowError(str(error)) from None
 
 CELLS = sb_cells.selected_cells(config)
+RUN_ORDER = {
+    (c.task, c.condition, c.temperature, c.repeat): position
+    for position, c in enumerate(
+        sb_cells.run_order(CELLS, list(config["tasks"]), list(config["conditions"]))
+    )
+}
 LLAMA_SOURCE = sb_config.llama_source(config, base=BASE)
 HOST_CPU = host_cpu()
 LLAMA_SRC_DIR = "resources/llama.cpp/src"
@@ -39,10 +45,18 @@ def config_path(value):
     return str(sb_config.resolve_path(value, BASE))
 
 
-try:
-    sb_claims.load_claims(config_path(config["claims"]), config)
-except (sb_claims.ClaimError, OSError) as error:
-    raise WorkflowError(f"claims: {error}") from None
+PREDICTIONS = config_path(config["predictions"]) if config["predictions"] else None
+PREDICTIONS_STAMP = "results/predictions.stamp.json"
+
+for key, path in (
+    ("claims", config_path(config["claims"])),
+    ("predictions", PREDICTIONS),
+):
+    try:
+        if path:
+            sb_claims.load_claims(path, config)
+    except (sb_claims.ClaimError, OSError) as error:
+        raise WorkflowError(f"{key}: {error}") from None
 
 
 def model_source(role):
@@ -130,6 +144,10 @@ def cell_inputs(wildcards):
     if "draft" in config["conditions"][wildcards.condition]["requires"]:
         inputs["draft"] = model_gguf("draft")
         inputs["draft_manifest"] = model_manifest("draft")
+    if PREDICTIONS:
+        inputs["predictions"] = (
+            PREDICTIONS_STAMP  # stamped before the first cell starts
+        )
     return inputs
 
 
@@ -159,6 +177,13 @@ def task_max_tokens(wildcards):
     return config["tasks"][wildcards.task].get("max_tokens", config["max_tokens"])
 
 
+def cell_priority(wildcards):
+    """Earlier in the interleaved run order (cells.run_order) = higher priority; a warm sequence by its first cell."""
+    repeat = int(getattr(wildcards, "repeat", 1))
+    key = (wildcards.task, wildcards.condition, float(wildcards.temperature), repeat)
+    return len(RUN_ORDER) - RUN_ORDER[key]
+
+
 def cell_runtime_minutes(wildcards):
     server = config["server"]
     return int((server["startup_timeout_s"] + server["request_timeout_s"]) / 60) + 1
@@ -182,6 +207,9 @@ def report_inputs(wildcards):
     }
     if "draft" in ROLES:
         inputs["draft"] = model_manifest("draft")
+    if PREDICTIONS:
+        inputs["predictions"] = PREDICTIONS
+        inputs["predictions_stamp"] = PREDICTIONS_STAMP
     return inputs
 
 

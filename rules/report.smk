@@ -33,6 +33,22 @@ rule aggregate:
         "../scripts/aggregate.py"
 
 
+rule record_predictions:
+    # No input on purpose: the stamp is taken once, before the first cell, and never redone because the file changed.
+    output:
+        PREDICTIONS_STAMP,
+    log:
+        "logs/predictions.log",
+    benchmark:
+        "benchmarks/predictions.tsv"
+    conda:
+        "../envs/pipeline.yaml"
+    params:
+        path=PREDICTIONS,
+    script:
+        "../scripts/record_predictions.py"
+
+
 rule report:
     input:
         unpack(report_inputs),
@@ -59,7 +75,8 @@ rule report:
         names={"tasks": list(config["tasks"]), "conditions": list(config["conditions"])},
         name=config["name"],
         baseline=config["baseline"],
-        is_study_setup=config["is_study_setup"],
+        study_setup=config["study_setup"],
+        server_args=config["server"]["args"],
         task_order=list(config["tasks"]),
         condition_order=list(config["conditions"]),
         stand_in_tasks=[

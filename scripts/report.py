@@ -2,17 +2,19 @@
 the per-cell table (results/cells.parquet) and its summaries, computed once here.
 
 input: table (cells.parquet), cells_index, build (llama.cpp bin dir, with manifest.json), model, draft (optional),
-downloads (list), claims. params: names (the config's tasks and conditions),
-name, baseline, is_study_setup, stand_in_tasks, task_order, condition_order,
-expected_cells, config_sha256, workflow_commit."""
+downloads (list), claims, predictions + predictions_stamp (optional). params: names (the config's tasks and
+conditions), name, baseline, study_setup, server_args, stand_in_tasks, task_order, condition_order, expected_cells,
+config_sha256, workflow_commit."""
 
 from pathlib import Path
 
 from specbench.claims import evaluate, load_claims
+from specbench.comparability import assess
 from specbench.entry import logged_to
 from specbench.figures import png_data_uri, report_figures
 from specbench.files import read_json, write_atomic, write_json_atomic
 from specbench.html_report import render_html
+from specbench.predictions import integrity
 from specbench.provenance import report_numbers
 from specbench.report import Facts, Figure, build_report, environment, missing_cells, render_markdown
 from specbench.summaries import tables as summary_tables
@@ -30,16 +32,30 @@ with logged_to(snakemake.log[0]):
                    "hf_revisions": {d["repo"]: d["commit"] for d in map(read_json, map(Path, inp.downloads))}}
     numbers = report_numbers(tables, params.baseline)
     write_json_atomic(Path(out.provenance), {"context": run_context, "numbers": numbers, "cells": index["cells"]})
-    claims = evaluate(load_claims(Path(inp.claims), params.names), tables, baseline=params.baseline,
-                      is_study_setup=params.is_study_setup)
+    comparability = assess(params.study_setup, device=index["device"], machine=index["machine"], build=build,
+                           model=model, draft=draft, server_args=params.server_args)
+
+    def judged(path: str):
+        return evaluate(load_claims(Path(path), params.names), tables, baseline=params.baseline,
+                        comparable=comparability.comparable, device=comparability.device)
+
+    claims = judged(inp.claims)
     write_atomic(Path(out.claims), csv_copy(claims).to_csv(index=False).encode("utf-8"))
+    predictions, integrity_check = None, None
+    if hasattr(inp, "predictions"):
+        predictions = judged(inp.predictions)
+        started = tables["cells"].started_at.dropna()
+        integrity_check = integrity(read_json(Path(inp.predictions_stamp)), Path(inp.predictions),
+                                    started.min().to_pydatetime() if len(started) else None)
     figures = [Figure(caption, png_data_uri(png)) for caption, png in
                report_figures(tables, params.baseline, params.task_order, params.condition_order)]
-    facts = Facts(name=params.name, baseline=params.baseline, is_study_setup=params.is_study_setup,
+    facts = Facts(name=params.name, baseline=params.baseline, comparability=comparability,
                   environment=environment(build, model, draft, index, tables["cells"], run_context),
                   device=index["device"], model_bytes=model["size_bytes"],
                   missing_cells=missing_cells(params.expected_cells, tables["cells"]),
-                  stand_in_tasks=params.stand_in_tasks, run_context=run_context)
-    report = build_report(tables, facts=facts, claims=claims, numbers=numbers, figures=figures)
+                  stand_in_tasks=params.stand_in_tasks, run_context=run_context, predictions=predictions,
+                  predictions_integrity=integrity_check)
+    report = build_report(tables, facts=facts, claims=claims, numbers=numbers, figures=figures,
+                          conditions=params.condition_order)
     write_atomic(Path(out.html), render_html(report).encode("utf-8"))
     write_atomic(Path(out.markdown), render_markdown(report).encode("utf-8"))

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from specbench.comparability import Comparability, Fact
 from specbench.html_report import linked, render_html, table
 from specbench.provenance import report_numbers
 from specbench.report import Facts, Figure, build_report, ceiling_rows, fmt, render_markdown
@@ -60,9 +61,12 @@ def rendered() -> dict[str, str]:
     summaries = tables(frame_of(_rows(), "off"), "off")
     numbers = report_numbers(summaries, "off")
     claims = pd.DataFrame([{"id": "ngram-file-rewrite", "text": "n-gram 6.2x on file rewrite", "kind": "speedup",
-                            "published": 6.25, "measured": 1.8, "verdict": "reproduced", "detail": "within 10%",
-                            "cells": [], "published_text": "6.25x", "measured_text": "1.80x <b>"}])
-    facts = Facts(name="sample", baseline="off", is_study_setup=False, environment={"device": "A100 <80GB>"},
+                            "published": 6.25, "measured": 1.8, "verdict": "not reproduced", "detail": "within 10%",
+                            "cells": [], "published_text": "6.25x", "measured_text": "1.80x <b>",
+                            "scope": "absolute", "prompt_dependent": False}])
+    comparability = Comparability([Fact("GPU", "A100, at least 80000 MiB", "NVIDIA H200 (143771 MiB)", False),
+                                   Fact("server flags", "-c 16384", "-c 16384", True)], "NVIDIA H200 (143771 MiB)")
+    facts = Facts(name="sample", baseline="off", comparability=comparability, environment={"device": "A100 <80GB>"},
                   device=A100, model_bytes=5_680_000_000, stand_in_tasks=["gsm8k"],
                   run_context={"config_sha256": "c0ffee", "workflow_commit": "abc123"})
     report = build_report(summaries, facts=facts, claims=claims, numbers=numbers,
@@ -73,15 +77,16 @@ def rendered() -> dict[str, str]:
 def test_both_documents_come_from_the_same_sections(rendered) -> None:
     page, text = rendered["html"], rendered["markdown"]
     html_titles = re.findall(r"<h2 id='([^']+)'>([^<]+)</h2>", page)
-    assert [i for i, _ in html_titles] == ["environment", "claims", "baseline", "multipliers", "figures", "acceptance",
-                                           "identity", "task-checks", "warm", "contention", "ceiling", "runs",
-                                           "missing", "provenance"]
+    assert [i for i, _ in html_titles] == ["answer", "environment", "comparability", "claims", "baseline",
+                                           "multipliers", "figures", "acceptance", "identity", "task-checks", "warm",
+                                           "contention", "ceiling", "runs", "missing", "provenance"]
     md_titles = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
-    assert md_titles == ["Setup", "'off' tokens/s per task", "Multiplier vs 'off' and verdict", "Acceptance",
+    assert md_titles == ["What this run found", "Setup", "Comparable with the study?", "Published claims vs this run",
+                         "'off' tokens/s per task", "Multiplier vs 'off' and verdict", "Acceptance",
                          "Output identity at temperature 0 (token ids vs 'off', same repeat; control: 'off' repeats "
                          "vs its repeat 1)", "Task checks (GSM8K answers)", "Contention", "Runs"]
     assert md_titles == [t.replace("&#x27;", "'") for i, t in html_titles if t.replace("&#x27;", "'") in md_titles]
-    assert "not** the published study's setup" in text and "id='not-study'" in page
+    assert "not** on the published study's setup (GPU differ)" in text and "id='not-study'" in page
 
 
 def test_html_is_self_contained_escaped_and_every_number_links_to_its_entry(rendered) -> None:
@@ -108,7 +113,7 @@ def test_values_are_formatted_by_the_renderers_only(rendered) -> None:
     assert "<p class='warn'>Stand-in problems, not the dataset, for: gsm8k.</p>" in page
     # "drafted nothing" derived from drafted == 0 (ngram-mod drafted nothing on gsm8k: not in this sample; the
     # baseline's own row is not shown), a real zero rate shown as a number
-    assert "| essay | mtp | 0.0 | 1134 | 0 | 0.000 | 1.00 |  |" in text
+    assert "| essay | mtp | 0.0 | 1134 | 0 | 0.000 | 1.00 |  |  |" in text
     # the verdict's inputs from the typed value lists
     assert "[30.07, 31.03] vs off [186.88, 199.97]" in text
     # contention: the count and the rejected cell with its reason
@@ -121,7 +126,7 @@ def test_drafted_nothing_is_derived_from_the_drafted_count() -> None:
     from specbench.report import _acceptance
 
     acceptance = pd.DataFrame([{"task": "a", "condition": "mtp", "temperature": 0.0, "drafted": 0, "accepted": 0,
-                                "pooled_rate": float("nan"), "tokens_per_step": float("nan")}])
+                                "pooled_rate": float("nan"), "tokens_per_step": float("nan"), "spec_n_max": None}])
     html = table(_acceptance(acceptance, "off").table, {})
     assert "drafted nothing" in html and ">n/a<" in html
 
@@ -129,3 +134,17 @@ def test_drafted_nothing_is_derived_from_the_drafted_count() -> None:
 def test_fmt() -> None:
     assert [fmt(v) for v in (1.234, 3, True, None, float("nan"), pd.NA, "x")] == ["1.23", "3", "yes", "n/a", "n/a",
                                                                                   "n/a", "x"]
+
+
+def test_the_report_opens_with_the_answer(rendered) -> None:
+    page, text = rendered["html"], rendered["markdown"]
+    answer = text.split("## What this run found")[1].split("## Setup")[0]
+    assert "Measured on **NVIDIA H200 (143771 MiB)**; not the study's setup" in answer
+    assert "Claims: **1** not reproduced." in answer
+    assert "- **ngram-file-rewrite**: n-gram 6.2x on file rewrite (published 6.25x; this run 1.80x <b>)" in answer
+    # the multiplier matrix: task x condition, multiplier [interval] verdict
+    row = next(line for line in answer.splitlines() if line.startswith("| essay | 0.0 |"))
+    assert re.search(r"\| \d+\.\d\dx \[(n/a|\d+\.\d\d-\d+\.\d\d)\] (faster|slower|none)", row), row
+    assert "<td class=\"t bad\">" in page or "<td class=\"t good\">" in page  # colour-coded verdicts
+    facts = text.split("## Comparable with the study?")[1].split("##")[0]
+    assert "| GPU | A100, at least 80000 MiB | NVIDIA H200 (143771 MiB) | no |" in facts

@@ -94,13 +94,15 @@ def test_partial_run_names_the_missing_cells() -> None:
 
 def test_html_report_of_a_partial_run_lists_what_is_missing() -> None:
     from specbench.html_report import render_html
+    from specbench.comparability import Comparability
     from specbench.report import Facts, build_report
 
     rows = json.loads((Path(__file__).parent / "data" / "report" / "cells.json").read_text())
     dropped = rows[0]["cell_file"]
     summaries = tables(frame_of(rows[1:], "off"), "off")
     numbers = report_numbers(summaries, "off")
-    facts = Facts(name="partial", baseline="off", is_study_setup=False, environment={"device": "cpu"},
+    facts = Facts(name="partial", baseline="off", comparability=Comparability([], "CPU (x86_64, 2 cores)"),
+                  environment={"device": "cpu"},
                   device={"nvml": "unavailable", "devices": []}, model_bytes=70_000_000,
                   missing_cells=missing_cells([r["cell_file"] for r in rows], summaries["cells"]))
     page = render_html(build_report(summaries, facts=facts, claims=None, numbers=numbers))

@@ -65,6 +65,12 @@ def selected_cells(config: dict) -> list[Cell]:
     ]
 
 
+def run_order(cells: list[Cell], tasks: list[str], conditions: list[str]) -> list[Cell]:
+    """The order cells should run in: per task and temperature, repeat by repeat, every condition in turn, so that
+    drift of a noisy machine is spread over the conditions instead of turning a block of runs into a multiplier."""
+    return sorted(cells, key=lambda c: (tasks.index(c.task), c.temperature, c.repeat, conditions.index(c.condition)))
+
+
 def wildcard_constraints(config: dict) -> dict[str, str]:
     """Regexes that accept only the config's own names, so a typo in a target fails at once."""
 

@@ -19,6 +19,7 @@ th,td{border:1px solid #bbb;padding:.25em .55em;text-align:right;vertical-align:
 th{background:#eee}td.t,th.t{text-align:left}
 .banner{border:2px solid #b35c00;background:#fff4e5;padding:.6em 1em;font-weight:600}
 .ok{color:#005a9c}.warn{color:#b35c00}.bad{color:#a00}
+td.good{background:#e3f2e6}td.warn{background:#fff1dc;color:inherit}td.bad{background:#fbe3e3;color:inherit}
 a.n{color:inherit;text-decoration:none;border-bottom:1px dotted #777}
 img{max-width:100%;border:1px solid #ddd}
 code{font-size:.88em}
@@ -64,13 +65,19 @@ def _cell(column: Column, row: Row, numbers: Mapping[str, Any]) -> str:
     return esc(column.show(value))
 
 
+def _classes(align: str, column: Column, row: Row) -> str:
+    tone = column.tone(column.get(row)) if column.tone else ""
+    return " ".join(c for c in (align, tone) if c)
+
+
 def table(data: Table, numbers: Mapping[str, Any]) -> str:
     """An HTML table; text columns left-aligned, an anchored row carries its provenance id."""
     align = ["t" if c.text else "" for c in data.columns]
     head = "".join(f'<th class="{a}">{esc(c.header)}</th>' for a, c in zip(align, data.columns, strict=True))
     body = "".join(
         (f"<tr id='p-{esc(row[data.anchor])}'>" if data.anchor else "<tr>")
-        + "".join(f'<td class="{a}">{_cell(c, row, numbers)}</td>' for a, c in zip(align, data.columns, strict=True))
+        + "".join(f'<td class="{_classes(a, c, row)}">{_cell(c, row, numbers)}</td>'
+                  for a, c in zip(align, data.columns, strict=True))
         + "</tr>" for row in data.rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 

@@ -15,6 +15,9 @@ from typing import Any
 
 import pandas as pd
 
+from .comparability import Comparability
+from .summaries import NOISE_LIMIT
+
 Row = Mapping[str, Any]
 
 
@@ -51,7 +54,7 @@ def joined(values: Sequence[Any], separator: str = ", ") -> str:
 class Column:
     """One table column: its header, the row field it shows (or a function of the row), the formatter, and whether
     the HTML report links the value to its provenance entry (``link``: the number's kind, see provenance.row_id),
-    links it as cell file(s) (``files``), or aligns it as text."""
+    links it as cell file(s) (``files``), aligns it as text, or colours it (``tone``: value -> a CSS class)."""
 
     header: str
     value: str | Callable[[Row], Any]
@@ -59,6 +62,7 @@ class Column:
     link: str | None = None
     files: bool = False
     text: bool = False
+    tone: Callable[[Any], str] | None = None
 
     def get(self, row: Row) -> Any:
         return row[self.value] if isinstance(self.value, str) else self.value(row)
@@ -116,13 +120,15 @@ class Facts:
 
     name: str
     baseline: str
-    is_study_setup: bool
+    comparability: Comparability
     environment: Mapping[str, str]
     device: Mapping[str, Any]
     model_bytes: int
     missing_cells: Sequence[str] = ()
     stand_in_tasks: Sequence[str] = ()
     run_context: Mapping[str, Any] = field(default_factory=dict)
+    predictions: pd.DataFrame | None = None
+    predictions_integrity: Mapping[str, Any] | None = None
 
 
 def missing_cells(expected: Sequence[str], cells: pd.DataFrame) -> list[str]:
@@ -210,30 +216,151 @@ def _setup(cells: pd.DataFrame, facts: Facts) -> Section:
               [{"item": k, "value": v} for k, v in facts.environment.items()]))
 
 
-def _claims(claims: pd.DataFrame | None) -> Section:
+VERDICT_TONES = {"reproduced": "good", "same direction": "warn", "not reproduced": "bad", "faster": "good",
+                 "slower": "bad"}
+
+
+def _verdict_tone(value: Any) -> str:
+    return VERDICT_TONES.get(str(value), "")
+
+
+def _multiplier(value: Any) -> str:
+    return "n/a" if is_missing(value) else f"{value:.2f}x"
+
+
+def _interval(pair: tuple[Any, Any]) -> str:
+    low, high = pair
+    return "n/a" if is_missing(low) or is_missing(high) else f"{low:.2f}-{high:.2f}"
+
+
+def _claim_columns(with_t1: bool) -> list[Column]:
+    columns = [Column("claim", "id", text=True), Column("text", "text", text=True),
+               Column("scope", "scope", text=True),
+               Column("prompt-dependent", "prompt_dependent", lambda v: "yes" if v is True else "", text=True),
+               Column("published", "published_text", text=True), Column("this run (T=0)", "measured_text", text=True),
+               Column("verdict", "verdict", text=True, tone=_verdict_tone)]
+    if with_t1:
+        columns += [Column("this run (T=1.0)", "measured_t1_text", lambda v: "" if is_missing(v) else str(v),
+                           text=True),
+                    Column("verdict (T=1.0)", "verdict_t1", lambda v: "" if is_missing(v) else str(v), text=True,
+                           tone=_verdict_tone)]
+    return [*columns, Column("detail", "detail", text=True)]
+
+
+def _claims(claims: pd.DataFrame | None, title: str = "Published claims vs this run", key: str = "claims",
+            notes: Sequence[Note] = ()) -> Section:
     if claims is None or claims.empty:
-        return Section("claims", "Published claims vs this run", [Note("No claims were evaluated.")],
-                       markdown=False)
-    return Section("claims", "Published claims vs this run", table=Table(
-        [Column("claim", "id", text=True), Column("text", "text", text=True),
-         Column("published", "published_text", text=True), Column("this run", "measured_text", text=True),
-         Column("verdict", "verdict", text=True), Column("detail", "detail", text=True)], _records(claims)),
-        markdown=False)
+        return Section(key, title, [*notes, Note("No claims were evaluated.")])
+    return Section(key, title, notes, Table(_claim_columns("verdict_t1" in claims), _records(claims)))
+
+
+def _verdict_counts(claims: pd.DataFrame) -> str:
+    counts = claims.verdict.value_counts()
+    return ", ".join(f"**{n}** {verdict}" for verdict, n in counts.items())
+
+
+def _matrix(summary: pd.DataFrame, baseline: str, conditions: Sequence[str]) -> Table:
+    """Task x condition: the multiplier, its interval and the verdict, one row per task and temperature."""
+    others = summary[summary.condition != baseline]
+    shown = [c for c in conditions if c in set(others.condition)]
+    rows = []
+    for (task, temperature), group in others.groupby(["task", "temperature"], sort=False):
+        row: dict[str, Any] = {"task": task, "temperature": temperature}
+        for r in group.to_dict("records"):
+            row[r["condition"]] = r
+        rows.append(row)
+
+    def cell(condition: str) -> Column:
+        def show(r: Any) -> str:
+            if not isinstance(r, Mapping):
+                return ""
+            noisy = " (noisy)" if r["noisy"] is True else ""
+            return f"{_multiplier(r['speedup'])} [{_interval((r['speedup_ci_low'], r['speedup_ci_high']))}] " \
+                   f"{r['verdict']}{noisy}"
+        return Column(condition, lambda row: row.get(condition), show, text=True,
+                      tone=lambda r: _verdict_tone(r["verdict"]) if isinstance(r, Mapping) else "")
+    return Table([TASK, TEMPERATURE, *(cell(c) for c in shown)], rows)
+
+
+def _answer(summary: pd.DataFrame, claims: pd.DataFrame | None, facts: Facts, conditions: Sequence[str]) -> Section:
+    """What this run found, first: the claims' verdicts (counts, then the rows that failed) and the multipliers."""
+    comparability = facts.comparability
+    notes = [Note(f"Measured on **{comparability.device}**; "
+                  + ("the study's setup: every claim is compared." if comparability.comparable else
+                     "not the study's setup (see Comparable with the study?): absolute figures are not compared, "
+                     "orderings and verdicts are."))]
+    items: list[Note] = []
+    if claims is not None and not claims.empty:
+        notes.append(Note(f"Claims: {_verdict_counts(claims)}."))
+        failed = claims[claims.verdict == "not reproduced"]
+        items = [Note(f"**{r['id']}**: {r['text']} (published {r['published_text']}; this run "
+                      f"{r['measured_text']})", "bad") for r in _records(failed)]
+        if items:
+            notes.append(Note("Not reproduced:"))
+    notes.append(Note(f"Multiplier vs '{facts.baseline}' (mean over mean) with its 95 % interval and the study's "
+                      "verdict rule; *noisy*: the baseline's own runs spread by more than "
+                      f"{NOISE_LIMIT:.0%} on that task."))
+    return Section("answer", "What this run found", notes, _matrix(summary, facts.baseline, conditions), items)
+
+
+def _comparability(facts: Facts) -> Section:
+    comparability = facts.comparability
+    verdict = ("Every fact matches: absolute figures are compared with the study's." if comparability.comparable
+               else "Not every fact matches: absolute figures (tokens/s, multipliers, acceptance, token counts) are "
+                    "shown but not compared; ordering and verdict claims are checked on this setup.")
+    return Section("comparability", "Comparable with the study?", [Note(verdict)], Table(
+        [Column("fact", "name", text=True), Column("study", "study", text=True),
+         Column("this run", "this_run", text=True),
+         Column("match", "matches", lambda v: "yes" if v else "no", tone=lambda v: "good" if v else "bad")],
+        [vars(f) for f in comparability.facts]))
+
+
+def _predictions(facts: Facts) -> list[Section]:
+    if facts.predictions is None:
+        return []
+    check = facts.predictions_integrity or {}
+    notes = [Note(f"Stamped {check.get('stamped_at')} (file modified {check.get('modified_at')}), "
+                  + ("before the first cell started." if check.get("stamped_before_measuring") else
+                     "**after** measuring had begun."), "" if check.get("stamped_before_measuring") else "bad"),
+             Note("The file is unchanged since." if not check.get("changed_after_stamp") else
+                  "**The file changed after it was stamped**: sha256 "
+                  f"{check.get('recorded_sha256', '')[:12]} then, {check.get('current_sha256', '')[:12]} now.",
+                  "" if not check.get("changed_after_stamp") else "bad")]
+    return [_claims(facts.predictions, "Predictions written before measuring", "predictions", notes)]
 
 
 def _speed_sections(summary: pd.DataFrame, baseline: str) -> list[Section]:
     base, others = summary[summary.condition == baseline], summary[summary.condition != baseline]
-    median = Column("median tok/s", "median_tokens_per_s", digits(1))
+    mean = Column("mean tok/s", "mean_tokens_per_s", digits(1))
+    noisy = sorted({f"{r['task']} (T={r['temperature']:g}: {r['baseline_spread']:.1%})"
+                    for r in _records(others) if r["noisy"] is True})
+    chance = sorted({round(v, 4) for v in others.verdict_chance.dropna()})
+    notes = [
+        Note("Multiplier = mean tokens/s over the baseline's mean tokens/s of the same task and temperature (the "
+             "study's arithmetic); *x median* is the same with medians. Interval: 95 % Welch t-interval on the log of "
+             "the ratio of means (delta method); with 3 runs a side it is wide, and that is the point."),
+        Note("Verdict (the study's rule): *faster* if every run beats every baseline run, *slower* if every run is "
+             "below, else *none*. With nothing different, 3 runs all beating 3 happens by chance 1 time in 20: an "
+             "exact one-sided rank test" + (f" (here: {', '.join(f'{c:.3g}' for c in chance)})." if chance else ".")),
+    ]
+    if noisy:
+        notes.append(Note(f"The '{baseline}' runs themselves spread by more than {NOISE_LIMIT:.0%} on: "
+                          f"{', '.join(noisy)}. No multiplier there is trusted to better than that spread.", "warn"))
     return [
         Section("baseline", f"'{baseline}' tokens/s per task", table=Table(
-            [TASK, TEMPERATURE, Column("runs", "runs"), replace(median, link="speed"),
-             Column("min", "min_tokens_per_s", digits(1)), Column("max", "max_tokens_per_s", digits(1))],
+            [TASK, TEMPERATURE, Column("runs", "runs"), replace(mean, link="speed"),
+             Column("median", "median_tokens_per_s", digits(1)), Column("min", "min_tokens_per_s", digits(1)),
+             Column("max", "max_tokens_per_s", digits(1)), Column("CV", "cv", percent)],
             _records(base))),
-        Section("multipliers", f"Multiplier vs '{baseline}' and verdict", [Note(
-            "Verdict: *faster* if every run beats every baseline run, *slower* if every run is below, else *none*. "
-            "The runs behind each verdict are listed beside it.")], Table(
-            [TASK, CONDITION, TEMPERATURE, median, Column("x median", "speedup_median", link="speedup"),
-             Column("x min", "speedup_min"), Column("x max", "speedup_max"), Column("verdict", "verdict", text=True),
+        Section("multipliers", f"Multiplier vs '{baseline}' and verdict", notes, Table(
+            [TASK, CONDITION, TEMPERATURE, mean,
+             Column("x", "speedup", _multiplier, link="speedup"),
+             Column("95 % interval", lambda r: (r["speedup_ci_low"], r["speedup_ci_high"]), _interval),
+             Column("x median", "speedup_median", _multiplier), Column("CV", "cv", percent),
+             Column(f"{baseline} spread", "baseline_spread", percent,
+                    tone=lambda v: "warn" if not is_missing(v) and v > NOISE_LIMIT else ""),
+             Column("runs for +-5 %", "runs_for_5pct", lambda v: "n/a" if is_missing(v) else f"{v:.0f}"),
+             Column("verdict", "verdict", text=True, tone=_verdict_tone),
              Column("runs vs baseline (tok/s)", lambda r: (r["tokens_per_s_values"], r["baseline_tokens_per_s_values"]),
                     _speeds_vs(baseline), text=True)],
             _records(others))),
@@ -245,6 +372,7 @@ def _acceptance(acceptance: pd.DataFrame, baseline: str) -> Section:
         "Tokens per step = generated / (generated - accepted): the mean tokens one target-model step yields.")], Table(
         [TASK, CONDITION, TEMPERATURE, Column("drafted", "drafted"), Column("accepted", "accepted"),
          Column("rate", "pooled_rate", digits(3), link="acceptance"), Column("tokens/step", "tokens_per_step"),
+         Column("n_max (logged)", "spec_n_max", lambda v: "" if is_missing(v) else f"{v:.0f}"),
          Column("note", "drafted", lambda drafted: "drafted nothing" if drafted == 0 else "", text=True)],
         _records(acceptance[acceptance.condition != baseline])))
 
@@ -332,20 +460,25 @@ def _provenance(numbers: Mapping[str, Any], run_context: Mapping[str, Any]) -> S
 
 
 def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd.DataFrame | None,
-                 numbers: Mapping[str, Any], figures: Sequence[Figure] = ()) -> Report:
+                 numbers: Mapping[str, Any], figures: Sequence[Figure] = (), conditions: Sequence[str] = ()) -> Report:
     """The report's sections, in order, from the summary tables (summaries.tables), the claims evaluation, the
     provenance numbers and the figures."""
     cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
-    banner = None if facts.is_study_setup else Note(
-        "This run is **not** the published study's setup (model, build or hardware differ): its numbers show the "
-        "pipeline at work and are not compared with the published figures.", "warn")
+    differing = [f.name for f in facts.comparability.facts if not f.matches]
+    banner = None if facts.comparability.comparable else Note(
+        f"This run is **not** on the published study's setup ({', '.join(differing)} differ): absolute figures are "
+        f"not compared with the published ones; orderings and verdicts are checked on {facts.comparability.device}.",
+        "warn")
     count = len(facts.missing_cells)
     lead = Note(f"{len(cells)} cells measured; "
                 + (f"{count} missing (listed under Missing cells)" if count else "none missing")
                 + ". Every number links to its provenance entry.", "bad" if count else "")
     sections = [
+        _answer(summary, claims, facts, conditions or list(dict.fromkeys(summary.condition))),
         _setup(cells, facts),
+        _comparability(facts),
         _claims(claims),
+        *_predictions(facts),
         *_speed_sections(summary, baseline),
         Section("figures", "Figures", figures=figures, markdown=False),
         _acceptance(tables["acceptance"], baseline),

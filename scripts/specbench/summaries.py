@@ -47,7 +47,8 @@ SUMMARY_COLUMNS = [*SPEED_COLUMNS[:-1], "baseline_mean_tokens_per_s", "baseline_
 NOISE_LIMIT = 0.03
 CONFIDENCE = 0.95
 ACCEPTANCE_COLUMNS = ["task", "condition", "temperature", "runs", "drafted", "accepted", "pooled_rate", "min_rate",
-                      "max_rate", "predicted", "tokens_per_step", "accepted_per_step", "cells"]
+                      "max_rate", "predicted", "tokens_per_step", "accepted_per_step", "spec_n_max", "spec_block_size",
+                      "cells"]
 IDENTITY_COLUMNS = ["task", "condition", "control", "repeats_compared", "identical", "missing", "all_identical",
                     "differing_repeats", "token_counts", "first_differences", "cells"]
 
@@ -186,6 +187,8 @@ def acceptance(cells: pd.DataFrame) -> pd.DataFrame:
         min_rate=("acceptance_rate", "min"),
         max_rate=("acceptance_rate", "max"),
         predicted=("predicted_n", "sum"),
+        spec_n_max=("spec_n_max", "max"),
+        spec_block_size=("spec_block_size", "max"),
         cells=("cell_file", _sorted_list),
     ).reset_index()
     out["drafted"] = out.drafted.astype("int64")

@@ -52,6 +52,13 @@ SCHEMA = pa.schema([
     ("gsm8k_total", pa.int64()),
     ("gsm8k_wrong", pa.list_(pa.struct([("problem", pa.int64()), ("extracted", pa.string()),
                                         ("reference", pa.string())]))),
+    ("spec_implementations", pa.list_(pa.string())),
+    ("spec_n_max", pa.int64()),
+    ("spec_n_min", pa.int64()),
+    ("spec_p_min", pa.float64()),
+    ("spec_block_size", pa.int64()),
+    ("spec_settings", pa.list_(pa.struct([("implementation", pa.string()), ("key", pa.string()),
+                                          ("value", pa.string())]))),
     ("seed", pa.int64()),
     ("attempt", pa.int64()),
     ("rejected_attempts", pa.int64()),
@@ -60,6 +67,7 @@ SCHEMA = pa.schema([
     ("server_pid", pa.int64()),
     ("server_shared", pa.bool_()),
     ("server_position", pa.int64()),
+    ("run_order", pa.int64()),
     ("started_at", pa.timestamp("ms", tz="UTC")),
     ("ended_at", pa.timestamp("ms", tz="UTC")),
     ("server_sha256", pa.string()),
@@ -96,6 +104,22 @@ def _gsm8k(record: dict[str, Any]) -> dict[str, Any]:
     return {"gsm8k_correct": check["correct"], "gsm8k_total": check["total"], "gsm8k_wrong": wrong}
 
 
+def _first(settings: dict[str, dict[str, Any]], key: str) -> Any:
+    return next((values[key] for values in settings.values() if key in values), None)
+
+
+def _speculative(record: dict[str, Any]) -> dict[str, Any]:
+    """The effective speculative settings the server logged (n_max, n_min, p_min, block size; all as logged)."""
+    spec = record["server"].get("speculative") or {}
+    settings: dict[str, dict[str, Any]] = spec.get("settings") or {}
+    return {
+        "spec_implementations": list(spec.get("implementations") or []),
+        **{f"spec_{key}": _first(settings, key) for key in ("n_max", "n_min", "p_min", "block_size")},
+        "spec_settings": [{"implementation": impl, "key": key, "value": str(value)}
+                          for impl, values in settings.items() for key, value in values.items()],
+    }
+
+
 def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
     """One row: the coordinates, the server's figures, the answer check, how it was measured and by what."""
     prov, server, rejected = record["provenance"], record["server"], record.get("rejected_attempts", [])
@@ -104,6 +128,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         **{key: record["figures"].get(key) for key in _FIGURES},
         "tokens": list(record["response"].get("tokens", [])),
         **_gsm8k(record),
+        **_speculative(record),
         "seed": record["seed"],
         "attempt": record["attempt"],
         "rejected_attempts": len(rejected),
@@ -178,6 +203,9 @@ def frame_of(rows: Sequence[dict[str, Any]], baseline: str) -> pd.DataFrame:
             if isinstance(row[column], str):
                 row[column] = dt.datetime.fromisoformat(row[column])
     _identity(full, baseline)
+    order = {start: rank for rank, start in enumerate(sorted({r["started_at"] for r in full} - {None}), start=1)}
+    for row in full:
+        row["run_order"] = order.get(row["started_at"])
     arrow = pa.Table.from_pylist(full, schema=SCHEMA)
     return from_arrow(arrow).sort_values(COORDINATES, kind="stable").reset_index(drop=True)
 

@@ -1,0 +1,13 @@
+"""Snakemake entry: stamp the predictions file (sha256, modification time) before the first cell starts."""
+
+from pathlib import Path
+
+from specbench.entry import logged_to
+from specbench.files import write_json_atomic
+from specbench.predictions import stamp
+
+snakemake = globals()["snakemake"]
+with logged_to(snakemake.log[0]):
+    record = stamp(Path(snakemake.params.path))
+    write_json_atomic(Path(snakemake.output[0]), record)
+    print("predictions stamped:", record)
