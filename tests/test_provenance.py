@@ -93,8 +93,8 @@ def test_partial_run_names_the_missing_cells() -> None:
 
 
 def test_html_report_of_a_partial_run_lists_what_is_missing() -> None:
-    from specbench.html_report import render_html
     from specbench.comparability import Comparability
+    from specbench.html_report import render_html
     from specbench.report import Facts, build_report
 
     rows = json.loads((Path(__file__).parent / "data" / "report" / "cells.json").read_text())
