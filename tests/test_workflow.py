@@ -465,3 +465,38 @@ def test_aggregate_refuses_records_of_other_measurement_code(run: dict) -> None:
         path.write_text(original)
         assert snakemake(run["work"], ["all"], run["configs"], "--forcerun", "aggregate", env=run["env"],
                          snakefile=run["snakefile"]).returncode == 0
+
+
+def test_report_snakemake(run: dict, tmp_path: Path) -> None:
+    """`snakemake --report`: one self-contained HTML file holding every report()-flagged output, byte for byte,
+    with its caption (report/*.rst, Jinja rendered) beside it."""
+    import base64
+    import html
+    import re
+
+    report = tmp_path / "report.html"
+    result = snakemake(run["work"], [], run["configs"], "--report", str(report), env=run["env"],
+                       snakefile=run["snakefile"])
+    assert result.returncode == 0, _fail_message(result)
+    text = report.read_text()
+    assert len(text) > 100_000, f"the report is only {len(text)} bytes"
+    found = re.search(r"^\s*var results = (\{.*\});$", text, re.MULTILINE)
+    assert found, "the report embeds no results"
+    results = json.loads(found.group(1))
+    flagged = {match[1]: smk.parent / match[2] for smk in sorted((REPO / "rules").glob("*.smk"))
+               for match in re.finditer(r'report\(\s*"([^"]+)",\s*caption="([^"]+)"', smk.read_text())}
+    assert flagged, "no report(...) outputs with a caption in rules/*.smk"
+    assert sorted(results) == sorted(flagged)
+
+    def squeezed(value: str) -> str:
+        return "".join(value.split())
+
+    for path, caption_file in flagged.items():
+        entry = results[path]
+        assert base64.b64decode(entry["data_uri"].split("base64,", 1)[1]) == (run["work"] / path).read_bytes(), path
+        caption = squeezed(html.unescape(re.sub(r"<[^>]+>", "", entry["caption"])))
+        assert caption and "{{" not in caption, f"{path}: caption {entry['caption']!r}"
+        for chunk in re.split(r"\{\{.*?\}\}|\{%.*?%\}", caption_file.read_text(), flags=re.DOTALL):
+            assert squeezed(chunk.replace("``", "")) in caption, f"{path}: {chunk!r} not in {entry['caption']!r}"
+        if 'snakemake.config["name"]' in caption_file.read_text():
+            assert squeezed("workflow test") in caption, f"{path}: the config's name is not in its caption"
