@@ -12,10 +12,12 @@ import pytest
 import yaml
 
 from specbench.claims import (
+    BACKGROUND,
     KINDS,
+    NOT_COMPARABLE,
+    NOT_COMPARABLE_DETAIL,
     NOT_MEASURED,
     NOT_REPRODUCED,
-    NOT_STUDY_SETUP,
     REPRODUCED,
     RESULT_COLUMNS,
     SAME_DIRECTION,
@@ -36,6 +38,7 @@ SAMPLES = Path(__file__).resolve().parent / "data" / "claims"
 TASKS = ["file-rewrite", "todo-app", "gsm8k", "essay"]
 CONFIG = load_config([REPO / "config" / "config.yaml"])
 BASELINE = CONFIG["baseline"]
+DEVICE = "CPU (x86_64)"
 Key = tuple[str, str, float]
 
 
@@ -86,11 +89,11 @@ def claim(**fields: Any) -> Claim:
 
 
 def check(one: Claim, tables: dict[str, pd.DataFrame], *, study: bool = True) -> pd.Series:
-    result = evaluate([one], tables, baseline=BASELINE, is_study_setup=study)
+    result = evaluate([one], tables, baseline=BASELINE, comparable=study, device=DEVICE)
     assert list(result.columns) == RESULT_COLUMNS
-    assert len(result) == 1
+    assert len(result) == 1 + len(one.variants)
     row = result.iloc[0]
-    assert row["kind"] == one.kind and row["published"] == one.published
+    assert row["kind"] == one.kind and row["published"] == one.published and row["variant_of"] is None
     assert isinstance(row["cells"], list) and all(isinstance(c, str) for c in row["cells"])
     return row
 
@@ -139,7 +142,8 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
         "off-all-tasks-t0-tokens-per-s": 126, "mtp-essay-t0-tokens-per-s": 131,
         "mtp-file-rewrite-t0-acceptance": 0.98, "mtp-todo-app-t0-acceptance": 0.84,
         "mtp-gsm8k-t0-acceptance": 0.78, "mtp-essay-t0-acceptance": 0.41, "dflash-essay-t0-acceptance": 0.08,
-        "ngram-file-rewrite-t0-acceptance": 1.0, "gsm8k-dflash-t0-correct": 3, "gsm8k-off-t0-correct": 2,
+        "ngram-file-rewrite-t0-acceptance": [0.99, 1.0], "ngram-file-rewrite-t0-drafted": 984,
+        "gsm8k-dflash-t0-correct": 3, "gsm8k-off-t0-correct": 2,
         "gsm8k-mtp-t0-correct": 2, "dflash-not-identical-3-of-4": 3,
     }
     for claim_id, value in figures.items():
@@ -161,6 +165,35 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
     assert by_id["t1-same-shape-as-t0"].kind == "ordering"
     # the study gives the essay's DFlash multiplier twice; both are kept and each says so
     assert "0.69" in by_id["dflash-essay-t0-speedup"].note and "0.66" in by_id["dflash-essay-t0-speedup-why"].note
+    # "all accepted" is at least 99% with no tolerance; 984 drafted per run, a relative tolerance
+    assert by_id["ngram-file-rewrite-t0-acceptance"].tolerance == 0
+    assert by_id["ngram-file-rewrite-t0-drafted"].metric == "draft_n"
+    assert 0 < by_id["ngram-file-rewrite-t0-drafted"].tolerance < 0.2
+    # verdicts and orderings per task under the study's rule
+    assert by_id["file-rewrite-t0-every-method-faster"].conditions == ("ngram-mod", "mtp", "dflash")
+    assert by_id["file-rewrite-t0-ngram-fastest"].published == [["ngram-mod"], ["dflash", "mtp"]]
+    assert by_id["essay-t0-method-ordering"].published == [["mtp"], ["ngram-mod"], ["dflash"]]
+    assert (by_id["mtp-essay-t0-verdict"].published, by_id["dflash-essay-t0-verdict"].published) == ("faster", "slower")
+    # every DFlash claim is judged for the 15-token variant too, and only those
+    for c in claims:
+        names_dflash = "dflash" in (c.condition, *c.conditions)
+        assert c.variants == (("dflash-n15",) if names_dflash else ()), c.id
+    # scope: absolute figures, relative verdicts and orderings, background quotes
+    scopes = {c.id: c.scope for c in claims}
+    assert {c.scope for c in claims if c.kind in ("speedup", "tokens_per_s", "acceptance", "gsm8k")} == {"absolute"}
+    assert {c.scope for c in claims if c.kind in ("verdict", "ordering")} == {"relative"}
+    assert scopes["off-control-identical"] == "relative" and scopes["dflash-token-counts"] == "absolute"
+    assert scopes["ngram-warm-todo-app-t0-repeats"] == "absolute"
+    assert scopes["ngram-warm-faster-than-fresh-t0"] == "relative"
+    background = {c.id: c.published for c in claims if c.kind == "background"}
+    assert background == {"rapid-mlx-median": "1.50x", "rapid-mlx-lowest": "1.28x", "rapid-mlx-best": "4.27x",
+                          "rapid-mlx-agent-turns": "1.05x", "off-file-rewrite-contention": "48-56 tok/s",
+                          "contention-remeasured-runs": "8 runs"}
+    assert all(scopes[i] == "background" for i in background)
+    # what depends on our own prompts: token counts, the 984, acceptance percentages, the GSM8K answers
+    dependent = {c.id for c in claims if c.prompt_dependent}
+    assert {c.id for c in claims if c.kind in ("acceptance", "gsm8k")} | {"dflash-token-counts"} <= dependent
+    assert not dependent & {c.id for c in claims if c.kind in ("speedup", "verdict", "ordering", "background")}
     # the kinds the brief lists are all used
     assert {c.kind for c in claims} == set(KINDS)
 
@@ -168,10 +201,10 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
 @pytest.mark.parametrize("study", [True, False])
 def test_every_claim_evaluates_against_the_sample_tables(claims: list[Claim], sample_tables: dict[str, pd.DataFrame],
                                                          study: bool) -> None:
-    result = evaluate(claims, sample_tables, baseline=BASELINE, is_study_setup=study)
+    result = evaluate(claims, sample_tables, baseline=BASELINE, comparable=study, device=DEVICE)
     assert list(result.columns) == RESULT_COLUMNS
-    assert list(result["id"]) == [c.id for c in claims]
-    assert list(result["kind"]) == [c.kind for c in claims]
+    assert list(result["id"]) == [i for c in claims for i in (c.id, *(f"{c.id}@{v}" for v in c.variants))]
+    assert list(result["kind"]) == [k for c in claims for k in [c.kind] * (1 + len(c.variants))]
     assert set(result["verdict"]) <= set(VERDICTS)
     assert result["published_text"].map(bool).all() and result["measured_text"].map(bool).all()
     assert all(isinstance(cells, list) for cells in result["cells"])
@@ -185,14 +218,33 @@ def test_every_claim_evaluates_against_the_sample_tables(claims: list[Claim], sa
         "results/cells/file-rewrite/off/t0.0/r1.json", "results/cells/file-rewrite/off/t0.0/r2.json"]
     for claim_id in ("dflash-todo-app-t0-speedup", "gsm8k-dflash-t0-correct", "t1-same-shape-as-t0",
                      "off-all-tasks-t0-tokens-per-s", "ngram-warm-todo-app-t0-repeats"):
-        assert by_id.loc[claim_id, "verdict"] == NOT_MEASURED
+        relative = by_id.loc[claim_id, "scope"] == "relative"
+        assert by_id.loc[claim_id, "verdict"] == (NOT_MEASURED if study or relative else NOT_COMPARABLE)
+    # no temperature-1.0 cells in the sample: every claim at 0 has a t1 verdict, not measured
+    at_t1 = result[result["verdict_t1"].notna()]
+    assert set(at_t1["kind"]) == set(KINDS) - {"identity", "background"}
+    assert set(at_t1["verdict_t1"]) <= {NOT_MEASURED, NOT_COMPARABLE}
+    assert all("n/a" in text for text in at_t1["measured_t1_text"])
+    background = result[result["kind"] == "background"]
+    assert set(background["verdict"]) == {BACKGROUND} and set(background["scope"]) == {"background"}
+    relative = result[result["scope"] == "relative"].set_index("id")
     if study:
         assert by_id.loc["ngram-file-rewrite-t0-speedup", "verdict"] == SAME_DIRECTION
         assert by_id.loc["mtp-file-rewrite-t0-speedup", "verdict"] == NOT_REPRODUCED
         assert by_id.loc["ngram-file-rewrite-t0-acceptance", "verdict"] == REPRODUCED
-    else:
-        assert set(result["verdict"]) == {NOT_MEASURED}
-        assert set(result["detail"]) == {NOT_STUDY_SETUP}
+        assert by_id.loc["ngram-file-rewrite-t0-drafted", "verdict"] == NOT_REPRODUCED  # 66 per run, not 984
+        assert DEVICE not in "".join(result["detail"])
+    else:  # absolute figures are not comparable, measured still filled; relative ones are judged, naming the device
+        absolute = result[result["scope"] == "absolute"]
+        assert set(absolute["verdict"]) == {NOT_COMPARABLE} and set(absolute["detail"]) == {NOT_COMPARABLE_DETAIL}
+        assert by_id.loc["ngram-file-rewrite-t0-speedup", "measured_text"] == "1.80x"
+        judged = relative[relative["verdict"] != NOT_MEASURED]
+        assert not judged.empty and all(f" on {DEVICE}: " in d for d in judged["detail"])
+        # the sample: n-gram and MTP on both tasks, every method on the file rewrite and the essay
+        assert relative.loc["file-rewrite-t0-ngram-fastest", "verdict"] == REPRODUCED
+        assert relative.loc["file-rewrite-t0-ngram-fastest", "detail"].startswith(f"ordering reproduced on {DEVICE}")
+        assert relative.loc["dflash-essay-t0-verdict", "verdict"] == REPRODUCED  # 39 vs 187-200 tok/s
+        assert relative.loc["dflash-essay-t0-verdict", "detail"].startswith(f"verdict reproduced on {DEVICE}")
 
 
 def study_shaped_tables() -> dict[str, pd.DataFrame]:
@@ -228,10 +280,15 @@ def study_shaped_tables() -> dict[str, pd.DataFrame]:
 
 
 def test_a_study_shaped_run_reproduces_every_claim(claims: list[Claim]) -> None:
-    result = evaluate(claims, study_shaped_tables(), baseline=BASELINE, is_study_setup=True)
-    failed = result[result["verdict"] != REPRODUCED]
+    result = evaluate(claims, study_shaped_tables(), baseline=BASELINE, comparable=True, device="NVIDIA A100 80GB")
+    base = result[result["variant_of"].isna() & (result["kind"] != "background")]
+    failed = base[base["verdict"] != REPRODUCED]
     assert failed.empty, failed[["id", "measured_text", "verdict", "detail"]].to_string()
-    assert result["cells"].map(bool).all()
+    assert base["cells"].map(bool).all()
+    # the dflash-n15 variant was not run in this table: its rows are not measured, never judged on dflash's cells
+    variants = result[result["variant_of"].notna()]
+    assert set(variants["verdict"]) == {NOT_MEASURED} and len(variants) == sum(len(c.variants) for c in claims)
+    assert not any("/dflash/" in c for cells in variants["cells"] for c in cells)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -329,9 +386,10 @@ def test_non_study_setup_is_never_compared_but_measured_is_filled() -> None:
     tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [700, 760, 800]})
     claims = [speedup_claim(6.25), claim(id="other", kind="tokens_per_s", task="file-rewrite", condition="off",
                                          temperature=0.0, published=126, tolerance=0.15)]
-    result = evaluate(claims, tables, baseline=BASELINE, is_study_setup=False)
-    assert list(result["verdict"]) == [NOT_MEASURED, NOT_MEASURED]
-    assert list(result["detail"]) == [NOT_STUDY_SETUP, NOT_STUDY_SETUP]
+    result = evaluate(claims, tables, baseline=BASELINE, comparable=False, device=DEVICE)
+    assert list(result["verdict"]) == [NOT_COMPARABLE, NOT_COMPARABLE]
+    assert list(result["detail"]) == [NOT_COMPARABLE_DETAIL, NOT_COMPARABLE_DETAIL]
+    assert "A100 80GB" in NOT_COMPARABLE_DETAIL and NOT_COMPARABLE_DETAIL.startswith("absolute figure: ")
     assert list(result["measured_text"]) == ["5.98x", "126.0 tok/s"]
     assert result["measured"][1] == {"file-rewrite": 126.0}
     assert result["cells"].map(bool).all()
@@ -763,7 +821,7 @@ def test_the_baseline_comes_from_the_config() -> None:
     tables = summary_tables(frame_of(make_rows(speeds, tokens=tokens), "mtp"), "mtp")
     control = parse_claims([{**VALID, "kind": "identity", "condition": "mtp", "published": "identical"}], config)
     slower = parse_claims([{**VALID, "condition": "off", "published": 0.5}], config)
-    result = evaluate(control + slower, tables, baseline="mtp", is_study_setup=True).set_index("kind")
+    result = evaluate(control + slower, tables, baseline="mtp", comparable=True, device=DEVICE).set_index("kind")
     assert result.loc["identity", "measured_text"] == "essay identical 2/2"
     assert result.loc["identity", "verdict"] == REPRODUCED
     assert result.loc["speedup", "verdict"] == REPRODUCED
