@@ -260,7 +260,9 @@ def evaluate(claims: Sequence[Claim], tables: Mapping[str, pd.DataFrame], *, bas
                          "scope": claim.scope, "prompt_dependent": claim.prompt_dependent,
                          "variant_of": None if claim is base else base.id, "verdict_t1": t1.verdict if t1 else None,
                          "measured_t1_text": t1.text if t1 else ""})
-    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    frame[["variant_of", "verdict_t1"]] = pd.DataFrame(rows, columns=["variant_of", "verdict_t1"], dtype=object)
+    return frame  # None stays None (not NaN) in the two columns that have it
 
 
 def _judge(claim: Claim, run: Run, comparable: bool, device: str) -> Outcome:

@@ -251,8 +251,9 @@ def _gsm8k(claim: Claim, run: Run) -> Outcome:
         if totals != [claim.total] else
         (REPRODUCED, f"every run scored {score}" + (f", problem {problem} wrong ({_list(answers)})" if problem else ""))
         if len(exact) == len(runs) else
-        (SAME_DIRECTION, f"every run scored {score} with problem {problem} wrong, but answered {_list(answers)} in "
-         f"{len(runs) - len(exact)} run(s) (published {answer})") if len(right) == len(runs) else
+        (SAME_DIRECTION, f"every run scored {score} with problem {problem} wrong, but answered " + _list(
+            f"{r['wrong'][problem]} in r{r['repeat']}" for r in right if r not in exact) + f", not {answer}")
+        if len(right) == len(runs) else
         (SAME_DIRECTION, f"{len(matching)} of {len(runs)} run(s) scored {score}" + (
             f"; problem {problem} wrong in {len(right)}" if problem else "")) if matching else
         (NOT_REPRODUCED, f"no run scored {score}"))
