@@ -14,7 +14,8 @@ Scope (``SCOPES``, per kind unless the claim sets ``scope``): ``absolute`` figur
 token counts, identity, GSM8K answers, warm per-repeat speeds) hold only on the study's setup: when the run is not
 ``comparable`` their verdict is ``not comparable`` (measured and cells still filled). ``relative`` claims (verdict,
 ordering, warm faster than fresh: "the ordering across tasks is expected to hold") are judged on any hardware, their
-detail naming the ``device``. ``background`` claims (figures the study quotes, no run measures) read ``BACKGROUND``.
+detail then naming the ``device`` ("ordering reproduced on NVIDIA H200: ..."). ``background`` claims (figures the
+study quotes, that no run measures; no task or condition needed) read ``BACKGROUND``.
 
 Rows: a claim's ``variants`` (conditions named ``<condition>-<suffix>``, e.g. dflash-n15 for dflash) stand in for
 that condition (in ``condition``, ``conditions`` and ordering tiers), one row each, id ``<id>@<variant>``,
@@ -29,11 +30,10 @@ must fall inside):
 * ``tokens_per_s`` (summary.mean_tokens_per_s, relative tolerance): no direction; outside it ``not reproduced``.
 * ``acceptance`` (acceptance.pooled_rate, absolute tolerance): outside it, ``same direction`` on the published side
   of 50% ("most drafts accepted" vs "rejected"; 50% has no side). ``metric: accepted_per_step`` has no direction.
-* ``acceptance`` with ``metric: draft_n`` (cells.draft_n per run, relative tolerance): no direction.
+* ``acceptance`` with ``metric: draft_n`` (cells.draft_n, relative tolerance): every run inside; no direction.
 * ``verdict`` (summary.verdict, the all-runs rule, per task x condition): ``reproduced`` when every verdict is the
-  published one;
-  for ``faster``/``slower``, ``same direction`` when every multiplier is on that side of 1.0x. ``not
-  slower``/``not faster``: ``reproduced`` when no task has that verdict, else ``not reproduced``.
+  published one; for ``faster``/``slower``, ``same direction`` when every multiplier is on that side of 1.0x.
+  ``not slower``/``not faster``: ``reproduced`` when none has that verdict, else ``not reproduced``.
 * ``identity`` (identity table, temperature 0; a claim on the baseline is about its control, repeats vs r1):
   ``identical``: every task's compared repeats identical, else ``not reproduced``. ``not identical``: every task has
   a differing repeat; with ``token_counts`` ([own, baseline] length per task) ``reproduced`` needs every differing
