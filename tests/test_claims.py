@@ -12,10 +12,12 @@ import pytest
 import yaml
 
 from specbench.claims import (
+    BACKGROUND,
     KINDS,
+    NOT_COMPARABLE,
+    NOT_COMPARABLE_DETAIL,
     NOT_MEASURED,
     NOT_REPRODUCED,
-    NOT_STUDY_SETUP,
     REPRODUCED,
     RESULT_COLUMNS,
     SAME_DIRECTION,
@@ -36,6 +38,7 @@ SAMPLES = Path(__file__).resolve().parent / "data" / "claims"
 TASKS = ["file-rewrite", "todo-app", "gsm8k", "essay"]
 CONFIG = load_config([REPO / "config" / "config.yaml"])
 BASELINE = CONFIG["baseline"]
+DEVICE = "CPU (x86_64)"
 Key = tuple[str, str, float]
 
 
@@ -86,11 +89,11 @@ def claim(**fields: Any) -> Claim:
 
 
 def check(one: Claim, tables: dict[str, pd.DataFrame], *, study: bool = True) -> pd.Series:
-    result = evaluate([one], tables, baseline=BASELINE, is_study_setup=study)
+    result = evaluate([one], tables, baseline=BASELINE, comparable=study, device=DEVICE)
     assert list(result.columns) == RESULT_COLUMNS
-    assert len(result) == 1
+    assert len(result) == 1 + len(one.variants)
     row = result.iloc[0]
-    assert row["kind"] == one.kind and row["published"] == one.published
+    assert row["kind"] == one.kind and row["published"] == one.published and row["variant_of"] is None
     assert isinstance(row["cells"], list) and all(isinstance(c, str) for c in row["cells"])
     return row
 
@@ -139,7 +142,8 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
         "off-all-tasks-t0-tokens-per-s": 126, "mtp-essay-t0-tokens-per-s": 131,
         "mtp-file-rewrite-t0-acceptance": 0.98, "mtp-todo-app-t0-acceptance": 0.84,
         "mtp-gsm8k-t0-acceptance": 0.78, "mtp-essay-t0-acceptance": 0.41, "dflash-essay-t0-acceptance": 0.08,
-        "ngram-file-rewrite-t0-acceptance": 1.0, "gsm8k-dflash-t0-correct": 3, "gsm8k-off-t0-correct": 2,
+        "ngram-file-rewrite-t0-acceptance": [0.99, 1.0], "ngram-file-rewrite-t0-drafted": 984,
+        "gsm8k-dflash-t0-correct": 3, "gsm8k-off-t0-correct": 2,
         "gsm8k-mtp-t0-correct": 2, "dflash-not-identical-3-of-4": 3,
     }
     for claim_id, value in figures.items():
@@ -161,6 +165,35 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
     assert by_id["t1-same-shape-as-t0"].kind == "ordering"
     # the study gives the essay's DFlash multiplier twice; both are kept and each says so
     assert "0.69" in by_id["dflash-essay-t0-speedup"].note and "0.66" in by_id["dflash-essay-t0-speedup-why"].note
+    # "all accepted" is at least 99% with no tolerance; 984 drafted per run, a relative tolerance
+    assert by_id["ngram-file-rewrite-t0-acceptance"].tolerance == 0
+    assert by_id["ngram-file-rewrite-t0-drafted"].metric == "draft_n"
+    assert 0 < by_id["ngram-file-rewrite-t0-drafted"].tolerance < 0.2
+    # verdicts and orderings per task under the study's rule
+    assert by_id["file-rewrite-t0-every-method-faster"].conditions == ("ngram-mod", "mtp", "dflash")
+    assert by_id["file-rewrite-t0-ngram-fastest"].published == [["ngram-mod"], ["dflash", "mtp"]]
+    assert by_id["essay-t0-method-ordering"].published == [["mtp"], ["ngram-mod"], ["dflash"]]
+    assert (by_id["mtp-essay-t0-verdict"].published, by_id["dflash-essay-t0-verdict"].published) == ("faster", "slower")
+    # every DFlash claim is judged for the 15-token variant too, and only those
+    for c in claims:
+        names_dflash = "dflash" in (c.condition, *c.conditions)
+        assert c.variants == (("dflash-n15",) if names_dflash else ()), c.id
+    # scope: absolute figures, relative verdicts and orderings, background quotes
+    scopes = {c.id: c.scope for c in claims}
+    assert {c.scope for c in claims if c.kind in ("speedup", "tokens_per_s", "acceptance", "gsm8k")} == {"absolute"}
+    assert {c.scope for c in claims if c.kind in ("verdict", "ordering")} == {"relative"}
+    assert scopes["off-control-identical"] == "relative" and scopes["dflash-token-counts"] == "absolute"
+    assert scopes["ngram-warm-todo-app-t0-repeats"] == "absolute"
+    assert scopes["ngram-warm-faster-than-fresh-t0"] == "relative"
+    background = {c.id: c.published for c in claims if c.kind == "background"}
+    assert background == {"rapid-mlx-median": "1.50x", "rapid-mlx-lowest": "1.28x", "rapid-mlx-best": "4.27x",
+                          "rapid-mlx-agent-turns": "1.05x", "off-file-rewrite-contention": "48-56 tok/s",
+                          "contention-remeasured-runs": "8 runs"}
+    assert all(scopes[i] == "background" for i in background)
+    # what depends on our own prompts: token counts, the 984, acceptance percentages, the GSM8K answers
+    dependent = {c.id for c in claims if c.prompt_dependent}
+    assert {c.id for c in claims if c.kind in ("acceptance", "gsm8k")} | {"dflash-token-counts"} <= dependent
+    assert not dependent & {c.id for c in claims if c.kind in ("speedup", "verdict", "ordering", "background")}
     # the kinds the brief lists are all used
     assert {c.kind for c in claims} == set(KINDS)
 
@@ -168,10 +201,10 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
 @pytest.mark.parametrize("study", [True, False])
 def test_every_claim_evaluates_against_the_sample_tables(claims: list[Claim], sample_tables: dict[str, pd.DataFrame],
                                                          study: bool) -> None:
-    result = evaluate(claims, sample_tables, baseline=BASELINE, is_study_setup=study)
+    result = evaluate(claims, sample_tables, baseline=BASELINE, comparable=study, device=DEVICE)
     assert list(result.columns) == RESULT_COLUMNS
-    assert list(result["id"]) == [c.id for c in claims]
-    assert list(result["kind"]) == [c.kind for c in claims]
+    assert list(result["id"]) == [i for c in claims for i in (c.id, *(f"{c.id}@{v}" for v in c.variants))]
+    assert list(result["kind"]) == [k for c in claims for k in [c.kind] * (1 + len(c.variants))]
     assert set(result["verdict"]) <= set(VERDICTS)
     assert result["published_text"].map(bool).all() and result["measured_text"].map(bool).all()
     assert all(isinstance(cells, list) for cells in result["cells"])
@@ -185,14 +218,33 @@ def test_every_claim_evaluates_against_the_sample_tables(claims: list[Claim], sa
         "results/cells/file-rewrite/off/t0.0/r1.json", "results/cells/file-rewrite/off/t0.0/r2.json"]
     for claim_id in ("dflash-todo-app-t0-speedup", "gsm8k-dflash-t0-correct", "t1-same-shape-as-t0",
                      "off-all-tasks-t0-tokens-per-s", "ngram-warm-todo-app-t0-repeats"):
-        assert by_id.loc[claim_id, "verdict"] == NOT_MEASURED
+        relative = by_id.loc[claim_id, "scope"] == "relative"
+        assert by_id.loc[claim_id, "verdict"] == (NOT_MEASURED if study or relative else NOT_COMPARABLE)
+    # no temperature-1.0 cells in the sample: every claim at 0 has a t1 verdict, not measured
+    at_t1 = result[result["verdict_t1"].notna()]
+    assert set(at_t1["kind"]) == set(KINDS) - {"identity", "background"}
+    assert set(at_t1["verdict_t1"]) <= {NOT_MEASURED, NOT_COMPARABLE}
+    assert all("n/a" in text for text in at_t1["measured_t1_text"])
+    background = result[result["kind"] == "background"]
+    assert set(background["verdict"]) == {BACKGROUND} and set(background["scope"]) == {"background"}
+    relative = result[result["scope"] == "relative"].set_index("id")
     if study:
         assert by_id.loc["ngram-file-rewrite-t0-speedup", "verdict"] == SAME_DIRECTION
         assert by_id.loc["mtp-file-rewrite-t0-speedup", "verdict"] == NOT_REPRODUCED
         assert by_id.loc["ngram-file-rewrite-t0-acceptance", "verdict"] == REPRODUCED
-    else:
-        assert set(result["verdict"]) == {NOT_MEASURED}
-        assert set(result["detail"]) == {NOT_STUDY_SETUP}
+        assert by_id.loc["ngram-file-rewrite-t0-drafted", "verdict"] == NOT_REPRODUCED  # 66 per run, not 984
+        assert DEVICE not in "".join(result["detail"])
+    else:  # absolute figures are not comparable, measured still filled; relative ones are judged, naming the device
+        absolute = result[result["scope"] == "absolute"]
+        assert set(absolute["verdict"]) == {NOT_COMPARABLE} and set(absolute["detail"]) == {NOT_COMPARABLE_DETAIL}
+        assert by_id.loc["ngram-file-rewrite-t0-speedup", "measured_text"] == "1.80x"
+        judged = relative[relative["verdict"] != NOT_MEASURED]
+        assert not judged.empty and all(f" on {DEVICE}: " in d for d in judged["detail"])
+        # the sample: n-gram and MTP on both tasks, every method on the file rewrite and the essay
+        assert relative.loc["file-rewrite-t0-ngram-fastest", "verdict"] == REPRODUCED
+        assert relative.loc["file-rewrite-t0-ngram-fastest", "detail"].startswith(f"ordering reproduced on {DEVICE}")
+        assert relative.loc["dflash-essay-t0-verdict", "verdict"] == REPRODUCED  # 39 vs 187-200 tok/s
+        assert relative.loc["dflash-essay-t0-verdict", "detail"].startswith(f"verdict reproduced on {DEVICE}")
 
 
 def study_shaped_tables() -> dict[str, pd.DataFrame]:
@@ -228,10 +280,15 @@ def study_shaped_tables() -> dict[str, pd.DataFrame]:
 
 
 def test_a_study_shaped_run_reproduces_every_claim(claims: list[Claim]) -> None:
-    result = evaluate(claims, study_shaped_tables(), baseline=BASELINE, is_study_setup=True)
-    failed = result[result["verdict"] != REPRODUCED]
+    result = evaluate(claims, study_shaped_tables(), baseline=BASELINE, comparable=True, device="NVIDIA A100 80GB")
+    base = result[result["variant_of"].isna() & (result["kind"] != "background")]
+    failed = base[base["verdict"] != REPRODUCED]
     assert failed.empty, failed[["id", "measured_text", "verdict", "detail"]].to_string()
-    assert result["cells"].map(bool).all()
+    assert base["cells"].map(bool).all()
+    # the dflash-n15 variant was not run in this table: its rows are not measured, never judged on dflash's cells
+    variants = result[result["variant_of"].notna()]
+    assert set(variants["verdict"]) == {NOT_MEASURED} and len(variants) == sum(len(c.variants) for c in claims)
+    assert not any("/dflash/" in c for cells in variants["cells"] for c in cells)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -329,12 +386,132 @@ def test_non_study_setup_is_never_compared_but_measured_is_filled() -> None:
     tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [700, 760, 800]})
     claims = [speedup_claim(6.25), claim(id="other", kind="tokens_per_s", task="file-rewrite", condition="off",
                                          temperature=0.0, published=126, tolerance=0.15)]
-    result = evaluate(claims, tables, baseline=BASELINE, is_study_setup=False)
-    assert list(result["verdict"]) == [NOT_MEASURED, NOT_MEASURED]
-    assert list(result["detail"]) == [NOT_STUDY_SETUP, NOT_STUDY_SETUP]
+    result = evaluate(claims, tables, baseline=BASELINE, comparable=False, device=DEVICE)
+    assert list(result["verdict"]) == [NOT_COMPARABLE, NOT_COMPARABLE]
+    assert list(result["detail"]) == [NOT_COMPARABLE_DETAIL, NOT_COMPARABLE_DETAIL]
+    assert "A100 80GB" in NOT_COMPARABLE_DETAIL and NOT_COMPARABLE_DETAIL.startswith("absolute figure: ")
     assert list(result["measured_text"]) == ["5.98x", "126.0 tok/s"]
     assert result["measured"][1] == {"file-rewrite": 126.0}
     assert result["cells"].map(bool).all()
+
+
+def test_not_comparable_absolute_and_relative_judged_naming_the_device() -> None:
+    """Off the study's setup an absolute figure is not compared; an ordering or verdict is, on this device."""
+    speeds = {("essay", "off", 0.0): OFF, ("essay", "mtp", 0.0): [131] * 3, ("essay", "ngram-mod", 0.0): [124] * 3,
+              ("essay", "dflash", 0.0): [83] * 3}
+    order = claim(kind="ordering", over="conditions", task="essay", temperature=0.0,
+                  published=["mtp", "ngram-mod", "dflash"])
+    slower = claim(id="slower", kind="verdict", task="essay", condition="dflash", temperature=0.0, published="slower")
+    multiplier = speedup_claim(0.66, task="essay", condition="dflash")
+    result = evaluate([order, slower, multiplier], make_tables(speeds), baseline=BASELINE, comparable=False,
+                      device=DEVICE).set_index("kind")
+    assert list(result["scope"]) == ["relative", "relative", "absolute"]
+    assert result.loc["ordering", "verdict"] == REPRODUCED
+    assert result.loc["ordering", "detail"] == f"ordering reproduced on {DEVICE}: 3 of 3 pairs ordered as published"
+    assert result.loc["verdict", "detail"] == f"verdict reproduced on {DEVICE}: 'slower' by the all-runs rule on " \
+        "every task"
+    assert result.loc["speedup", "verdict"] == NOT_COMPARABLE and result.loc["speedup", "measured_text"] == "0.66x"
+    upside_down = make_tables({**speeds, ("essay", "dflash", 0.0): [140] * 3, ("essay", "mtp", 0.0): [100] * 3})
+    row = check(order, upside_down, study=False)
+    assert row["verdict"] == NOT_REPRODUCED
+    assert row["detail"].startswith(f"ordering not reproduced on {DEVICE}: ")
+    assert check(order, make_tables({}), study=False)["verdict"] == NOT_MEASURED  # nothing to judge, on any device
+    as_relative = claim(kind="speedup", task="essay", condition="dflash", temperature=0.0, published=0.66,
+                        tolerance=0.15, scope="relative")
+    row = check(as_relative, make_tables(speeds), study=False)
+    assert row["verdict"] == REPRODUCED and row["detail"].startswith(f"speedup reproduced on {DEVICE}: within")
+
+
+def test_background_claims_are_listed_never_judged() -> None:
+    quoted = claim(kind="background", published="1.50x", note="another project's figure")
+    contention = claim(id="contention", kind="background", task="file-rewrite", condition="off",
+                       published="48-56 tok/s")
+    tables = make_tables({("file-rewrite", "off", 0.0): [50.0, 52.0, 56.0]})
+    for comparable in (True, False):
+        result = evaluate([quoted, contention], tables, baseline=BASELINE, comparable=comparable, device=DEVICE)
+        assert list(result["verdict"]) == [BACKGROUND] * 2 and BACKGROUND == "background, not checked by a run"
+        assert list(result["scope"]) == ["background"] * 2
+        assert list(result["published_text"]) == ["1.50x", "48-56 tok/s"]
+        assert list(result["measured"]) == [None, None] and list(result["cells"]) == [[], []]
+        assert list(result["verdict_t1"]) == [None, None] and list(result["measured_t1_text"]) == ["", ""]
+
+
+def test_variants_stand_in_for_their_condition() -> None:
+    """dflash-n15 stands in for dflash in condition, conditions and tiers: one more row each, judged on its cells."""
+    speeds = {("todo-app", "off", 0.0): [100.0] * 3, ("todo-app", "dflash", 0.0): [227.0] * 3,
+              ("todo-app", "dflash-n15", 0.0): [150.0] * 3, ("todo-app", "mtp", 0.0): [160.0] * 3,
+              ("todo-app", "ngram-mod", 0.0): [97.0] * 3}
+    multiplier = claim(kind="speedup", task="todo-app", condition="dflash", temperature=0.0, published=2.27,
+                       tolerance=0.15, variants=["dflash-n15"])
+    best = claim(id="best", kind="ordering", over="conditions", task="todo-app", temperature=0.0,
+                 published=["dflash", ["mtp", "ngram-mod"]], variants=["dflash-n15"])
+    over_tasks = claim(id="tasks", kind="verdict", task="todo-app", conditions=["mtp", "dflash"], temperature=0.0,
+                       published="faster", variants=["dflash-n15"])
+    result = evaluate([multiplier, best, over_tasks], make_tables(speeds), baseline=BASELINE, comparable=True,
+                      device=DEVICE)
+    assert list(result["id"]) == ["test-claim", "test-claim@dflash-n15", "best", "best@dflash-n15", "tasks",
+                                  "tasks@dflash-n15"]
+    assert list(result["variant_of"]) == [None, "test-claim", None, "best", None, "tasks"]
+    assert list(result["verdict"]) == [REPRODUCED, SAME_DIRECTION, REPRODUCED, NOT_REPRODUCED, REPRODUCED,
+                                       REPRODUCED]
+    rows = result.set_index("id")
+    assert rows.loc["test-claim@dflash-n15", "measured_text"] == "1.50x"
+    assert rows.loc["test-claim@dflash-n15", "published_text"] == "2.27x"
+    assert all("/dflash-n15/" in c or "/off/" in c for c in rows.loc["test-claim@dflash-n15", "cells"])
+    assert rows.loc["best@dflash-n15", "published"] == [["dflash-n15"], ["mtp", "ngram-mod"]]
+    assert rows.loc["best@dflash-n15", "published_text"] == "dflash-n15 > {mtp, ngram-mod}"
+    assert rows.loc["best@dflash-n15", "detail"] == "1 of 2 pairs ordered as published; out of order: " \
+        "dflash-n15 vs mtp"
+    assert rows.loc["tasks@dflash-n15", "measured_text"] == "mtp faster (1.60x); dflash-n15 faster (1.50x)"
+    identity = claim(id="same", kind="identity", task="essay", condition="dflash", published="not identical",
+                     variants=["dflash-n15"])
+    tables = identity_tables({"essay": DFLASH_TOKENS["essay"]}, {"essay": OFF_TOKENS["essay"]})
+    result = evaluate([identity], tables, baseline=BASELINE, comparable=True, device=DEVICE)
+    assert list(result["verdict"]) == [REPRODUCED, NOT_MEASURED]  # dflash-n15 not run
+
+
+def test_temperature_one_beside_temperature_zero() -> None:
+    """Each claim at temperature 0 is judged at 1.0 too; identity and the temperature comparison are not."""
+    t0 = {("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [780, 790, 800]}
+    t1 = {("file-rewrite", "off", 1.0): OFF, ("file-rewrite", "ngram-mod", 1.0): [300, 310, 320]}
+    row = check(speedup_claim(6.25), make_tables({**t0, **t1}))
+    assert (row["verdict"], row["verdict_t1"]) == (REPRODUCED, SAME_DIRECTION)
+    assert row["measured_t1_text"] == "2.46x"
+    assert cell_file("file-rewrite", "ngram-mod", 1.0, 3) in row["cells"]
+    row = check(speedup_claim(6.25), make_tables(t0))
+    assert (row["verdict_t1"], row["measured_t1_text"]) == (NOT_MEASURED, "n/a")
+    row = check(speedup_claim(6.25), make_tables({**t0, **t1}), study=False)
+    assert (row["verdict"], row["verdict_t1"], row["measured_t1_text"]) == (NOT_COMPARABLE, NOT_COMPARABLE, "2.46x")
+    faster = claim(kind="verdict", task="file-rewrite", condition="ngram-mod", temperature=0.0, published="faster")
+    row = check(faster, make_tables({**t0, **t1}), study=False)
+    assert (row["verdict"], row["verdict_t1"]) == (REPRODUCED, REPRODUCED)
+    identity = claim(kind="identity", task="file-rewrite", condition="ngram-mod", published="identical")
+    assert check(identity, make_tables({**t0, **t1}))["verdict_t1"] is None
+    shape = claim(kind="ordering", tasks=TASKS, condition="mtp", temperature=1.0, versus_temperature=0.0,
+                  published="same ordering")
+    row = check(shape, make_tables(t1))
+    assert (row["verdict_t1"], row["measured_t1_text"]) == (None, "")
+    gsm8k = claim(kind="gsm8k", task="gsm8k", condition="off", temperature=0.0, published=3, total=3)
+    tables = make_tables({("gsm8k", "off", t): [120.0] * 3 for t in (0.0, 1.0)},
+                         checks={("gsm8k", "off", 0.0): [ALL_THREE] * 3, ("gsm8k", "off", 1.0): [WRONG_THIRD] * 3})
+    row = check(gsm8k, tables)
+    assert (row["verdict"], row["verdict_t1"]) == (REPRODUCED, NOT_REPRODUCED)
+    assert row["measured_t1_text"].startswith("r1 2/3 (problem 3: 25000 vs 70000)")
+
+
+def test_predictions_file_of_orderings_without_source() -> None:
+    """The study's prediction, written down before measuring: ordering claims in the same format, no source."""
+    predictions = load_claims(SAMPLES / "predictions.yaml", CONFIG)
+    assert {c.kind for c in predictions} == {"ordering"} and {c.scope for c in predictions} == {"relative"}
+    assert all(c.source == "" for c in predictions)
+    by_id = {c.id: c for c in predictions}
+    assert by_id["predicted-ngram-file-rewrite-best"].published[0] == ["file-rewrite"]
+    assert by_id["predicted-dflash-best-on-new-code"].published[0] == ["dflash"]
+    assert by_id["predicted-essay-weakest"].published[-1] == ["essay"]
+    result = evaluate(predictions, study_shaped_tables(), baseline=BASELINE, comparable=False, device=DEVICE)
+    base = result[result["variant_of"].isna()]
+    assert set(base["verdict"]) == {REPRODUCED} and all(DEVICE in d for d in base["detail"])
+    assert len(result) == 5
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -385,6 +562,49 @@ def test_accepted_per_step_range() -> None:
     assert check(per_step, high)["verdict"] == NOT_REPRODUCED
 
 
+def drafted_tables(per_run: list[int], accepted: list[int] | None = None) -> dict[str, pd.DataFrame]:
+    """n-gram on the file rewrite with these drafted (and accepted, default all) tokens per run."""
+    rows = make_rows({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [700.0] * len(per_run)})
+    for row, drafted, took in zip(rows[3:], per_run, accepted or per_run, strict=True):
+        row.update(draft_n=drafted, draft_n_accepted=took, acceptance_rate=took / drafted)
+    return summary_tables(frame_of(rows, BASELINE), BASELINE)
+
+
+def test_drafted_tokens_per_run() -> None:
+    """'984 tokens drafted in one go': every run's drafted count within the relative tolerance."""
+    drafted = claim(kind="acceptance", metric="draft_n", task="file-rewrite", condition="ngram-mod", temperature=0.0,
+                    published=984, tolerance=0.10)
+    row = check(drafted, drafted_tables([984, 990, 1000]))
+    assert row["verdict"] == REPRODUCED
+    assert row["published_text"] == "984 tokens drafted per run"
+    assert row["measured_text"] == "r1 984 tokens; r2 990 tokens; r3 1000 tokens"
+    assert row["measured"] == {"r1": 984.0, "r2": 990.0, "r3": 1000.0}
+    assert row["cells"] == [cell_file("file-rewrite", "ngram-mod", 0.0, r) for r in (1, 2, 3)]
+    assert "886 tokens to 1082 tokens" in row["detail"]
+    assert check(drafted, drafted_tables([890, 1080, 984]))["verdict"] == REPRODUCED
+    row = check(drafted, drafted_tables([984, 600, 984]))
+    assert row["verdict"] == NOT_REPRODUCED  # a count has no direction
+    assert "outside" in row["detail"] and "r2 600 tokens" in row["detail"]
+    assert check(drafted, drafted_tables([984, 984, 1100]))["verdict"] == NOT_REPRODUCED
+    several = claim(kind="acceptance", metric="draft_n", tasks=["file-rewrite", "essay"], condition="ngram-mod",
+                    temperature=0.0, published=984, tolerance=0.10)
+    row = check(several, drafted_tables([984, 984]))
+    assert row["verdict"] == NOT_MEASURED
+    assert row["measured"] == {"file-rewrite r1": 984.0, "file-rewrite r2": 984.0, "essay": None}
+
+
+def test_all_accepted_means_at_least_99_percent() -> None:
+    all_accepted = claim(kind="acceptance", task="file-rewrite", condition="ngram-mod", temperature=0.0,
+                         published=[0.99, 1.0], tolerance=0.0)
+    row = check(all_accepted, drafted_tables([984] * 3))
+    assert row["verdict"] == REPRODUCED and row["published_text"] == "99-100%"
+    assert row["measured_text"].startswith("100% (2952 of 2952 drafted tokens accepted, 984 drafted per run")
+    assert check(all_accepted, drafted_tables([1000] * 3, [990] * 3))["verdict"] == REPRODUCED
+    row = check(all_accepted, drafted_tables([1000] * 3, [980] * 3))
+    assert row["verdict"] == SAME_DIRECTION and "above 50%" in row["detail"]
+    assert check(all_accepted, drafted_tables([1000] * 3, [300] * 3))["verdict"] == NOT_REPRODUCED
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Verdict claims (the study's all-runs rule)
 # --------------------------------------------------------------------------------------------------------------
@@ -420,6 +640,51 @@ def test_verdict_slower_on_no_task() -> None:
     row = check(verdict_claim("not slower", TASKS, "mtp"), bad)
     assert row["verdict"] == NOT_REPRODUCED
     assert "essay" in row["detail"]
+
+
+def test_verdict_over_conditions_on_one_task() -> None:
+    """'On the file rewrite every method is faster': one verdict per condition."""
+    every = claim(kind="verdict", task="file-rewrite", conditions=["ngram-mod", "mtp", "dflash"], temperature=0.0,
+                  published="faster")
+    speeds = {("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [780, 790, 800],
+              ("file-rewrite", "mtp", 0.0): [222, 224, 226], ("file-rewrite", "dflash", 0.0): [420, 422, 424]}
+    row = check(every, make_tables(speeds))
+    assert row["verdict"] == REPRODUCED
+    assert row["detail"] == "'faster' by the all-runs rule on every condition"
+    assert row["measured_text"] == "ngram-mod faster (6.27x); mtp faster (1.78x); dflash faster (3.35x)"
+    assert row["measured"] == {"ngram-mod": "faster", "mtp": "faster", "dflash": "faster"}
+    mixed = make_tables({**speeds, ("file-rewrite", "mtp", 0.0): [120, 130, 140]})
+    row = check(every, mixed)
+    assert row["verdict"] == SAME_DIRECTION and row["detail"].startswith("not 'faster' by the all-runs rule on mtp")
+    slower = make_tables({**speeds, ("file-rewrite", "mtp", 0.0): [110, 115, 120]})
+    row = check(every, slower)
+    assert row["verdict"] == NOT_REPRODUCED and row["detail"] == "not 'faster' on mtp"
+    no_dflash = make_tables({k: v for k, v in speeds.items() if k[1] != "dflash"})
+    row = check(every, no_dflash)
+    assert row["verdict"] == NOT_MEASURED and "dflash" in row["detail"]
+    both = claim(kind="verdict", tasks=["file-rewrite", "essay"], conditions=["mtp", "dflash"], temperature=0.0,
+                 published="not slower")
+    essay = {("essay", "off", 0.0): OFF, ("essay", "mtp", 0.0): [131] * 3, ("essay", "dflash", 0.0): [83] * 3}
+    row = check(both, make_tables({**speeds, **essay}))
+    assert row["verdict"] == NOT_REPRODUCED and row["detail"] == "'slower' by the all-runs rule on dflash essay"
+    assert list(row["measured"]) == ["mtp file-rewrite", "mtp essay", "dflash file-rewrite", "dflash essay"]
+
+
+def test_essay_order_of_methods() -> None:
+    """'On the essay MTP is faster, n-gram slightly slower, DFlash much slower, in that order.'"""
+    order = claim(kind="ordering", over="conditions", task="essay", temperature=0.0,
+                  published=["mtp", "ngram-mod", "dflash"])
+    speeds = {("essay", "off", 0.0): OFF, ("essay", "mtp", 0.0): [131] * 3, ("essay", "ngram-mod", 0.0): [124] * 3,
+              ("essay", "dflash", 0.0): [83] * 3}
+    row = check(order, make_tables(speeds))
+    assert row["verdict"] == REPRODUCED and row["published_text"] == "mtp > ngram-mod > dflash"
+    assert row["measured_text"] == "mtp 1.04x > ngram-mod 0.98x > dflash 0.66x"
+    swapped = make_tables({**speeds, ("essay", "ngram-mod", 0.0): [132] * 3})
+    row = check(order, swapped)
+    assert row["verdict"] == SAME_DIRECTION and row["detail"] == "2 of 3 pairs ordered as published; out of order: " \
+        "mtp vs ngram-mod"
+    upside_down = make_tables({**speeds, ("essay", "dflash", 0.0): [140] * 3, ("essay", "mtp", 0.0): [100] * 3})
+    assert check(order, upside_down)["verdict"] == NOT_REPRODUCED
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -547,6 +812,26 @@ def test_gsm8k_claims() -> None:
     assert "scored 5 problems" in row["detail"]
 
 
+def test_gsm8k_the_wrong_answer_decides() -> None:
+    """'got the third problem wrong (25,000 dollars instead of 70,000)': another wrong answer is only the direction."""
+    third_wrong = claim(kind="gsm8k", task="gsm8k", condition="off", temperature=0.0, published=2, total=3,
+                        wrong={"problem": 3, "answer": "25000", "reference": "70000"})
+    written_otherwise = gsm8k_tables({"off": [scored(2, wrong=((3, "25,000", "70000"),)), WRONG_THIRD,
+                                              scored(2, wrong=((3, "$25000.00", "70000"),))]})
+    assert check(third_wrong, written_otherwise)["verdict"] == REPRODUCED
+    one_other = gsm8k_tables({"off": [WRONG_THIRD, WRONG_THIRD, scored(2, wrong=((3, "30000", "70000"),))]})
+    row = check(third_wrong, one_other)
+    assert row["verdict"] == SAME_DIRECTION
+    assert row["detail"] == "every run scored 2/3 with problem 3 wrong, but answered 30000 in r3, not 25000"
+    assert "r3 2/3 (problem 3: 30000 vs 70000)" in row["measured_text"]
+    no_answer = gsm8k_tables({"off": [scored(2, wrong=((3, None, "70000"),))] * 3})
+    row = check(third_wrong, no_answer)
+    assert row["verdict"] == SAME_DIRECTION and "none in r1, none in r2, none in r3" in row["detail"]
+    any_answer = claim(kind="gsm8k", task="gsm8k", condition="off", temperature=0.0, published=2, total=3,
+                       wrong={"problem": 3})
+    assert check(any_answer, one_other)["verdict"] == REPRODUCED
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Warm vs fresh n-gram server
 # --------------------------------------------------------------------------------------------------------------
@@ -671,6 +956,23 @@ def test_validation_names_claim_and_key(change: dict[str, Any], key: str) -> Non
         parse_claims([{**VALID, **change}], CONFIG)
 
 
+def test_source_is_optional_and_scope_defaults_by_kind() -> None:
+    """A predictions file has no source; scope follows the kind unless the claim sets it."""
+    entry = {k: v for k, v in VALID.items() if k != "source"}
+    assert parse_claims([entry], CONFIG)[0].source == ""
+    assert parse_claims([entry], CONFIG)[0].scope == "absolute"
+    assert parse_claims([{**entry, "scope": "relative"}], CONFIG)[0].scope == "relative"
+    warm = {**entry, "kind": "warm_vs_fresh", "condition": "ngram-mod-warm", "fresh": "ngram-mod"}
+    assert parse_claims([{**warm, "published": "faster"}], CONFIG)[0].scope == "relative"
+    assert parse_claims([{**warm, "published": [1, 2]}], CONFIG)[0].scope == "absolute"
+    assert parse_claims([{"id": "quote", "text": "t", "kind": "background", "published": "1.50x"}],
+                        CONFIG)[0].scope == "background"
+    with pytest.raises(ClaimError, match="key 'variants': 'ngram-mod-warm' stands in for none of the claim's "):
+        parse_claims([{**entry, "condition": "dflash", "variants": ["dflash-n15", "ngram-mod-warm"]}], CONFIG)
+    with pytest.raises(ClaimError, match="key 'variants': 'dflash-n16' is not one of the config's conditions"):
+        parse_claims([{**entry, "condition": "dflash", "variants": ["dflash-n16"]}], CONFIG)
+
+
 def test_validation_of_ids(tmp_path: Path) -> None:
     with pytest.raises(ClaimError, match="key 'id'"):
         parse_claims([{**VALID, "id": "Not Kebab"}], CONFIG)
@@ -720,6 +1022,23 @@ def test_validation_of_ids(tmp_path: Path) -> None:
         ({"kind": "ordering", "tasks": ["essay"], "condition": "mtp", "temperature": 1.0, "versus_temperature": 0.0,
           "published": "same ordering"}, "tasks"),
         ({"kind": "ordering", "condition": "mtp", "temperature": 1.0, "published": "same ordering"}, "published"),
+        ({"kind": "acceptance", "metric": "draft_n", "task": "file-rewrite", "condition": "ngram-mod",
+          "temperature": 0.0, "published": 984, "tolerance": 1.5}, "tolerance"),
+        ({"kind": "acceptance", "metric": "draft_n", "task": "file-rewrite", "condition": "ngram-mod",
+          "temperature": 0.0, "published": 0, "tolerance": 0.1}, "published"),
+        ({"kind": "background", "published": 1.5}, "published"),
+        ({"kind": "background", "published": "1.50x", "tolerance": 0.1}, "tolerance"),
+        ({"kind": "background", "published": "1.50x", "scope": "absolute"}, "scope"),
+        ({"kind": "background", "published": "1.50x", "variants": ["dflash-n15"]}, "variants"),
+        ({"kind": "verdict", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": "faster",
+          "scope": "background"}, "scope"),
+        ({"kind": "verdict", "task": "essay", "condition": "dflash", "temperature": 0.0, "published": "faster",
+          "variants": ["dflash-n16"]}, "variants"),
+        ({"kind": "verdict", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": "faster",
+          "variants": ["dflash-n15"]}, "variants"),
+        ({"kind": "verdict", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": "faster",
+          "prompt_dependent": "yes"}, "prompt_dependent"),
+        ({"kind": "verdict", "task": "essay", "temperature": 0.0, "published": "faster"}, "condition"),
     ],
 )
 def test_validation_per_kind(entry: dict[str, Any], key: str) -> None:
@@ -763,7 +1082,7 @@ def test_the_baseline_comes_from_the_config() -> None:
     tables = summary_tables(frame_of(make_rows(speeds, tokens=tokens), "mtp"), "mtp")
     control = parse_claims([{**VALID, "kind": "identity", "condition": "mtp", "published": "identical"}], config)
     slower = parse_claims([{**VALID, "condition": "off", "published": 0.5}], config)
-    result = evaluate(control + slower, tables, baseline="mtp", is_study_setup=True).set_index("kind")
+    result = evaluate(control + slower, tables, baseline="mtp", comparable=True, device=DEVICE).set_index("kind")
     assert result.loc["identity", "measured_text"] == "essay identical 2/2"
     assert result.loc["identity", "verdict"] == REPRODUCED
     assert result.loc["speedup", "verdict"] == REPRODUCED

@@ -1,14 +1,26 @@
 """The study's published claims (config/claims.yaml) checked against one run's tables.
 
-``load_claims`` validates a claims file against config/claims.schema.yaml with the config's validator, and the tasks
-and conditions it names against the config; ``evaluate`` gives one typed row per claim (``RESULT_COLUMNS``). The
-judges (claims_judge.py) read summaries.tables: ``summary``, ``acceptance``, ``identity``, ``cells``.
+``load_claims`` validates a claims file (or a predictions file: the same format, ``source`` optional) against
+config/claims.schema.yaml with the config's validator, and the tasks and conditions it names against the config;
+``evaluate`` gives one typed row per claim and variant (``RESULT_COLUMNS``). The judges (claims_judge.py) read
+summaries.tables: ``summary``, ``acceptance``, ``identity``, ``cells``.
 
 Verdicts: ``reproduced`` within the claim's tolerance (per kind below); ``same direction`` outside it but on the
 published side of the kind's pivot, with the same verdict direction, or the same ordering in most pairs; ``not
 reproduced`` neither; ``not measured in this run`` when a row the claim needs is absent or its value NaN/empty (a task
-or condition not run, fewer repeats than the claim is about; a claim over several tasks needs every one), and for
-every claim, with the detail ``NOT_STUDY_SETUP``, when the run is not the study's setup (measured and cells filled).
+or condition not run, fewer repeats than the claim is about; a claim over several tasks needs every one).
+
+Scope (``SCOPES``, per kind unless the claim sets ``scope``): ``absolute`` figures (speeds, multipliers, acceptance,
+token counts, identity, GSM8K answers, warm per-repeat speeds) hold only on the study's setup: when the run is not
+``comparable`` their verdict is ``not comparable`` (measured and cells still filled). ``relative`` claims (verdict,
+ordering, warm faster than fresh: "the ordering across tasks is expected to hold") are judged on any hardware, their
+detail then naming the ``device`` ("ordering reproduced on NVIDIA H200: ..."). ``background`` claims (figures the
+study quotes, that no run measures; no task or condition needed) read ``BACKGROUND``.
+
+Rows: a claim's ``variants`` (conditions named ``<condition>-<suffix>``, e.g. dflash-n15 for dflash) stand in for
+that condition (in ``condition``, ``conditions`` and ordering tiers), one row each, id ``<id>@<variant>``,
+``variant_of`` the claim's id. Every claim at temperature 0 except identity is judged again at temperature 1.0
+(``verdict_t1``, ``measured_t1_text``; None and "" where not applicable).
 
 Per kind (a numeric ``published`` may be a ``[low, high]`` range, widened by the tolerance at both ends; every task
 must fall inside):
@@ -18,9 +30,10 @@ must fall inside):
 * ``tokens_per_s`` (summary.mean_tokens_per_s, relative tolerance): no direction; outside it ``not reproduced``.
 * ``acceptance`` (acceptance.pooled_rate, absolute tolerance): outside it, ``same direction`` on the published side
   of 50% ("most drafts accepted" vs "rejected"; 50% has no side). ``metric: accepted_per_step`` has no direction.
-* ``verdict`` (summary.verdict, the all-runs rule): ``reproduced`` when every task's verdict is the published one;
-  for ``faster``/``slower``, ``same direction`` when every multiplier is on that side of 1.0x. ``not
-  slower``/``not faster``: ``reproduced`` when no task has that verdict, else ``not reproduced``.
+* ``acceptance`` with ``metric: draft_n`` (cells.draft_n, relative tolerance): every run inside; no direction.
+* ``verdict`` (summary.verdict, the all-runs rule, per task x condition): ``reproduced`` when every verdict is the
+  published one; for ``faster``/``slower``, ``same direction`` when every multiplier is on that side of 1.0x.
+  ``not slower``/``not faster``: ``reproduced`` when none has that verdict, else ``not reproduced``.
 * ``identity`` (identity table, temperature 0; a claim on the baseline is about its control, repeats vs r1):
   ``identical``: every task's compared repeats identical, else ``not reproduced``. ``not identical``: every task has
   a differing repeat; with ``token_counts`` ([own, baseline] length per task) ``reproduced`` needs every differing
@@ -28,9 +41,9 @@ must fall inside):
   ``reproduced``, another non-zero number ``same direction``, none ``not reproduced``. Repeats without a baseline
   are named in the detail; a task with none compared is not measured.
 * ``gsm8k`` (cells.gsm8k_* of the claim's task): ``reproduced`` when every run scores the published count (and, if
-  the claim names a wrong problem, that one is wrong in every run); ``same direction`` when some runs score it, or
-  all do but another problem is wrong; else ``not reproduced``. Runs scored on another number of problems are not
-  a measurement of the claim.
+  the claim names a wrong problem, that one is wrong in every run, with the published wrong answer if given: 25,000
+  = 25000); ``same direction`` when some runs score it, or all do but another problem or answer is wrong; else ``not
+  reproduced``. Runs scored on another number of problems are not a measurement of the claim.
 * ``warm_vs_fresh`` (warm ``condition``, ``fresh`` condition): per-repeat speeds (one task, warm repeats 1..n,
   relative tolerance): ``same direction`` when they rise with each repeat. ``faster``: ``reproduced`` when on every
   task each warm repeat from the second on beats every fresh run, ``same direction`` when the warm median beats the
@@ -48,24 +61,39 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import yaml
 
-from .claims_judge import JUDGES, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, SAME_DIRECTION, Run, format_published
+from .claims_judge import (
+    BACKGROUND,
+    JUDGES,
+    NOT_MEASURED,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    SAME_DIRECTION,
+    Outcome,
+    Run,
+    format_published,
+)
 from .config import REPO_ROOT, ConfigError, load_schema, validate_document
 
 __all__ = ["NOT_REPRODUCED", "REPRODUCED", "SAME_DIRECTION", "format_published"]
 
-VERDICTS = (REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED, NOT_MEASURED)
-NOT_STUDY_SETUP = "this run is not the study's setup (model/build/hardware differ); no comparison made"
+NOT_COMPARABLE = "not comparable"
+VERDICTS = (REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED, NOT_MEASURED, NOT_COMPARABLE, BACKGROUND)
+STUDY_SETUP = "A100 80GB, llama.cpp 4da6337, Qwen3.5-9B Q4_K_M by the authors"
+NOT_COMPARABLE_DETAIL = f"absolute figure: compared only on the study's setup ({STUDY_SETUP})"
 SCHEMA_PATH = REPO_ROOT / "config" / "claims.schema.yaml"
 KINDS = tuple(load_schema(SCHEMA_PATH)["$defs"]["claim"]["properties"]["kind"]["enum"])
+SCOPES = {"speedup": "absolute", "tokens_per_s": "absolute", "acceptance": "absolute", "identity": "absolute",
+          "gsm8k": "absolute", "verdict": "relative", "ordering": "relative", "warm_vs_fresh": "relative",
+          "background": "background"}  # warm_vs_fresh with per-repeat speeds: absolute
 RESULT_COLUMNS = ["id", "text", "kind", "published", "published_text", "measured", "measured_text", "verdict",
-                  "detail", "cells"]
+                  "detail", "cells", "scope", "prompt_dependent", "variant_of", "verdict_t1", "measured_t1_text"]
 
 
 class ClaimError(ValueError):
@@ -80,8 +108,11 @@ class Claim:
     text: str
     kind: str
     published: Any
-    source: str
+    source: str = ""
     note: str = ""
+    scope: str = "absolute"
+    prompt_dependent: bool = False
+    variants: tuple[str, ...] = ()
     tasks: tuple[str, ...] = ()
     condition: str | None = None
     conditions: tuple[str, ...] = ()
@@ -133,15 +164,34 @@ def _parse(document: Any, config: Mapping[str, Any], origin: str) -> list[Claim]
 
 
 def _claim(entry: Mapping[str, Any]) -> Claim:
-    e = {k: v for k, v in entry.items() if k not in ("task", "tasks", "condition", "temperature")}
+    e = {k: v for k, v in entry.items() if k not in ("task", "tasks", "condition", "temperature", "scope")}
     tasks = [entry["task"]] if "task" in entry else entry.get("tasks", [])
     conditions = entry.get("conditions") or ([entry["condition"]] if "condition" in entry else [])
     if entry["kind"] == "ordering" and isinstance(entry["published"], list):  # tiers; a bare name is a tier of one
         e["published"] = [[tier] if isinstance(tier, str) else tier for tier in entry["published"]]
         members = [m for tier in e["published"] for m in tier]
         tasks, conditions = (members, conditions) if entry["over"] == "tasks" else (tasks, members)
-    return Claim(**{**e, "conditions": tuple(conditions)}, tasks=tuple(tasks), condition=entry.get("condition"),
-                 temperature=float(entry.get("temperature", 0.0)))
+    speeds = entry["kind"] == "warm_vs_fresh" and isinstance(entry["published"], list)  # per-repeat speeds
+    scope = entry.get("scope") or ("absolute" if speeds else SCOPES[entry["kind"]])
+    return Claim(**{**e, "conditions": tuple(conditions), "variants": tuple(entry.get("variants", ()))},
+                 tasks=tuple(tasks), condition=entry.get("condition"), temperature=float(entry.get("temperature", 0.0)),
+                 scope=scope)
+
+
+def _stands_for(variant: str, claim: Claim) -> str | None:
+    """The claim's condition a variant stands in for: the longest one that its name extends ('dflash-n15': 'dflash')."""
+    names = [n for n in (claim.condition, *claim.conditions) if n and variant.startswith(f"{n}-")]
+    return max(names, key=len, default=None)
+
+
+def _variant(claim: Claim, variant: str) -> Claim:
+    """The claim with ``variant`` standing in for its condition (in ``condition``, ``conditions`` and tiers)."""
+    stands_for = _stands_for(variant, claim)
+    swap = {stands_for: variant}
+    published = ([[swap.get(m, m) for m in tier] for tier in claim.published]
+                 if claim.kind == "ordering" and claim.over == "conditions" else claim.published)
+    return replace(claim, id=f"{claim.id}@{variant}", condition=swap.get(claim.condition, claim.condition),
+                   conditions=tuple(swap.get(c, c) for c in claim.conditions), published=published, variants=())
 
 
 def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -> Iterator[tuple[str, str]]:
@@ -173,34 +223,57 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "conditions", "over conditions: one 'task', and the conditions are the members of 'published'"
     if len(set(members)) != len(members):
         yield "published", f"a name appears twice in {value!r}"
-    if not claim.tasks:
+    if not claim.tasks and kind != "background":
         yield "task", "missing ('task' or 'tasks')"
-    if not (claim.condition or claim.conditions):
+    if not (claim.condition or claim.conditions) and kind != "background":
         yield "condition", "missing ('condition' or 'conditions')"
+    for variant in (v for v in claim.variants if not _stands_for(v, claim)):
+        yield "variants", f"{variant!r} stands in for none of the claim's conditions (name it <condition>-<suffix>)"
     named = {"task": ("tasks", [e.get("task")]), "tasks": ("tasks", e.get("tasks")),  # names the config lacks
              "condition": ("conditions", [e.get("condition")]), "conditions": ("conditions", e.get("conditions")),
-             "fresh": ("conditions", [e.get("fresh")]), "published": (e.get("over", "conditions"), members)}
+             "fresh": ("conditions", [e.get("fresh")]), "published": (e.get("over", "conditions"), members),
+             "variants": ("conditions", e.get("variants"))}
     for key, (what, names) in named.items():
         for name in (n for n in names or [] if n is not None and n not in config[what]):
             hint = difflib.get_close_matches(name, list(config[what]), n=1)
             yield key, f"{name!r} is not one of the config's {what}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
 
 
-def evaluate(claims: Sequence[Claim], tables: Mapping[str, pd.DataFrame], *, baseline: str,
-             is_study_setup: bool) -> pd.DataFrame:
-    """One row per claim (``RESULT_COLUMNS``): id, text, kind (str); published (the claim's value: number, [low,
-    high], word, count, speeds, tiers) and measured (per task a number, verdict or identity counts; per repeat scores
-    or speeds; per group a ranking), each also as display text; verdict, detail (str); cells (list of cell files)."""
-    run = Run(tables, baseline)
-    rows = []
-    for claim in claims:
-        try:
-            outcome = JUDGES[claim.kind](claim, run)
-        except Exception as error:  # name the claim; a bug here should not read as a table problem
-            raise ClaimError(f"claim {claim.id!r}: evaluation failed: {type(error).__name__}: {error}") from error
-        verdict, detail = (outcome.verdict, outcome.detail) if is_study_setup else (NOT_MEASURED, NOT_STUDY_SETUP)
-        rows.append({"id": claim.id, "text": claim.text, "kind": claim.kind, "published": claim.published,
-                     "published_text": format_published(claim), "measured": outcome.measured,
-                     "measured_text": outcome.text, "verdict": verdict, "detail": detail,
-                     "cells": list(dict.fromkeys(c for c in outcome.cells if c))})
-    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+def evaluate(claims: Sequence[Claim], tables: Mapping[str, pd.DataFrame], *, baseline: str, comparable: bool,
+             device: str) -> pd.DataFrame:
+    """One row per claim and variant (``RESULT_COLUMNS``): id, text, kind (str); published (the claim's value:
+    number, [low, high], word, count, speeds, tiers) and measured (per task a number, verdict or identity counts; per
+    repeat scores, speeds or counts; per group a ranking), each also as display text; verdict, detail (str); cells
+    (list of cell files, temperature 1.0's too); scope (str), prompt_dependent (bool), variant_of (the claim's id, or
+    None); verdict_t1 and measured_t1_text (the claim at temperature 1.0, or None and ""). ``comparable``: the run is
+    on the study's setup; ``device``: a short label of this run's hardware (e.g. "NVIDIA H200", "CPU (x86_64)")."""
+    run, rows = Run(tables, baseline), []
+    for base in claims:
+        for claim in (base, *(_variant(base, v) for v in base.variants)):
+            outcome = _judge(claim, run, comparable, device)
+            at_t1 = claim.temperature == 0.0 and claim.kind not in ("identity", "background")
+            t1 = _judge(replace(claim, temperature=1.0), run, comparable, device) if at_t1 else None
+            rows.append({"id": claim.id, "text": claim.text, "kind": claim.kind, "published": claim.published,
+                         "published_text": format_published(claim), "measured": outcome.measured,
+                         "measured_text": outcome.text, "verdict": outcome.verdict, "detail": outcome.detail,
+                         "cells": list(dict.fromkeys(c for c in outcome.cells + (t1.cells if t1 else []) if c)),
+                         "scope": claim.scope, "prompt_dependent": claim.prompt_dependent,
+                         "variant_of": None if claim is base else base.id, "verdict_t1": t1.verdict if t1 else None,
+                         "measured_t1_text": t1.text if t1 else ""})
+    frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    frame[["variant_of", "verdict_t1"]] = pd.DataFrame(rows, columns=["variant_of", "verdict_t1"], dtype=object)
+    return frame  # None stays None (not NaN) in the two columns that have it
+
+
+def _judge(claim: Claim, run: Run, comparable: bool, device: str) -> Outcome:
+    """The kind's judge, then the scope: an absolute figure off the study's setup is not comparable."""
+    try:
+        outcome = JUDGES[claim.kind](claim, run)
+    except Exception as error:  # name the claim; a bug here should not read as a table problem
+        raise ClaimError(f"claim {claim.id!r}: evaluation failed: {type(error).__name__}: {error}") from error
+    if comparable or claim.scope == "background" or (outcome.verdict == NOT_MEASURED and claim.scope == "relative"):
+        return outcome
+    if claim.scope == "absolute":
+        return outcome._replace(verdict=NOT_COMPARABLE, detail=NOT_COMPARABLE_DETAIL)
+    what = claim.kind.replace("_", " ")
+    return outcome._replace(detail=f"{what} {outcome.verdict} on {device}: {outcome.detail}")

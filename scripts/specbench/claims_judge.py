@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED = "reproduced", "same direction", "not reproduced"
 NOT_MEASURED = "not measured in this run"
+BACKGROUND = "background, not checked by a run"
 COLUMNS = {"summary": SUMMARY_COLUMNS, "acceptance": ACCEPTANCE_COLUMNS, "identity": IDENTITY_COLUMNS,
            "cells": SCHEMA.names}
 
@@ -44,6 +45,7 @@ METRICS = {
                           "50%", (0.0, 1.0)),
     "accepted_per_step": Metric("acceptance", "accepted_per_step", False, "{:.2f} tokens/step".format,
                                 "{:g}".format, " tokens/step", limits=(0.0, math.inf)),
+    "draft_n": Metric("cells", "draft_n", True, "{:.0f} tokens".format, "{:g}".format, " tokens drafted per run"),
 }
 
 
@@ -76,11 +78,12 @@ class Run(NamedTuple):
         row = self.row(metric.table, task=task, condition=condition, temperature=temperature)
         return (None, []) if row is None else (_finite(row.get(metric.column)), list(row.get("cells", [])))
 
-    def speeds(self, task: str, condition: str, temperature: float) -> tuple[dict[int, float], list[str]]:
-        """Tokens/s per repeat, and the cells."""
+    def speeds(self, task: str, condition: str, temperature: float,
+               column: str = "tokens_per_s") -> tuple[dict[int, float], list[str]]:
+        """A cell column (tokens/s) per repeat, and the cells."""
         rows = self.rows("cells", task=task, condition=condition, temperature=temperature).sort_values("repeat")
-        speeds = {int(r): v for r, v in zip(rows.repeat, map(_finite, rows.tokens_per_s), strict=True) if v is not None}
-        return speeds, list(rows.cell_file)
+        values = {int(r): v for r, v in zip(rows.repeat, map(_finite, rows[column]), strict=True) if v is not None}
+        return values, list(rows.cell_file)
 
 
 def _finite(value: Any) -> float | None:
@@ -99,8 +102,8 @@ def _per_task(shown: Mapping[str, str]) -> str:
 def _absent(what: str, values: Mapping[str, Any], claim: Claim) -> str:
     """The detail for values some task lacks ('' when none does)."""
     missing = _list(k for k, v in values.items() if v is None)
-    return missing and (f"no {what} for {missing} ({claim.condition}, temperature {claim.temperature:g}) in this "
-                        "run's tables")
+    return missing and (f"no {what} for {missing} ({_list(claim.conditions)}, temperature {claim.temperature:g}) "
+                        "in this run's tables")
 
 
 def _side(value: float, pivot: float) -> int:
@@ -128,14 +131,20 @@ def format_published(claim: Claim) -> str:
         return f"{published} as temperature {claim.versus_temperature:g}"
     if kind == "ordering":
         return " > ".join(tier[0] if len(tier) == 1 else "{" + ", ".join(tier) + "}" for tier in published)
-    return str(published)
+    return str(published)  # verdict words, background figures as the study writes them
 
 
 def _numeric(claim: Claim, run: Run) -> Outcome:
-    """speedup, tokens_per_s, acceptance: every task's value within the published value or range +- tolerance."""
+    """speedup, tokens_per_s, acceptance: every task's value (or every run's, for a cells metric) within the published
+    value or range +- tolerance."""
     metric, values, cells, extras = METRICS[claim.metric or claim.kind], {}, [], []
     for task in claim.tasks:
-        values[task], found = run.value(metric, task, claim.condition, claim.temperature)
+        if metric.table == "cells":
+            runs, found = run.speeds(task, claim.condition, claim.temperature, metric.column)
+            prefix = "" if len(claim.tasks) == 1 else f"{task} "
+            values.update({f"{prefix}r{r}": v for r, v in runs.items()} or {task: None})
+        else:
+            values[task], found = run.value(metric, task, claim.condition, claim.temperature)
         cells += found
         row = run.row(metric.table, task=task, condition=claim.condition, temperature=claim.temperature)
         if metric.table == "acceptance" and row is not None:
@@ -164,10 +173,13 @@ def _numeric(claim: Claim, run: Run) -> Outcome:
 
 
 def _verdict(claim: Claim, run: Run) -> Outcome:
-    rows = {task: run.row("summary", task=task, condition=claim.condition, temperature=claim.temperature)
-            for task in claim.tasks}
+    """Per task (per condition when the claim names several; per condition and task when both are several)."""
+    one_task, one_condition = len(claim.tasks) == 1, len(claim.conditions) == 1
+    rows = {(t if one_condition else c if one_task else f"{c} {t}"): run.row(
+        "summary", task=t, condition=c, temperature=claim.temperature) for c in claim.conditions for t in claim.tasks}
     verdicts = {task: None if row is None else row["verdict"] for task, row in rows.items()}
     speedups = {task: None if row is None else _finite(row["speedup"]) for task, row in rows.items()}
+    every = "task" if one_condition else "condition" if one_task else "condition and task"
     seen = (verdicts, _per_task({t: (verdicts[t] or "n/a") + (f" ({s:.2f}x)" if s is not None else "")
                                  for t, s in speedups.items()}),
             [c for row in rows.values() if row is not None for c in row["cells"]])
@@ -177,8 +189,8 @@ def _verdict(claim: Claim, run: Run) -> Outcome:
     verdict, detail = (
         (NOT_MEASURED, _absent("verdict", verdicts, claim)) if None in verdicts.values() else
         (NOT_REPRODUCED, f"'{published[4:]}' by the all-runs rule on {hit}") if published[:4] == "not " and hit else
-        (REPRODUCED, f"no task is '{published[4:]}' by the all-runs rule") if published[:4] == "not " else
-        (REPRODUCED, f"'{published}' by the all-runs rule on every task") if not differing else
+        (REPRODUCED, f"no {every} is '{published[4:]}' by the all-runs rule") if published[:4] == "not " else
+        (REPRODUCED, f"'{published}' by the all-runs rule on every {every}") if not differing else
         (SAME_DIRECTION, f"not '{published}' by the all-runs rule on {differing}, but every multiplier is "
          f"{'above' if side > 0 else 'below'} 1.0x")
         if side and all(s is not None and _side(s, 1.0) == side for s in speedups.values()) else
@@ -231,18 +243,30 @@ def _gsm8k(claim: Claim, run: Run) -> Outcome:
     totals, matching = sorted({r["total"] for r in runs}), [r for r in runs if r["correct"] == claim.published]
     right = [r for r in matching if problem is None or problem in r["wrong"]]
     answers, answer = sorted({r["wrong"][problem] for r in right}) if problem else [], (claim.wrong or {}).get("answer")
+    exact = [r for r in right if not answer or _number(r["wrong"][problem]) == _number(answer)]
     verdict, detail = (
         (NOT_MEASURED, f"no scored {task} run for {claim.condition} at temperature {claim.temperature:g} in this "
          "run's tables") if not runs else
         (NOT_MEASURED, f"this run scored {'/'.join(map(str, totals))} problems, the claim is about {claim.total}")
         if totals != [claim.total] else
-        (REPRODUCED, f"every run scored {score}" + (f", problem {problem} wrong ({_list(answers)}" + (
-            "" if not answer or answers == [answer] else f"; published {answer}") + ")" if problem else ""))
+        (REPRODUCED, f"every run scored {score}" + (f", problem {problem} wrong ({_list(answers)})" if problem else ""))
+        if len(exact) == len(runs) else
+        (SAME_DIRECTION, f"every run scored {score} with problem {problem} wrong, but answered " + _list(
+            f"{r['wrong'][problem]} in r{r['repeat']}" for r in right if r not in exact) + f", not {answer}")
         if len(right) == len(runs) else
         (SAME_DIRECTION, f"{len(matching)} of {len(runs)} run(s) scored {score}" + (
             f"; problem {problem} wrong in {len(right)}" if problem else "")) if matching else
         (NOT_REPRODUCED, f"no run scored {score}"))
     return Outcome(runs, text or "n/a", list(rows.cell_file), verdict, detail)
+
+
+def _number(answer: str) -> float | str:
+    """An answer as a number where it reads as one ('25,000', '$25000' and '25000.0' are one answer)."""
+    text = answer.replace(",", "").replace("$", "").strip()
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def _warm_repeats(claim: Claim, run: Run) -> Outcome:
@@ -337,7 +361,11 @@ def _ordering(claim: Claim, run: Run) -> Outcome:
     return Outcome(measured, "; ".join(parts), cells, verdict, detail)
 
 
+def _background(claim: Claim, run: Run) -> Outcome:
+    return Outcome(None, "n/a", [], BACKGROUND, "quoted by the study as background; no run here measures it")
+
+
 JUDGES: dict[str, Callable[[Claim, Run], Outcome]] = {
     "speedup": _numeric, "tokens_per_s": _numeric, "acceptance": _numeric, "verdict": _verdict,
-    "identity": _identity, "gsm8k": _gsm8k, "warm_vs_fresh": _warm, "ordering": _ordering,
+    "identity": _identity, "gsm8k": _gsm8k, "warm_vs_fresh": _warm, "ordering": _ordering, "background": _background,
 }
