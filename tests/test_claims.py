@@ -501,7 +501,7 @@ def test_temperature_one_beside_temperature_zero() -> None:
 
 def test_predictions_file_of_orderings_without_source() -> None:
     """The study's prediction, written down before measuring: ordering claims in the same format, no source."""
-    predictions = load_claims(SAMPLES / "predictions.yaml", CONFIG)
+    predictions = load_claims(REPO / "config" / "predictions.yaml", CONFIG)
     assert {c.kind for c in predictions} == {"ordering"} and {c.scope for c in predictions} == {"relative"}
     assert all(c.source == "" for c in predictions)
     by_id = {c.id: c for c in predictions}
