@@ -251,7 +251,23 @@ def _claims(claims: pd.DataFrame | None, title: str = "Published claims vs this 
             notes: Sequence[Note] = ()) -> Section:
     if claims is None or claims.empty:
         return Section(key, title, [*notes, Note("No claims were evaluated.")])
-    return Section(key, title, notes, Table(_claim_columns("verdict_t1" in claims), _records(claims)))
+    return Section(key, title, [*notes, *_variant_notes(claims)],
+                   Table(_claim_columns("verdict_t1" in claims), _records(claims)))
+
+
+def _variant_notes(claims: pd.DataFrame) -> list[Note]:
+    """Which setting of a condition with variants (DFlash: the published command vs its documented 15 tokens)
+    matches the study: how many of its claims each reproduced."""
+    if "variant_of" not in claims or claims.variant_of.isna().all():
+        return []
+    variants = claims[claims.variant_of.notna()]
+    bases = claims[claims.id.isin(set(variants.variant_of))]
+    suffixes = sorted({i.split("@", 1)[1] for i in variants.id})
+    counts = [f"the claims as published: {int((bases.verdict == 'reproduced').sum())} of {len(bases)} reproduced"]
+    for name in suffixes:
+        rows = variants[variants.id.str.endswith("@" + name)]
+        counts.append(f"with {name}: {int((rows.verdict == 'reproduced').sum())} of {len(rows)}")
+    return [Note("Claims judged against two settings (rows `id@variant`): " + "; ".join(counts) + ".")]
 
 
 def _verdict_counts(claims: pd.DataFrame) -> str:
