@@ -21,7 +21,7 @@ rule cell:
     threads: workflow.cores
     resources:
         gpu=1,
-        runtime=cell_runtime_minutes,
+        runtime=CELL_RUNTIME_MINUTES,
     params:
         server_args=server_args,
         requires=lambda wc: config["conditions"][wc.condition]["requires"],
@@ -56,7 +56,7 @@ rule cell_sequence:
     threads: workflow.cores
     resources:
         gpu=1,
-        runtime=lambda wc: cell_runtime_minutes(wc) * len(REPEATS),
+        runtime=CELL_RUNTIME_MINUTES * len(REPEATS),
     params:
         server_args=server_args,
         requires=lambda wc: config["conditions"][wc.condition]["requires"],

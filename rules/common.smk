@@ -1,4 +1,5 @@
 # Validated config, the cell list, wildcard constraints and the helpers that compute file lists.
+import functools
 import json
 import re
 import sys
@@ -129,19 +130,30 @@ def model_manifest(role):
 
 def code(script):
     """The entry script and the package modules it imports: a rule's code, declared as input (and cache key)."""
-    return [str(path) for path in import_closure(BASE / "scripts" / script)]
+    return list(_code(script))
+
+
+@functools.cache
+def _code(script):
+    return tuple(str(path) for path in import_closure(BASE / "scripts" / script))
 
 
 def cell_inputs(wildcards):
-    """What one cell reads: the build, the prompt, the target (and the draft if its condition needs one), the code."""
+    """What one cell reads: the build, the prompt, the target (and the draft if its condition needs one), the code.
+    Computed once per task and condition (a large matrix asks for it once per cell)."""
+    return dict(_cell_inputs(wildcards.task, wildcards.condition))
+
+
+@functools.cache
+def _cell_inputs(task, condition):
     inputs = {
         "build": LLAMA_BIN_DIR,
-        "prompt": f"results/prompts/{wildcards.task}.json",
+        "prompt": f"results/prompts/{task}.json",
         "model": model_gguf("target"),
         "model_manifest": model_manifest("target"),
         "code": code("run_cells.py"),
     }
-    if "draft" in config["conditions"][wildcards.condition]["requires"]:
+    if "draft" in config["conditions"][condition]["requires"]:
         inputs["draft"] = model_gguf("draft")
         inputs["draft_manifest"] = model_manifest("draft")
     if PREDICTIONS:
@@ -184,9 +196,11 @@ def cell_priority(wildcards):
     return len(RUN_ORDER) - RUN_ORDER[key]
 
 
-def cell_runtime_minutes(wildcards):
-    server = config["server"]
-    return int((server["startup_timeout_s"] + server["request_timeout_s"]) / 60) + 1
+# A constant, not a function of the wildcards: Snakemake evaluates callable resources once per job.
+_SERVER = config["server"]
+CELL_RUNTIME_MINUTES = (
+    int((_SERVER["startup_timeout_s"] + _SERVER["request_timeout_s"]) / 60) + 1
+)
 
 
 def report_inputs(wildcards):

@@ -15,8 +15,10 @@ from pathlib import Path
 PACKAGE = "specbench"
 
 
-def _imported_modules(path: Path) -> set[str]:
-    """Names of the specbench modules one file imports (``from specbench.x``, ``from .x``, ``from . import x``)."""
+@functools.cache
+def _imported_modules(path: Path) -> frozenset[str]:
+    """Names of the specbench modules one file imports (``from specbench.x``, ``from .x``, ``from . import x``).
+    Cached per file: the workflow asks for the closures of a dozen scripts that share most modules."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.ImportFrom):
@@ -30,7 +32,7 @@ def _imported_modules(path: Path) -> set[str]:
                 found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(a.name.split(".")[1] for a in node.names if a.name.startswith(f"{PACKAGE}."))
-    return found
+    return frozenset(found)
 
 
 @functools.cache

@@ -1,0 +1,155 @@
+"""Benchmark: how long Snakemake takes to plan (``snakemake -n all``) large matrices, and how many jobs it plans.
+
+Synthetic matrices are merged over config/tiny.yaml: N tasks that all reuse config/tasks/essay.txt, the config's
+six conditions (five fresh-server ones and the warm ngram-mod-warm), two temperatures, R repeats, so
+cells = N x 6 x 2 x R. Each size is planned in a fresh scratch directory (nothing exists yet: every job
+is planned), several times; the median wall time, CPU time (steadier on a shared machine) and peak RSS are
+printed. With several ``--snakefile``s (e.g. a reference copy: ``git worktree add --detach /tmp/plan-base
+redesign``), runs of all of them are interleaved in one invocation, so a noisy machine affects them alike,
+and the ratios to the first one are printed.
+Not a test: it prints figures.
+
+    python bench/plan_time.py                                        # this checkout, 120 / 1,200 / 9,600 cells
+    python bench/plan_time.py --snakefile /tmp/plan-base/Snakefile --snakefile Snakefile --runs 3
+    python bench/plan_time.py --sizes 5x2 --runs 1                   # tasks x repeats
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+CONDITIONS_PER_TASK = 6
+TEMPERATURES = [0.0, 1.0]
+DEFAULT_SIZES = ["5x2", "20x5", "20x40"]  # 120, 1,200 and 9,600 cells
+
+
+@dataclass(frozen=True)
+class Size:
+    tasks: int
+    repeats: int
+
+    @property
+    def cells(self) -> int:
+        return self.tasks * CONDITIONS_PER_TASK * len(TEMPERATURES) * self.repeats
+
+    @classmethod
+    def parse(cls, text: str) -> Size:
+        tasks, _, repeats = text.partition("x")
+        return cls(int(tasks), int(repeats))
+
+
+@dataclass
+class Run:
+    seconds: float
+    cpu_seconds: float
+    max_rss_mb: float
+    jobs: dict[str, int]
+
+
+def override(size: Size) -> dict:
+    """The config merged over config/tiny.yaml: synthetic tasks on one prompt file, every condition, R repeats."""
+    tasks = {f"synthetic-{i:03d}": {"prompt": "config/tasks/essay.txt", "description": "synthetic (planning bench)"}
+             for i in range(1, size.tasks + 1)}
+    return {"tasks": tasks, "select": {"tasks": list(tasks), "conditions": []}, "temperatures": TEMPERATURES,
+            "repeats": size.repeats}
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """The dry run's 'Job stats' table as {rule: count} (with 'total')."""
+    counts: dict[str, int] = {}
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("Job stats:"):
+            for row in lines[i + 3:]:
+                match = re.fullmatch(r"(\S+)\s+(\d+)", row.strip())
+                if not match:
+                    break
+                counts[match[1]] = int(match[2])
+            break
+    return counts
+
+
+def plan(snakefile: Path, config: Path, extra: list[str]) -> Run:
+    """One ``snakemake -n all`` in a fresh scratch directory: wall time, peak RSS, planned jobs per rule."""
+    with tempfile.TemporaryDirectory(prefix="specbench-plan-") as workdir:
+        argv = [sys.executable, "-m", "snakemake", "-n", "all", "--snakefile", str(snakefile), "--directory",
+                workdir, "--configfile", str(snakefile.parent / "config" / "tiny.yaml"), str(config), *extra]
+        with tempfile.TemporaryFile() as out:
+            start = time.perf_counter()
+            process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
+            _, status, usage = os.wait4(process.pid, 0)
+            seconds = time.perf_counter() - start
+            process.returncode = os.waitstatus_to_exitcode(status)
+            out.seek(0)
+            text = out.read().decode(errors="replace")
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({process.returncode}):\n{text[-3000:]}")
+    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, job_counts(text))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--snakefile", type=Path, action="append",
+                        help="a Snakefile to plan with (repeatable; the first is the reference for ratios; "
+                             "default: this checkout's)")
+    parser.add_argument("--sizes", nargs="+", default=DEFAULT_SIZES, metavar="TASKSxREPEATS",
+                        help=f"matrices as tasks x repeats (x {CONDITIONS_PER_TASK} conditions x "
+                             f"{len(TEMPERATURES)} temperatures; default: {' '.join(DEFAULT_SIZES)})")
+    parser.add_argument("--runs", type=int, default=3, help="plans per size and Snakefile (the median is shown)")
+    parser.add_argument("--snakemake-args", default="", help="extra arguments for every snakemake call")
+    args = parser.parse_args(argv)
+    snakefiles = [p.resolve() for p in (args.snakefile or [REPO / "Snakefile"])]
+    sizes = [Size.parse(s) for s in args.sizes]
+    extra = args.snakemake_args.split()
+
+    runs: dict[tuple[Size, Path], list[Run]] = {(s, f): [] for s in sizes for f in snakefiles}
+    with tempfile.TemporaryDirectory(prefix="specbench-plan-configs-") as configs:
+        paths = {}
+        for size in sizes:
+            paths[size] = Path(configs) / f"plan-{size.tasks}x{size.repeats}.yaml"
+            paths[size].write_text(yaml.safe_dump(override(size)))
+        for attempt in range(1, args.runs + 1):  # interleaved: run k of every size and Snakefile, then run k+1
+            for size in sizes:
+                for snakefile in snakefiles:
+                    run = plan(snakefile, paths[size], extra)
+                    runs[size, snakefile].append(run)
+                    print(f"  run {attempt}/{args.runs}  {size.cells:>6} cells  {run.seconds:7.2f} s  "
+                          f"(cpu {run.cpu_seconds:7.2f} s)  {run.max_rss_mb:5.0f} MB  {snakefile}",
+                          file=sys.stderr, flush=True)
+
+    print(f"snakemake -n all in an empty directory: median of {args.runs} run(s) (wall and CPU seconds, peak RSS)")
+    for i, snakefile in enumerate(snakefiles):
+        print(f"  [{i}] {snakefile}")
+    print(f"{'cells':>6} {'tasks x reps':>12} {'':>4} {'wall s':>7} {'cpu s':>7} {'MB':>5} {'wall/[0]':>8} "
+          f"{'cpu/[0]':>8}  planned jobs: cell / cell_sequence / all rules")
+    for size in sizes:
+        first = runs[size, snakefiles[0]]
+        wall0 = statistics.median(r.seconds for r in first)
+        cpu0 = statistics.median(r.cpu_seconds for r in first)
+        for i, snakefile in enumerate(snakefiles):
+            done = runs[size, snakefile]
+            wall = statistics.median(r.seconds for r in done)
+            cpu = statistics.median(r.cpu_seconds for r in done)
+            memory = statistics.median(r.max_rss_mb for r in done)
+            jobs = done[0].jobs
+            lead = f"{size.cells:>6} {f'{size.tasks} x {size.repeats}':>12}" if i == 0 else " " * 19
+            print(f"{lead} {f'[{i}]':>4} {wall:7.2f} {cpu:7.2f} {memory:5.0f} {wall / wall0:8.2f} {cpu / cpu0:8.2f}  "
+                  f"{jobs.get('cell', 0)} / {jobs.get('cell_sequence', 0)} / {jobs.get('total', 0)}"
+                  + ("  (differs from [0])" if jobs != first[0].jobs else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
