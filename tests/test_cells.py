@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.cells import Cell, format_temperature, selected_cells, wildcard_constraints
+from specbench.cells import Cell, format_temperature, run_order, selected_cells, wildcard_constraints
 from specbench.config import validate_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,9 +29,10 @@ def test_cell_path_round_trip() -> None:
 def test_selected_cells_cover_the_study_matrix(study_config: dict) -> None:
     config = validate_config(study_config, REPO)
     cells = selected_cells(config)
-    assert len(cells) == 4 * 5 * 2 * 3
+    assert len(cells) == 4 * 6 * 2 * 3
     assert len({c.path for c in cells}) == len(cells)
-    assert {c.condition for c in cells} == {"off", "ngram-mod", "ngram-mod-warm", "mtp", "dflash"}  # no dflash-n15
+    # the published matrix plus DFlash at its documented 15 tokens (both settings run by default)
+    assert {c.condition for c in cells} == {"off", "ngram-mod", "ngram-mod-warm", "mtp", "dflash", "dflash-n15"}
     config["select"] = {"tasks": ["essay"], "conditions": ["off", "dflash-n15"]}
     assert len(selected_cells(config)) == 1 * 2 * 2 * 3
 
@@ -46,3 +47,12 @@ def test_wildcard_constraints_accept_only_configured_names(study_config: dict) -
     assert full("task", "gsm8k") and not full("task", "gsm8")
     assert full("temperature", "0.0") and full("temperature", "1.0") and not full("temperature", "1")
     assert full("repeat", "3") and not full("repeat", "4")
+
+
+def test_run_order_interleaves_the_conditions_of_a_task(study_config: dict) -> None:
+    config = validate_config(study_config, REPO)
+    order = run_order(selected_cells(config), list(config["tasks"]), list(config["conditions"]))
+    first = order[:7]
+    assert [c.condition for c in first[:6]] == ["off", "ngram-mod", "mtp", "dflash", "ngram-mod-warm", "dflash-n15"]
+    assert {(c.task, c.temperature, c.repeat) for c in first[:6]} == {("file-rewrite", 0.0, 1)}
+    assert (first[6].repeat, first[6].condition) == (2, "off")  # then the next repeat, every condition again
