@@ -1,4 +1,4 @@
-"""Tests for specbench.tiny: tiny random Qwen3.5 (+MTP) target and DFlash draft checkpoints."""
+"""Tests for specbench.tiny: tiny Qwen3.5 (+MTP) targets (random or constructed) and DFlash draft checkpoints."""
 
 from __future__ import annotations
 
@@ -400,3 +400,25 @@ def test_identity_check_fails_on_a_diverging_pair() -> None:
     assert compare_tokens(off, spec) == {"identical": False, "first_difference": 5, "length_a": 10, "length_b": 10}
     assert compare_tokens(off, off[:7])["identical"] is False
     assert compare_tokens(off, list(off))["identical"] is True
+
+
+@pytest.mark.parametrize("weights", ["random", "agree", "half", "bogus", None])
+def test_config_chooses_the_tiny_weights(study_config: dict, weights: str | None) -> None:
+    import yaml
+
+    from specbench.config import ConfigError, merge_into, model_source, validate_config
+
+    repo = Path(__file__).resolve().parents[1]
+    demo = yaml.safe_load((repo / "config" / "tiny.yaml").read_text())
+    assert demo["models"]["target"]["tiny"]["weights"] == "agree"  # the demo shows chosen, non-zero acceptance
+    if weights is None:
+        del demo["models"]["target"]["tiny"]["weights"]
+    else:
+        demo["models"]["target"]["tiny"]["weights"] = weights
+    if weights == "bogus":
+        with pytest.raises(ConfigError, match="weights"):
+            validate_config(merge_into(study_config, demo), repo)
+        return
+    source = model_source(validate_config(merge_into(study_config, demo), repo), "target")
+    assert source["kind"] == "tiny"  # the tiny block's own keys never shadow the source kind
+    assert source.get("weights", "random") == (weights or "random")
