@@ -335,42 +335,39 @@ def _rope(x, positions, theta: float = tiny.ROPE_THETA):
     return np.concatenate([a * np.cos(angle) - b * np.sin(angle), a * np.sin(angle) + b * np.cos(angle)], axis=-1)
 
 
-def test_agree_dflash_block_predicts_the_anchor_successor(agree_pair: tuple[Path, Path]) -> None:
-    """A numpy forward of llama.cpp's DFlash decoder (block [anchor, mask...], non-causal attention over the
-    injected context and the block, the target's embeddings and lm_head): block position 1 predicts the target's
-    next token; positions 2.. see the same anchor and predict the same token (so the target rejects them)."""
+@pytest.mark.parametrize("n_max", [3, 15])
+def test_agree_dflash_block_predicts_every_position(agree_pair: tuple[Path, Path], n_max: int) -> None:
+    """A numpy forward of llama.cpp's DFlash decoder (block [anchor, mask x n_max] after the injected context,
+    non-causal attention, NeoX RoPE, the target's embeddings and lm_head) on the stored bf16 weights: block
+    position i predicts the target's i-th next token after the anchor, for the default n_max and for 15."""
     import numpy as np
 
     target = {k: v.float().numpy() for k, v in _load(agree_pair[0] / "model.safetensors").items()}
     d = {k: v.float().numpy() for k, v in _load(agree_pair[1] / "model.safetensors").items()}
+    config = json.loads((agree_pair[1] / "config.json").read_text())
+    assert config["num_hidden_layers"] == tiny.dflash_constructed_layers() == 4
     embed, head = target["model.language_model.embed_tokens.weight"], target["lm_head.weight"]
     c = tiny.Construction(0, "agree")
-    rng = np.random.default_rng(5)
-    n_ctx, n_block = 300, 4  # default --spec-draft-n-max 3: anchor + 3 masks
-    features = rng.standard_normal((n_ctx, tiny.HIDDEN * len(tiny.DFLASH_TARGET_LAYER_IDS)))
-    g = _rms(features @ d["fc.weight"].T, d["hidden_norm.weight"])
-    for anchor in (c.cycle[0], c.cycle[17], 1234):
-        tokens = [anchor] + [tiny.MASK_TOKEN_ID] * (n_block - 1)
+    hd, nh, nkv = tiny.HEAD_DIM, tiny.N_HEAD, tiny.N_HEAD_KV
+    for n_ctx, anchor in ((7, c.cycle[0]), (40, c.cycle[17]), (300, 1234)):
+        # the target's layer inputs are its embeddings (its blocks add nothing): features = 3 x embedding
+        context = [c.cycle[(5 + i) % tiny.CYCLE_LEN] for i in range(n_ctx)]
+        features = np.concatenate([embed[context]] * len(tiny.DFLASH_TARGET_LAYER_IDS), axis=-1)
+        g = _rms(features @ d["fc.weight"].T, d["hidden_norm.weight"])
+        tokens = [anchor] + [tiny.MASK_TOKEN_ID] * n_max
         x = embed[tokens]
-        pos_ctx, pos_blk = np.arange(n_ctx, dtype=float), np.arange(n_ctx, n_ctx + n_block, dtype=float)
-        for il in range(tiny.DFLASH_LAYERS):
+        pos_ctx, pos_blk = np.arange(n_ctx, dtype=float), np.arange(n_ctx, n_ctx + n_max + 1, dtype=float)
+        for il in range(config["num_hidden_layers"]):
             p = f"layers.{il}."
-            hd, nh, nkv = tiny.HEAD_DIM, tiny.N_HEAD, tiny.N_HEAD_KV
+
+            def proj(inp, name, heads, norm=None, p=p):
+                out = (inp @ d[p + f"self_attn.{name}_proj.weight"].T).reshape(len(inp), heads, hd)
+                return out if norm is None else _rms(out, d[p + f"self_attn.{norm}_norm.weight"])
+
             xn = _rms(x, d[p + "input_layernorm.weight"])
-            q = _rms(
-                (xn @ d[p + "self_attn.q_proj.weight"].T).reshape(n_block, nh, hd), d[p + "self_attn.q_norm.weight"]
-            )
-            k_b = _rms(
-                (xn @ d[p + "self_attn.k_proj.weight"].T).reshape(n_block, nkv, hd), d[p + "self_attn.k_norm.weight"]
-            )
-            v_b = (xn @ d[p + "self_attn.v_proj.weight"].T).reshape(n_block, nkv, hd)
-            k_c = _rms(
-                (g @ d[p + "self_attn.k_proj.weight"].T).reshape(n_ctx, nkv, hd), d[p + "self_attn.k_norm.weight"]
-            )
-            v_c = (g @ d[p + "self_attn.v_proj.weight"].T).reshape(n_ctx, nkv, hd)
-            q = _rope(q, pos_blk)
-            k = np.concatenate([_rope(k_c, pos_ctx), _rope(k_b, pos_blk)])
-            v = np.concatenate([v_c, v_b])
+            q = _rope(proj(xn, "q", nh, "q"), pos_blk)
+            k = np.concatenate([_rope(proj(g, "k", nkv, "k"), pos_ctx), _rope(proj(xn, "k", nkv, "k"), pos_blk)])
+            v = np.concatenate([proj(g, "v", nkv), proj(xn, "v", nkv)])
             heads = []
             for h in range(nh):
                 kv = h // (nh // nkv)
@@ -381,9 +378,14 @@ def test_agree_dflash_block_predicts_the_anchor_successor(agree_pair: tuple[Path
             xn = _rms(x, d[p + "post_attention_layernorm.weight"])
             gate, up = xn @ d[p + "mlp.gate_proj.weight"].T, xn @ d[p + "mlp.up_proj.weight"].T
             x = x + (gate / (1 + np.exp(-gate)) * up) @ d[p + "mlp.down_proj.weight"].T
-        pred = (_rms(x, d["norm.weight"]) @ head.T).argmax(-1)
-        assert pred[1] == c.target_next(anchor)
-        assert (pred[2:] == pred[1]).all() and pred[2] != c.target_next(c.target_next(anchor))
+        logits = _rms(x, d["norm.weight"]) @ head.T
+        expected, token = [], anchor
+        for _ in range(n_max):
+            token = c.target_next(token)
+            expected.append(token)
+        assert logits[1:].argmax(-1).tolist() == expected, (n_ctx, anchor)
+        top2 = np.sort(logits[1:], axis=-1)[:, -2:]
+        assert (top2[:, 1] - top2[:, 0]).min() > 10
 
 
 def test_dflash_for_a_random_target_is_unchanged(pair: tuple[Path, Path]) -> None:

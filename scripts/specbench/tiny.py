@@ -34,9 +34,9 @@ Kinds of target (``kind``):
   special ones included, maps into the cycle; end-of-generation is never
   produced). The MTP block predicts f of the token it is given for all cycle
   tokens (``agree``) or for exactly half of them (``half``). A DFlash draft
-  written for such a target predicts the next token of the block's anchor (its
-  first draft token) exactly. These acceptance rates are chosen by
-  construction; they say nothing about how Qwen3.5 itself behaves.
+  written for such a target predicts every position of its block (up to 15
+  tokens) exactly. These acceptance rates are chosen by construction; they say
+  nothing about how Qwen3.5 itself behaves.
 
 CLI::
 
@@ -345,7 +345,7 @@ def _generation_config() -> dict[str, object]:
     }
 
 
-def _dflash_config(target: dict[str, object]) -> dict[str, object]:
+def _dflash_config(target: dict[str, object], n_layers: int = DFLASH_LAYERS) -> dict[str, object]:
     return {
         "architectures": ["DFlashDraftModel"],
         "attention_bias": False,
@@ -362,11 +362,11 @@ def _dflash_config(target: dict[str, object]) -> dict[str, object]:
         "hidden_size": HIDDEN,
         "initializer_range": WEIGHT_STD,
         "intermediate_size": INTERMEDIATE,
-        "layer_types": ["full_attention"] * DFLASH_LAYERS,
+        "layer_types": ["full_attention"] * n_layers,
         "max_position_embeddings": MAX_POSITIONS,
         "model_type": "qwen3",
         "num_attention_heads": N_HEAD,
-        "num_hidden_layers": DFLASH_LAYERS,
+        "num_hidden_layers": n_layers,
         "num_key_value_heads": N_HEAD_KV,
         "num_target_layers": target["num_hidden_layers"],
         "rms_norm_eps": RMS_EPS,
@@ -410,8 +410,8 @@ VISION = {
 class Construction:
     """The geometry of a constructed target, recomputed from (seed, kind).
 
-    ``basis`` is a random orthonormal basis of the hidden space: column 0 is the direction every token embedding
-    shares, column 1 the DFlash mask token's embedding, columns 2.. one direction per cycle position. Token
+    ``basis`` is an orthonormal basis of the hidden space (permuted axes): column 0 is the direction every token
+    embedding shares, column 1 the DFlash mask token's embedding, columns 2.. one direction per cycle position. Token
     ``cycle[k]`` is followed by ``cycle[k + 1]``; the MTP block, given ``cycle[k]``, predicts
     ``cycle[mtp_index[k] + 1]``.
     """
@@ -421,8 +421,9 @@ class Construction:
             raise ValueError(f"no construction for kind {kind!r} (expected one of {KINDS[1:]})")
         self.seed, self.kind = seed, kind
         rng = np.random.default_rng([seed, zlib.crc32(b"construction")])
-        q, r = np.linalg.qr(rng.standard_normal((HIDDEN, HIDDEN)))
-        self.basis = (q * np.sign(np.diag(r))).astype(np.float64)
+        # axis directions (a random permutation of them): their products are exact in bf16 and after quantization,
+        # so a direction that should read zero reads exactly zero (an RMS norm would blow up any rounding residue)
+        self.basis = np.eye(HIDDEN)[:, rng.permutation(HIDDEN)]
         candidates = _cycle_candidates()
         self.cycle = tuple(int(t) for t in rng.choice(candidates, size=CYCLE_LEN, replace=False))
         index = np.arange(CYCLE_LEN)
@@ -622,62 +623,122 @@ def _conditional_config() -> dict[str, object]:
 
 
 def _dflash_construction(target_dir: Path) -> dict[str, np.ndarray] | None:
-    """The directions a DFlash draft needs, read from a constructed target's weights (None for a random target)."""
+    """The directions a DFlash draft needs, read from a constructed target's weights (None for a random target).
+
+    ``span``: (HIDDEN, CYCLE_LEN) the cycle directions (lm_head rows); ``step``: (HIDDEN, HIDDEN) the map taking each
+    cycle direction to the next one's (what one step of the target's function does); ``common``: the direction all
+    real token embeddings share; ``mask``: the mask token's embedding; ``sink``: a spare orthogonal direction.
+    """
     from safetensors import safe_open
 
     with safe_open(str(Path(target_dir) / "model.safetensors"), framework="pt") as f:
         if "lm_head.weight" not in f.keys():  # noqa: SIM118 (safe_open is not a mapping)
             return None
-        head = f.get_tensor("lm_head.weight").float().numpy()
-        embed = f.get_tensor(f"{LM_PREFIX}embed_tokens.weight").float().numpy()
-    rows = np.flatnonzero(np.abs(head).sum(axis=1))
-    span, _ = np.linalg.qr(head[rows].T.astype(np.float64))  # (HIDDEN, CYCLE_LEN): the cycle directions
-    mask = embed[MASK_TOKEN_ID].astype(np.float64)
-    common = embed[rows[0]].astype(np.float64)
-    common -= span @ (span.T @ common)
-    return {"span": span, "mask": mask / np.linalg.norm(mask), "common": common / np.linalg.norm(common)}
+        head = f.get_tensor("lm_head.weight").float().numpy().astype(np.float64)
+        embed = f.get_tensor(f"{LM_PREFIX}embed_tokens.weight").float().numpy().astype(np.float64)
+    rows = np.flatnonzero(np.abs(head).sum(axis=1))  # the cycle tokens y; head[y] is the direction of y's predecessor
+    span = head[rows].T / np.linalg.norm(head[rows], axis=1)  # orthonormal: the target's directions are axes
+    mixed = embed[rows].T  # common + y's own direction
+    common = (mixed - span @ (span.T @ mixed)).mean(axis=1)
+    common /= np.linalg.norm(common)
+    own = mixed - np.outer(common, common @ mixed)
+    own /= np.linalg.norm(own, axis=0)
+    step = own @ span.T  # span[:, j] -> own[:, j]: one step along the cycle
+    mask = embed[MASK_TOKEN_ID] / np.linalg.norm(embed[MASK_TOKEN_ID])
+    used = np.abs(common) + np.abs(mask) + np.abs(span).sum(axis=1)
+    sink = np.eye(HIDDEN)[int(np.flatnonzero(used == 0)[0])]  # an unused axis
+    return {"span": span, "step": step, "common": common, "mask": mask, "sink": sink}
+
+
+# RoPE pairs (NeoX: dim i turns with dim i + HEAD_DIM / 2 at frequency ROPE_THETA ** (-2 i / HEAD_DIM))
+_FAST, _FASTER, _SINK, _FLAT = 1, 0, HEAD_DIM // 2 - 2, HEAD_DIM // 2 - 1  # 0.60 and 1 rad per position; ~0; ~0
+DFLASH_ANCHOR_GAIN = 63.0  # score amplitude of each turning pair (offsets one apart score >= 0.63 x this lower)
+DFLASH_SINK_SCORE = 25.0  # every context position's score: above a mask's (0), far below an anchor's on target
+DFLASH_PEAK_SCORE = 45.0  # the anchor's score at the head's own offset
+
+
+def dflash_constructed_layers(block_size: int = DFLASH_BLOCK_SIZE) -> int:
+    """Layers of a constructed DFlash draft: one head per draft position (block_size - 1 of them)."""
+    return -(-(block_size - 1) // N_HEAD)
 
 
 def constructed_dflash_tensors(geometry: dict[str, np.ndarray]) -> Iterator[tuple[str, tuple[int, ...], Init]]:
-    """A DFlash draft whose first draft token is the target's next token after the block's anchor.
+    """A DFlash draft that predicts every position of its block exactly (llama.cpp b11223 draft-dflash).
 
-    Layer 0: every head's query reads the mask token's direction, its key the direction all real tokens share,
-    both on the lowest-frequency RoPE pair (dims 31/63, which barely turn over a context), so every block
-    position attends to the anchor (the context's keys are zero: fc is zero); the value/output path copies the
-    anchor's cycle direction, which the target's lm_head turns into the anchor's successor. MLPs and layer 1 add
-    nothing. Positions 2.. of a block see the same anchor and predict the same token, so they are rejected.
+    llama.cpp decodes the block [anchor, mask x n_max] at positions n..n+n_max with non-causal attention over the
+    draft's cache, which holds the target's features for positions < n (through fc and hidden_norm), and reads the
+    draft token for position n+i from block position i through the target's lm_head. The target's next token after
+    the anchor x is f(x), so position i must predict f^i(x). Here head number d (over all layers, d = 1..15) serves
+    block position d only: its query (read from the mask token) and the anchor's key (read from the direction all
+    real tokens share) turn with RoPE so that the score peaks when the anchor is exactly d positions back; the
+    context's keys (fc sends the target features to a spare "sink" direction) give every head a constant middle
+    score, so a head whose offset does not match looks at the context, whose values are zero (and so does the
+    anchor's own query, which keeps the anchor's value clean from layer to layer). Head d's value and
+    output carry the anchor's cycle direction d - 1 steps along the cycle: lm_head turns it into f^d(x). MLPs add
+    nothing. Dims used: RoPE pairs 0 and 1 (1 and 0.60 rad per position) for the offset, the two slowest pairs
+    (which barely turn over a context) for constant terms.
     """
-    w, one = _normal(WEIGHT_STD), _const(1.0)
-    span, mask, common = geometry["span"], geometry["mask"], geometry["common"]
+    span, step, common, mask, sink = (geometry[k] for k in ("span", "step", "common", "mask", "sink"))
     n_cycle = span.shape[1]
-    slot = HEAD_DIM // 2 - 1  # lowest RoPE frequency (NeoX pairs i, i + HEAD_DIM / 2)
-    wq = np.zeros((N_HEAD * HEAD_DIM, HIDDEN), dtype=np.float32)
-    wk = np.zeros((N_HEAD_KV * HEAD_DIM, HIDDEN), dtype=np.float32)
-    wv = np.zeros((N_HEAD_KV * HEAD_DIM, HIDDEN), dtype=np.float32)
-    wo = np.zeros((HIDDEN, N_HEAD * HEAD_DIM), dtype=np.float32)
-    for head in range(N_HEAD):
-        wq[head * HEAD_DIM + slot] = mask
+    n_layers = dflash_constructed_layers()
+    half = HEAD_DIM // 2
+    freqs = ROPE_THETA ** (-np.arange(half) / half)
+
+    # key: anchor -> unit entries on the two turning pairs and the flat pair; context -> the sink pair
+    wk = np.zeros((N_HEAD_KV * HEAD_DIM, HIDDEN))
     for head in range(N_HEAD_KV):
-        wk[head * HEAD_DIM + slot] = common
-    wv[:n_cycle] = span.T  # kv head 0 carries the anchor's cycle coordinates
-    wo[:, :n_cycle] = span  # query head 0 (on kv head 0) writes them back
-    gain = _const(DFLASH_SCORE_GAIN)
-    for index in range(DFLASH_LAYERS):
+        for dim in (_FAST, _FASTER, _FLAT):
+            wk[head * HEAD_DIM + dim] = common
+        wk[head * HEAD_DIM + _SINK] = sink
+    k_norm = np.ones(HEAD_DIM)
+    wv = np.zeros((N_HEAD_KV * HEAD_DIM, HIDDEN))
+    for head in range(N_HEAD_KV):
+        wv[head * HEAD_DIM : head * HEAD_DIM + n_cycle] = span.T  # the anchor's cycle coordinates
+    # query norm weights set each pair's score amplitude: the normalised query has entries of 4 (4 unit pairs),
+    # the anchor key 8 / sqrt(3), the context key 8; the score is their product over sqrt(HEAD_DIM)
+    anchor_unit = 4 * (8 / np.sqrt(3)) / np.sqrt(HEAD_DIM)
+    sink_unit = 4 * 8 / np.sqrt(HEAD_DIM)
+    q_norm = np.ones(HEAD_DIM)
+    for dim in (_FAST, _FASTER):
+        q_norm[dim] = q_norm[dim + half] = DFLASH_ANCHOR_GAIN / anchor_unit
+    flat = 2 * DFLASH_ANCHOR_GAIN - DFLASH_PEAK_SCORE  # the flat pair pulls the on-target score down to the peak
+    q_norm[_FLAT] = q_norm[_FLAT + half] = flat / anchor_unit
+    q_norm[_SINK] = q_norm[_SINK + half] = DFLASH_SINK_SCORE / sink_unit
+
+    fc = np.zeros((HIDDEN, HIDDEN * len(DFLASH_TARGET_LAYER_IDS)))
+    fc[:, :HIDDEN] = np.outer(sink, common)  # the first target layer's input: its common part -> the sink direction
+
+    w, one, zero = _normal(WEIGHT_STD), _const(1.0), _const(0.0)
+    for index in range(n_layers):
+        wq = np.zeros((N_HEAD * HEAD_DIM, HIDDEN))
+        wo = np.zeros((HIDDEN, N_HEAD * HEAD_DIM))
+        for head in range(N_HEAD):
+            offset = index * N_HEAD + head + 1
+            if offset > DFLASH_BLOCK_SIZE - 1:
+                continue  # no position for it; a zero output keeps it out
+            row = head * HEAD_DIM
+            for dim in (_FAST, _FASTER):
+                # the query turns by offset * freq ahead of the key: their product peaks at that relative position
+                wq[row + dim] = np.cos(offset * freqs[dim]) * mask
+                wq[row + dim + half] = -np.sin(offset * freqs[dim]) * mask
+            wq[row + _FLAT] = -mask
+            wq[row + _SINK] = mask + common  # the anchor itself looks only at the context (zero values)
+            carry = np.linalg.matrix_power(step, offset - 1) @ span  # cycle coordinates -> offset - 1 steps on
+            wo[:, row : row + n_cycle] = carry
         prefix = f"layers.{index}."
-        first = index == 0
-        yield f"{prefix}self_attn.q_proj.weight", (N_HEAD * HEAD_DIM, HIDDEN), _fixed(wq) if first else w
-        yield f"{prefix}self_attn.k_proj.weight", (N_HEAD_KV * HEAD_DIM, HIDDEN), _fixed(wk) if first else w
-        yield f"{prefix}self_attn.v_proj.weight", (N_HEAD_KV * HEAD_DIM, HIDDEN), _fixed(wv) if first else w
-        o_init = _fixed(wo) if first else _const(0.0)
-        yield f"{prefix}self_attn.o_proj.weight", (HIDDEN, N_HEAD * HEAD_DIM), o_init
-        yield f"{prefix}self_attn.q_norm.weight", (HEAD_DIM,), gain if first else one
-        yield f"{prefix}self_attn.k_norm.weight", (HEAD_DIM,), gain if first else one
+        f32 = functools.partial(np.asarray, dtype=np.float32)
+        yield f"{prefix}self_attn.q_proj.weight", (N_HEAD * HEAD_DIM, HIDDEN), _fixed(f32(wq))
+        yield f"{prefix}self_attn.k_proj.weight", (N_HEAD_KV * HEAD_DIM, HIDDEN), _fixed(f32(wk))
+        yield f"{prefix}self_attn.v_proj.weight", (N_HEAD_KV * HEAD_DIM, HIDDEN), _fixed(f32(wv))
+        yield f"{prefix}self_attn.o_proj.weight", (HIDDEN, N_HEAD * HEAD_DIM), _fixed(f32(wo))
+        yield f"{prefix}self_attn.q_norm.weight", (HEAD_DIM,), _fixed(f32(q_norm))
+        yield f"{prefix}self_attn.k_norm.weight", (HEAD_DIM,), _fixed(f32(k_norm))
         yield f"{prefix}mlp.gate_proj.weight", (INTERMEDIATE, HIDDEN), w
         yield f"{prefix}mlp.up_proj.weight", (INTERMEDIATE, HIDDEN), w
-        yield f"{prefix}mlp.down_proj.weight", (HIDDEN, INTERMEDIATE), _const(0.0)
+        yield f"{prefix}mlp.down_proj.weight", (HIDDEN, INTERMEDIATE), zero
         yield f"{prefix}input_layernorm.weight", (HIDDEN,), one
         yield f"{prefix}post_attention_layernorm.weight", (HIDDEN,), one
-    yield "fc.weight", (HIDDEN, HIDDEN * len(DFLASH_TARGET_LAYER_IDS)), _const(0.0)
+    yield "fc.weight", (HIDDEN, HIDDEN * len(DFLASH_TARGET_LAYER_IDS)), _fixed(f32(fc))
     yield "hidden_norm.weight", (HIDDEN,), one
     yield "norm.weight", (HIDDEN,), one
 
@@ -715,9 +776,12 @@ def write_tiny_dflash(out_dir: Path, *, target_dir: Path, seed: int = 1) -> Path
         raise ValueError(f"{target_dir}: too few layers for target_layer_ids {DFLASH_TARGET_LAYER_IDS}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "config.json").write_bytes(_json(_dflash_config(target)))
     geometry = _dflash_construction(Path(target_dir))
-    specs = dflash_tensors(len(DFLASH_TARGET_LAYER_IDS)) if geometry is None else constructed_dflash_tensors(geometry)
+    if geometry is None:
+        config, specs = _dflash_config(target), dflash_tensors(len(DFLASH_TARGET_LAYER_IDS))
+    else:
+        config, specs = _dflash_config(target, dflash_constructed_layers()), constructed_dflash_tensors(geometry)
+    (out_dir / "config.json").write_bytes(_json(config))
     _write_safetensors(out_dir / "model.safetensors", specs, seed)
     return out_dir
 
