@@ -75,8 +75,12 @@ def model_id(role):
         )
     elif kind == "tiny":
         tiny = options.get("tiny", {})
-        ident = f"tiny-{role}-{tiny.get('kind', 'random')}-seed{tiny.get('seed', 0)}"
-        if role == "draft":
+        ident = f"tiny-{role}-seed{tiny.get('seed', 0)}"
+        if role == "target":
+            ident = (
+                f"tiny-target-{tiny.get('weights', 'random')}-seed{tiny.get('seed', 0)}"
+            )
+        else:  # the tiny draft is made for its target
             ident += f"-for-{model_id('target')}"
     else:
         path = config_path(source["path"])
@@ -201,6 +205,22 @@ _SERVER = config["server"]
 CELL_RUNTIME_MINUTES = (
     int((_SERVER["startup_timeout_s"] + _SERVER["request_timeout_s"]) / 60) + 1
 )
+
+
+def model_note():
+    """A warning for the report when the models are generated tiny ones, not a real checkpoint."""
+    if model_source("target")["kind"] != "tiny":
+        return None
+    weights = config["models"]["target"].get("tiny", {}).get("weights", "random")
+    if weights == "random":
+        return (
+            "The models are tiny ones with random weights, generated for this demo: their drafts are rejected, "
+            "so the multipliers say nothing about the methods."
+        )
+    return (
+        f"The models are tiny ones constructed for this demo ('{weights}'): how often their drafts are accepted "
+        "was chosen by construction, not measured behaviour of Qwen3.5."
+    )
 
 
 def report_inputs(wildcards):

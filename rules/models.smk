@@ -37,6 +37,7 @@ rule tiny_target_checkpoint:
         "../envs/convert.yaml"
     params:
         seed=lambda wc: model_source("target").get("seed", 0),
+        kind=lambda wc: model_source("target").get("weights", "random"),
     script:
         "../scripts/tiny_checkpoint.py"
 

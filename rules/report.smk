@@ -74,6 +74,7 @@ rule report:
     params:
         names={"tasks": list(config["tasks"]), "conditions": list(config["conditions"])},
         name=config["name"],
+        model_note=model_note(),
         baseline=config["baseline"],
         study_setup=config["study_setup"],
         server_args=config["server"]["args"],

@@ -3,8 +3,8 @@ the per-cell table (results/cells.parquet) and its summaries, computed once here
 
 input: table (cells.parquet), cells_index, build (llama.cpp bin dir, with manifest.json), model, draft (optional),
 downloads (list), claims, predictions + predictions_stamp (optional). params: names (the config's tasks and
-conditions), name, baseline, study_setup, server_args, stand_in_tasks, task_order, condition_order, expected_cells,
-config_sha256, workflow_commit."""
+conditions), name, model_note, baseline, study_setup, server_args, stand_in_tasks, task_order, condition_order,
+expected_cells, config_sha256, workflow_commit."""
 
 from pathlib import Path
 
@@ -54,7 +54,7 @@ with logged_to(snakemake.log[0]):
                   device=index["device"], model_bytes=model["size_bytes"],
                   missing_cells=missing_cells(params.expected_cells, tables["cells"]),
                   stand_in_tasks=params.stand_in_tasks, run_context=run_context, predictions=predictions,
-                  predictions_integrity=integrity_check)
+                  predictions_integrity=integrity_check, model_note=params.model_note)
     report = build_report(tables, facts=facts, claims=claims, numbers=numbers, figures=figures,
                           conditions=params.condition_order)
     write_atomic(Path(out.html), render_html(report).encode("utf-8"))

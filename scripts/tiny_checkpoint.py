@@ -11,5 +11,5 @@ with logged_to(snakemake.log[0]):
     if hasattr(snakemake.input, "target"):
         write_tiny_dflash(out, target_dir=Path(snakemake.input.target), seed=int(snakemake.params.seed))
     else:
-        write_tiny_target(out, seed=int(snakemake.params.seed))
+        write_tiny_target(out, seed=int(snakemake.params.seed), kind=str(snakemake.params.kind))
     print("wrote", sorted(p.name for p in out.iterdir()))

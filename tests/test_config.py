@@ -35,7 +35,7 @@ def test_tiny_config_merges_over_study(study_config: dict) -> None:
     config = validate_config(merge_into(study_config, tiny), REPO)
     assert llama_source(config)["kind"] == "pypi-sdist"
     assert llama_source(config)["sha256"].startswith("c480f03b")
-    assert model_source(config, "target") == {"kind": "tiny", "seed": 0}
+    assert model_source(config, "target") == {"kind": "tiny", "seed": 0, "weights": "agree"}
     assert set(config["conditions"]) >= {"off", "ngram-mod", "mtp", "dflash"}
 
 

@@ -49,8 +49,10 @@ def _fail_message(result) -> str:
 
 @pytest.fixture(scope="module")
 def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny target checkpoint, written by the same generator the workflow's tiny rule uses."""
-    return write_tiny_target(tmp_path_factory.mktemp("checkpoint") / "tiny-qwen35", seed=0)
+    """The tiny target checkpoint, written by the same generator the workflow's tiny rule uses: the constructed
+    'agree' target (real Qwen3.5 layout; its MTP layer agrees with it on every token), so that MTP and DFlash
+    drafts are accepted and the lossless identity checks below compare outputs that speculation really shaped."""
+    return write_tiny_target(tmp_path_factory.mktemp("checkpoint") / "tiny-qwen35", seed=0, kind="agree")
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +66,8 @@ def run(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint: Path) -> dict
     override = write_yaml(work / "test.yaml", {
         "name": "workflow test",
         "models": {"target": {"source": "hf", "hf": {"repo": HF_REPO, "revision": commit}}},
-        # The random model's greedy output falls into a loop within ~128 tokens; ngram-mod drafts from then on.
+        # The constructed model's greedy output cycles through 64 tokens; ngram-mod (24-token match, at least 48
+        # drafted) drafts once the cycle has come round, i.e. in the essay's 192 tokens, not the file rewrite's 96.
         "tasks": {"essay": {"max_tokens": 192}},
         "select": {"tasks": TASKS, "conditions": CONDITIONS},
         "temperatures": [0.0],
@@ -501,3 +504,78 @@ def test_report_snakemake(run: dict, tmp_path: Path) -> None:
             assert squeezed(chunk.replace("``", "")) in caption, f"{path}: {chunk!r} not in {entry['caption']!r}"
         if 'snakemake.config["name"]' in caption_file.read_text():
             assert squeezed("workflow test") in caption, f"{path}: the config's name is not in its caption"
+
+
+# --- the constructed ('agree') target: speculation that is accepted, and identity that means something ----------
+
+MTP_N_MAX = 3  # --spec-draft-n-max default of b11223 (the study's command sets none)
+
+
+def _steps(timings: dict) -> float:
+    """Tokens per target step: every step yields its accepted drafts plus one token of the target's own."""
+    return timings["predicted_n"] / (timings["predicted_n"] - timings["draft_n_accepted"])
+
+
+def test_converted_target_has_a_nextn_layer_and_no_vision_tower(run: dict) -> None:
+    from gguf import GGUFReader
+
+    log = _model_file(run, "logs/models/specbench-test--*.convert.log").read_text()
+    assert "Model architecture: Qwen3_5ForConditionalGeneration" in log
+    reader = GGUFReader(_model_file(run, "resources/models/specbench-test--*/bf16.gguf"))
+    names = [t.name for t in reader.tensors]
+    assert not [n for n in names if n.startswith(("v.", "mm.")) or "visual" in n or "vision" in n]
+    assert int(reader.get_field("qwen35.nextn_predict_layers").parts[-1][0]) == 1
+    assert {"blk.4.nextn.eh_proj.weight", "blk.4.nextn.enorm.weight", "blk.4.nextn.hnorm.weight"} <= set(names)
+    assert "output.weight" in names  # the untied lm_head of the real layout
+
+
+def test_greedy_output_follows_the_constructed_function(run: dict) -> None:
+    from itertools import pairwise
+
+    from specbench.tiny import Construction
+
+    construction = Construction(0, "agree")
+    for task in TASKS:
+        tokens = _record(run, task, "off", 1)["response"]["tokens"]
+        assert all(b == construction.target_next(a) for a, b in pairwise(tokens)), task
+
+
+def test_mtp_acceptance_is_the_constructed_rate(run: dict) -> None:
+    """'agree': the MTP layer agrees on every token, so (nearly) every draft is accepted and each target step
+    yields close to n_max + 1 tokens. The band allows for the last steps of a request, which draft fewer."""
+    from specbench.tiny import Construction
+
+    construction = Construction(0, "agree")
+    for task in TASKS:
+        for repeat in range(1, REPEATS + 1):
+            record = _record(run, task, "mtp", repeat)
+            timings = record["response"]["timings"]
+            acceptance = timings["draft_n_accepted"] / timings["draft_n"]
+            assert 0.95 <= acceptance <= 1.0, (task, repeat, timings)
+            assert _steps(timings) > 1.0 and _steps(timings) >= 0.85 * (MTP_N_MAX + 1), (task, repeat, timings)
+            expected = construction.expected_mtp(record["response"]["tokens"][0], timings["predicted_n"], MTP_N_MAX)
+            assert abs(timings["draft_n_accepted"] - expected["draft_n_accepted"]) <= MTP_N_MAX, (expected, timings)
+
+
+def test_dflash_acceptance_is_the_constructed_rate(run: dict) -> None:
+    """The hand-built DFlash draft predicts whole blocks right: (nearly) every draft is accepted, close to
+    n_max + 1 tokens per target step (the last steps of a request draft fewer)."""
+    for task in TASKS:
+        for repeat in range(1, REPEATS + 1):
+            record = _record(run, task, "dflash", repeat)
+            timings = record["response"]["timings"]
+            assert record["server"]["speculative"]["settings"]["draft-dflash"]["n_max"] == MTP_N_MAX
+            acceptance = timings["draft_n_accepted"] / timings["draft_n"]
+            assert 0.95 <= acceptance <= 1.0, (task, repeat, timings)
+            assert _steps(timings) >= 0.85 * (MTP_N_MAX + 1), (task, repeat, timings)
+
+
+def test_accepted_speculation_leaves_greedy_output_unchanged(run: dict) -> None:
+    """Lossless at temperature 0 with drafts really accepted: MTP and DFlash equal off for the same repeat."""
+    for task in TASKS:
+        for repeat in range(1, REPEATS + 1):
+            off = _record(run, task, "off", repeat)["response"]["tokens"]
+            for condition in ("mtp", "dflash"):
+                record = _record(run, task, condition, repeat)
+                assert record["response"]["timings"]["draft_n_accepted"] > 0, (task, condition, repeat)
+                assert record["response"]["tokens"] == off, (task, condition, repeat)

@@ -129,6 +129,7 @@ class Facts:
     run_context: Mapping[str, Any] = field(default_factory=dict)
     predictions: pd.DataFrame | None = None
     predictions_integrity: Mapping[str, Any] | None = None
+    model_note: str | None = None
 
 
 def missing_cells(expected: Sequence[str], cells: pd.DataFrame) -> list[str]:
@@ -481,10 +482,11 @@ def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd
     provenance numbers and the figures."""
     cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
     differing = [f.name for f in facts.comparability.facts if not f.matches]
-    banner = None if facts.comparability.comparable else Note(
+    warnings = [] if facts.comparability.comparable else [
         f"This run is **not** on the published study's setup ({', '.join(differing)} differ): absolute figures are "
-        f"not compared with the published ones; orderings and verdicts are checked on {facts.comparability.device}.",
-        "warn")
+        f"not compared with the published ones; orderings and verdicts are checked on {facts.comparability.device}."]
+    warnings += [facts.model_note] if facts.model_note else []
+    banner = Note(" ".join(warnings), "warn") if warnings else None
     count = len(facts.missing_cells)
     lead = Note(f"{len(cells)} cells measured; "
                 + (f"{count} missing (listed under Missing cells)" if count else "none missing")
