@@ -45,8 +45,11 @@ inns ip link set lo up
 # SLURM resolves with AF_INET + AI_ADDRCONFIG, which glibc answers only where some IPv4 address other than
 # 127.0.0.1 exists; a second loopback address (on lo, 127.0.0.0/8) satisfies it without leaving the loopback.
 inns ip addr add 127.0.0.2/8 dev lo
+# The wrappers also name the config: snakemake-executor-plugin-slurm-jobstep (0.6.1) drops every SLURM_* variable
+# but a few from the environment of the srun it starts inside a job, SLURM_CONF included.
 for tool in sbatch srun salloc sacct sacctmgr squeue scancel scontrol sinfo sstat; do
-    printf '#!/bin/sh\nexec nsenter --net=%q %q "$@"\n' "$ns" "$(command -v "$tool")" >"$state/bin/$tool"
+    printf '#!/bin/sh\nSLURM_CONF=%q exec nsenter --net=%q %q "$@"\n' "$state/slurm.conf" "$ns" "$(command -v "$tool")" \
+        >"$state/bin/$tool"
     chmod +x "$state/bin/$tool"
 done
 export PATH="$state/bin:$PATH"
