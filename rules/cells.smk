@@ -17,10 +17,9 @@ rule cell:
         condition=conditions_regex("fresh"),
     conda:
         "../envs/pipeline.yaml"
-    threads: workflow.cores
+    threads: rule_threads("cell")
     resources:
-        gpu=1,
-        runtime=cell_runtime_minutes,
+        **rule_resources("cell"),
     params:
         server_args=server_args,
         requires=lambda wc: config["conditions"][wc.condition]["requires"],
@@ -51,10 +50,9 @@ rule cell_sequence:
         condition=conditions_regex("warm"),
     conda:
         "../envs/pipeline.yaml"
-    threads: workflow.cores
+    threads: rule_threads("cell_sequence")
     resources:
-        gpu=1,
-        runtime=lambda wc: cell_runtime_minutes(wc) * len(REPEATS),
+        **rule_resources("cell_sequence"),
     params:
         server_args=server_args,
         requires=lambda wc: config["conditions"][wc.condition]["requires"],
