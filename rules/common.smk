@@ -230,12 +230,13 @@ def _rule_settings(name):
 
 
 def rule_threads(name):
-    """The threads a rule's job asks for; a cell run locally claims every core Snakemake has, so cells never
-    overlap (under a cluster executor each cell is a job of its own and asks for the configured number).
-    """
-    if name in CELL_RULES and workflow.local_exec:
-        return workflow.cores
-    return _rule_settings(name)["threads"]
+    """The threads a rule's job asks for. A cell run locally claims every core Snakemake has, so cells never
+    overlap; under a cluster executor each cell is a job of its own and asks for the configured number (decided
+    per job: the executor is known only then)."""
+    threads = _rule_settings(name)["threads"]
+    if name not in CELL_RULES:
+        return threads
+    return lambda wildcards: workflow.cores if workflow.local_exec else threads
 
 
 def rule_resources(name):
@@ -249,7 +250,13 @@ def rule_resources(name):
         repeats = len(REPEATS) if name == "cell_sequence" else 1
         attempts = config["measurement"]["max_attempts"]
         base["runtime"] = cell_runtime_minutes(None) * repeats * attempts
-    by_condition = config["resources"]["conditions"] if name in CELL_RULES else {}
+    # The conditions this rule serves: fresh servers (cell) or warm ones (cell_sequence).
+    mode = {"cell": "fresh", "cell_sequence": "warm"}.get(name)
+    by_condition = {
+        condition: settings
+        for condition, settings in config["resources"]["conditions"].items()
+        if config["conditions"][condition]["server"] == mode
+    }
     varying = {key for settings in by_condition.values() for key in settings}
     missing = sorted(varying - set(base))
     if missing:
