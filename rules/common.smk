@@ -250,7 +250,7 @@ def rule_resources(name):
         repeats = len(REPEATS) if name == "cell_sequence" else 1
         attempts = config["measurement"]["max_attempts"]
         base["runtime"] = cell_runtime_minutes(None) * repeats * attempts
-    # The conditions this rule serves: fresh servers (cell) or warm ones (cell_sequence).
+    # The conditions served by this rule, fresh servers (cell) or warm ones (cell_sequence)
     mode = {"cell": "fresh", "cell_sequence": "warm"}.get(name)
     by_condition = {
         condition: settings
