@@ -18,10 +18,9 @@ rule cell:
     priority: cell_priority
     conda:
         "../envs/pipeline.yaml"
-    threads: workflow.cores
+    threads: rule_threads("cell")
     resources:
-        gpu=1,
-        runtime=CELL_RUNTIME_MINUTES,
+        **rule_resources("cell"),
     params:
         server_args=server_args,
         requires=lambda wc: config["conditions"][wc.condition]["requires"],
@@ -53,10 +52,9 @@ rule cell_sequence:
     priority: cell_priority
     conda:
         "../envs/pipeline.yaml"
-    threads: workflow.cores
+    threads: rule_threads("cell_sequence")
     resources:
-        gpu=1,
-        runtime=CELL_RUNTIME_MINUTES * len(REPEATS),
+        **rule_resources("cell_sequence"),
     params:
         server_args=server_args,
         requires=lambda wc: config["conditions"][wc.condition]["requires"],

@@ -272,3 +272,67 @@ def dataset_file(task):
     if dataset["kind"] == "local-jsonl":
         return config_path(dataset["path"])
     return f"resources/datasets/{task}.jsonl"
+
+
+# --- what each job asks for, from config 'resources', so the same workflow runs locally or with --executor slurm
+CELL_RULES = ("cell", "cell_sequence")
+_BUILTIN_RESOURCES = {"threads": 1, "mem_mb": 2048, "runtime": 30, "gpu": 0}
+_unknown = set(config["resources"]["conditions"]) - set(config["conditions"])
+if _unknown:
+    raise WorkflowError(
+        f"config error at 'resources.conditions': no such condition {sorted(_unknown)}"
+    )
+workflow.localrules(*config["resources"]["local_rules"])
+
+
+def _rule_settings(name):
+    """A rule's resources: built-in fallback < resources.default < resources.rules.<rule>."""
+    res = config["resources"]
+    return {**_BUILTIN_RESOURCES, **res["default"], **res["rules"].get(name, {})}
+
+
+def rule_threads(name):
+    """The threads a rule's job asks for. A cell run locally claims every core Snakemake has, so cells never
+    overlap; under a cluster executor each cell is a job of its own and asks for the configured number (decided
+    per job: the executor is known only then)."""
+    threads = _rule_settings(name)["threads"]
+    if name not in CELL_RULES:
+        return threads
+    return lambda wildcards: workflow.cores if workflow.local_exec else threads
+
+
+def rule_resources(name):
+    """The resources declared besides threads - mem_mb, runtime, gpu when any is asked for, and any site key
+    the config adds. A cell's runtime defaults to its timeouts x attempts; its condition's settings come last.
+    """
+    base = {k: v for k, v in _rule_settings(name).items() if k != "threads"}
+    if name in CELL_RULES and "runtime" not in config["resources"]["rules"].get(
+        name, {}
+    ):
+        repeats = len(REPEATS) if name == "cell_sequence" else 1
+        attempts = config["measurement"]["max_attempts"]
+        base["runtime"] = CELL_RUNTIME_MINUTES * repeats * attempts
+    # The conditions served by this rule, fresh servers (cell) or warm ones (cell_sequence)
+    mode = {"cell": "fresh", "cell_sequence": "warm"}.get(name)
+    by_condition = {
+        condition: settings
+        for condition, settings in config["resources"]["conditions"].items()
+        if config["conditions"][condition]["server"] == mode
+    }
+    varying = {key for settings in by_condition.values() for key in settings}
+    missing = sorted(varying - set(base))
+    if missing:
+        raise WorkflowError(
+            f"config error at 'resources.conditions': {missing} set for some conditions need a value for the "
+            f"others: set them under resources.rules.{name} or resources.default"
+        )
+    resources = {}
+    for key, value in base.items():
+        if key == "gpu" and not value and "gpu" not in varying:
+            continue  # asks for no GPU: declare none (no --gpus under SLURM)
+        if key in varying:
+            value = lambda wc, key=key, value=value: by_condition.get(
+                wc.condition, {}
+            ).get(key, value)
+        resources[key] = value
+    return resources

@@ -17,6 +17,9 @@ rule llama_cpp_fetch:
     retries: 2
     conda:
         "../envs/build.yaml"
+    threads: rule_threads("llama_cpp_fetch")
+    resources:
+        **rule_resources("llama_cpp_fetch"),
     params:
         source=LLAMA_SOURCE,
     script:
@@ -39,6 +42,9 @@ rule llama_cpp_source:
     retries: 1
     conda:
         "../envs/build.yaml"
+    threads: rule_threads("llama_cpp_source")
+    resources:
+        **rule_resources("llama_cpp_source"),
     params:
         source=LLAMA_SOURCE,
     script:
@@ -56,7 +62,9 @@ rule llama_cpp_build:
     cache: "omit-software"
     conda:
         "../envs/build.yaml"
-    threads: workflow.cores
+    threads: rule_threads("llama_cpp_build")
+    resources:
+        **rule_resources("llama_cpp_build"),
     params:
         cmake_args=config["llama_cpp"]["cmake_args"],
         cuda=config["llama_cpp"]["cuda"],
@@ -79,5 +87,8 @@ rule llama_cpp_install:
         "benchmarks/llama_cpp/install.tsv"
     conda:
         "../envs/build.yaml"
+    threads: rule_threads("llama_cpp_install")
+    resources:
+        **rule_resources("llama_cpp_install"),
     script:
         "../scripts/llama_cpp_install.py"

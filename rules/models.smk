@@ -17,6 +17,9 @@ rule hf_download:
     retries: 3
     conda:
         "../envs/pipeline.yaml"
+    threads: rule_threads("hf_download")
+    resources:
+        **rule_resources("hf_download"),
     params:
         repo=lambda wc: model_source(ROLE_OF[wc.model])["repo"],
         revision=lambda wc: model_source(ROLE_OF[wc.model])["revision"],
@@ -35,6 +38,9 @@ rule tiny_target_checkpoint:
         f"benchmarks/models/{TARGET_ID}.tiny.tsv"
     conda:
         "../envs/convert.yaml"
+    threads: rule_threads("tiny_target_checkpoint")
+    resources:
+        **rule_resources("tiny_target_checkpoint"),
     params:
         seed=lambda wc: model_source("target").get("seed", 0),
         kind=lambda wc: model_source("target").get("weights", "random"),
@@ -54,6 +60,9 @@ rule tiny_draft_checkpoint:
         f"benchmarks/models/{DRAFT_ID}.tiny.tsv"
     conda:
         "../envs/convert.yaml"
+    threads: rule_threads("tiny_draft_checkpoint")
+    resources:
+        **rule_resources("tiny_draft_checkpoint"),
     params:
         seed=lambda wc: model_source("draft").get("seed", 1),
     script:
@@ -73,6 +82,9 @@ rule convert_target:
         f"benchmarks/models/{TARGET_ID}.convert.tsv"
     conda:
         "../envs/convert.yaml"
+    threads: rule_threads("convert_target")
+    resources:
+        **rule_resources("convert_target"),
     params:
         outtype="bf16",
         extra=config["models"]["target"]["convert_args"],
@@ -93,7 +105,9 @@ rule quantize_target:
         f"benchmarks/models/{TARGET_ID}.quantize.tsv"
     conda:
         "../envs/build.yaml"
-    threads: workflow.cores
+    threads: rule_threads("quantize_target")
+    resources:
+        **rule_resources("quantize_target"),
     params:
         quant=config["models"]["target"]["quant"],
     script:
@@ -114,6 +128,9 @@ rule convert_draft:
         f"benchmarks/models/{DRAFT_ID}.convert.tsv"
     conda:
         "../envs/convert.yaml"
+    threads: rule_threads("convert_draft")
+    resources:
+        **rule_resources("convert_draft"),
     params:
         outtype=config["models"].get("draft", {}).get("outtype", "bf16"),
         extra=lambda wc, input: [
@@ -137,6 +154,9 @@ rule verify_model:
         "benchmarks/models/{model}.verify.tsv"
     conda:
         "../envs/pipeline.yaml"
+    threads: rule_threads("verify_model")
+    resources:
+        **rule_resources("verify_model"),
     params:
         role=lambda wc: ROLE_OF[wc.model],
         expected_file_type=lambda wc: expected_file_type(ROLE_OF[wc.model]),

@@ -26,6 +26,9 @@ rule aggregate:
         "benchmarks/aggregate.tsv"
     conda:
         "../envs/pipeline.yaml"
+    threads: rule_threads("aggregate")
+    resources:
+        **rule_resources("aggregate"),
     params:
         baseline=config["baseline"],
         code_fingerprint=fingerprint(code("run_cells.py")),
@@ -71,6 +74,9 @@ rule report:
         "benchmarks/report.tsv"
     conda:
         "../envs/pipeline.yaml"
+    threads: rule_threads("report")
+    resources:
+        **rule_resources("report"),
     params:
         names={"tasks": list(config["tasks"]), "conditions": list(config["conditions"])},
         name=config["name"],

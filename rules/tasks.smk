@@ -12,6 +12,9 @@ rule render_prompt:
         "benchmarks/prompts/{task}.tsv"
     conda:
         "../envs/pipeline.yaml"
+    threads: rule_threads("render_prompt")
+    resources:
+        **rule_resources("render_prompt"),
     params:
         task=lambda wc: config["tasks"][wc.task],
     script:
@@ -30,6 +33,9 @@ rule hf_dataset:
     retries: 3
     conda:
         "../envs/pipeline.yaml"
+    threads: rule_threads("hf_dataset")
+    resources:
+        **rule_resources("hf_dataset"),
     params:
         dataset=lambda wc: config["tasks"][wc.task]["dataset"],
     script:

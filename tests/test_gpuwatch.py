@@ -288,6 +288,7 @@ def _fake_pynvml(*, init_error: Exception | None = None, processes_error: bool =
         nvmlSystemGetCudaDriverVersion=lambda: 12080,
         nvmlDeviceGetMemoryBusWidth=lambda h: 5120,
         nvmlDeviceGetMaxClockInfo=lambda h, kind: 3201,
+        nvmlDeviceGetCudaComputeCapability=lambda h: (9, 0),
     )
 
 
@@ -353,7 +354,8 @@ def test_device_info_with_fake_nvml(monkeypatch: pytest.MonkeyPatch) -> None:
     assert device_info() == {
         "nvml": "ok", "error": None, "driver": "570.124.06", "cuda_driver_version": "12.8",
         "devices": [{"index": 0, "uuid": "GPU-7c1f3a52-9e0b-4d6e-8a43-2f5d19c0b7e1", "name": "NVIDIA H200",
-                     "memory_total_mb": 143771.0, "memory_bus_width_bits": 5120, "max_mem_clock_mhz": 3201}],
+                     "memory_total_mb": 143771.0, "memory_bus_width_bits": 5120, "max_mem_clock_mhz": 3201,
+                     "compute_capability": "9.0"}],
     }
     assert fake.calls == ["init", "shutdown"]
 
@@ -396,3 +398,115 @@ def test_real_nvml_without_a_driver(tmp_path: Path) -> None:
     verdict = watch.verdict({12345})
     assert (verdict.contended, verdict.nvml, verdict.failed_samples) == (False, "unavailable", 0)
     assert len(_lines(tmp_path / "s.jsonl")) == len(samples)
+
+
+# --- which devices are the cell's: CUDA_VISIBLE_DEVICES matched to NVML, checked against the build ---------------
+
+NODE = json.loads((DATA / "device_info_h200x4.json").read_text())
+CONFINED = json.loads((DATA / "device_info_h200_confined.json").read_text())
+MIXED = json.loads((DATA / "device_info_a100_l4.json").read_text())
+DEVICE_2 = "GPU-5d0a2e6c-3b5f-4a7c-9e8d-0f1a2b3c4d62"
+
+
+@pytest.mark.parametrize(
+    ("value", "entries"),
+    [(None, None), ("", []), ("2", ["2"]), ("0, 3", ["0", "3"]), ("GPU-5d0a,,1", ["GPU-5d0a"])],
+)
+def test_parse_visible_devices(value: str | None, entries: list[str] | None) -> None:
+    assert gpuwatch.parse_visible_devices(value) == entries
+
+
+@pytest.mark.parametrize(
+    ("visible", "uuids"),
+    [
+        (None, [d["uuid"] for d in NODE["devices"]]),  # unset: CUDA uses every device
+        ("2", [DEVICE_2]),  # SLURM without device confinement: the node-wide index
+        (DEVICE_2, [DEVICE_2]),  # a full UUID
+        ("GPU-5d0a", [DEVICE_2]),  # a unique UUID prefix, as CUDA allows
+        ("3,0", [NODE["devices"][3]["uuid"], NODE["devices"][0]["uuid"]]),  # CUDA's order, not NVML's
+        ("", []),
+    ],
+)
+def test_select_devices_by_index_or_uuid(visible: str | None, uuids: list[str]) -> None:
+    chosen = gpuwatch.select_devices(gpuwatch.parse_visible_devices(visible), NODE["devices"])
+    assert [d["uuid"] for d in chosen] == uuids
+
+
+def test_select_devices_in_a_confined_job() -> None:
+    """SLURM with ConstrainDevices: the job's GPU is 0 to both CUDA and NVML, and its UUID is the node's device 2."""
+    chosen = gpuwatch.select_devices(["0"], CONFINED["devices"])
+    assert [d["uuid"] for d in chosen] == [DEVICE_2]
+
+
+@pytest.mark.parametrize(
+    ("visible", "message"),
+    [
+        ("4", "'4' matches no NVML device"),
+        ("GPU-ffff", "matches no NVML device"),
+        ("GPU-", "matches more than one"),
+        ("NoDevFiles", "neither an index nor a GPU UUID"),
+        (f"2,{DEVICE_2}", "twice"),
+    ],
+)
+def test_select_devices_refuses_to_guess(visible: str, message: str) -> None:
+    with pytest.raises(gpuwatch.DeviceError, match=message):
+        gpuwatch.select_devices(gpuwatch.parse_visible_devices(visible), NODE["devices"])
+
+
+def test_only_the_cells_device_is_judged_on_a_shared_node() -> None:
+    samples = read_samples(DATA / "h200x4_shared_node.jsonl")
+    everything = judge(samples, {H200_SERVER}, nvml_available=True)
+    assert everything.contended and everything.foreign_pids == [77001]  # another job's server, on device 0
+    ours = gpuwatch.select_devices(["2"], NODE["devices"])
+    verdict = judge(samples, {H200_SERVER}, nvml_available=True, watched={d["uuid"] for d in ours})
+    assert not verdict.contended and verdict.reason.startswith("clean")
+    # Watching the wrong device (device 0, as a watch pinned to index 0 would) rejects a clean cell.
+    assert judge(samples, {H200_SERVER}, nvml_available=True, watched={NODE["devices"][0]["uuid"]}).contended
+
+
+@pytest.mark.parametrize(
+    ("architectures", "capability", "covered"),
+    [
+        (["90-real"], "9.0", True),
+        (["90-real"], "8.0", False),  # an H200 build on an A100
+        (["80-real"], "8.9", True),  # sm_80 machine code runs on later 8.x
+        (["86-real"], "8.0", False),  # but not on earlier ones
+        (["80-real"], "9.0", False),  # nor across a major version
+        (["80"], "9.0", True),  # real + virtual: the PTX is compiled by the driver
+        (["75-virtual"], "8.9", True),
+        (["90a-real"], "9.0", True),
+        (["90a"], "10.0", False),  # arch-specific code runs on exactly its capability, and has no portable PTX
+        (["80-real", "90-real"], "9.0", True),
+        (["61-virtual", "70-virtual", "75-virtual", "80-virtual", "86-real", "89-real"], "8.9", True),
+    ],
+)
+def test_arch_covers(architectures: list[str], capability: str, covered: bool) -> None:
+    assert gpuwatch.arch_covers(architectures, capability) is covered
+
+
+def test_a_build_for_one_gpu_is_refused_on_another() -> None:
+    h200_build = ["90-real"]
+    gpuwatch.check_build_covers(h200_build, NODE["devices"])
+    with pytest.raises(gpuwatch.DeviceError, match=r"compute capability 8\.0") as error:
+        gpuwatch.check_build_covers(h200_build, MIXED["devices"][:1])
+    assert "NVIDIA A100-SXM4-80GB" in str(error.value) and "GPU-a1000000" in str(error.value)
+    gpuwatch.check_build_covers(["80-real", "89-real", "90-real"], MIXED["devices"] + NODE["devices"])
+
+
+@pytest.mark.parametrize(
+    ("architectures", "message"),
+    [(None, "does not record"), ([], "does not record"), (["native"], "not resolved"), (["sm_90"], "not understood")],
+)
+def test_an_unknown_build_is_refused_on_a_gpu(architectures: list[str] | None, message: str) -> None:
+    with pytest.raises(gpuwatch.DeviceError, match=message):
+        gpuwatch.check_build_covers(architectures, NODE["devices"][:1])
+
+
+def test_assigned_devices() -> None:
+    env = {"CUDA_VISIBLE_DEVICES": "2"}
+    assert [d["uuid"] for d in gpuwatch.assigned_devices(NODE, env, ["90-real"], cuda=True)] == [DEVICE_2]
+    with pytest.raises(gpuwatch.DeviceError, match="compute capability 8.9"):
+        gpuwatch.assigned_devices(MIXED, {"CUDA_VISIBLE_DEVICES": "1"}, ["90-real"], cuda=True)
+    # No driver, or a CPU build: no device is the cell's, nothing to check.
+    assert gpuwatch.assigned_devices({"nvml": "unavailable", "devices": []}, env, None, cuda=True) == []
+    assert gpuwatch.assigned_devices(NODE, env, None, cuda=False) == []

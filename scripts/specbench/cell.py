@@ -8,13 +8,13 @@ import json
 import os
 import platform
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .cells import Cell
 from .client import run_exchange
-from .gpuwatch import GpuWatch, device_info, judge
+from .gpuwatch import DeviceError, GpuWatch, assigned_devices, device_info, judge
 from .gsm8k import score_gsm8k
 from .parse import derived_figures, parse_speculative_log
 from .server import ServerError, llama_server
@@ -52,6 +52,7 @@ class Setup:
     sample_interval_s: float = 2.0
     max_attempts: int = 3
     max_load_per_cpu: float | None = None
+    watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
 
 
 def _now() -> str:
@@ -67,13 +68,21 @@ def check_requirements(setup: Setup, label: str) -> None:
         )
 
 
-def machine_info() -> dict[str, Any]:
-    """Where the cells ran: host, CPU count and the GPU devices as NVML reports them (or that it could not)."""
+# What a batch scheduler tells its job about itself (absent when not run by one).
+SCHEDULER_ENV = ("SLURM_JOB_ID", "SLURM_JOB_PARTITION", "SLURMD_NODENAME", "SLURM_CLUSTER_NAME", "SLURM_CPUS_PER_TASK",
+                 "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES")
+
+
+def machine_info(gpu: dict[str, Any], devices: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where the cells ran: host, CPU count, the scheduler's job (SLURM), the GPU devices as NVML reports them
+    (``gpu``: ``device_info()``) and which of them were the cell's (``devices``: UUIDs; empty without a GPU)."""
     return {
         "hostname": platform.node(),
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
-        "gpu": device_info(),
+        "scheduler": {name: os.environ[name] for name in SCHEDULER_ENV if name in os.environ},
+        "gpu": gpu,
+        "devices": [{key: d.get(key) for key in ("index", "uuid", "name", "compute_capability")} for d in devices],
     }
 
 
@@ -97,7 +106,8 @@ def _provenance(setup: Setup) -> dict[str, Any]:
 
 
 def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One server for ``cells`` in order (one request each), watched from before start to after stop."""
+    """One server for ``cells`` in order (one request each), watched from before start to after stop; only the
+    cell's own devices (``setup.watched_devices``) are judged."""
     results: list[dict[str, Any]] = []
     server_info: dict[str, Any] = {}
     scratch = setup.gpu_samples.with_name(f".{setup.gpu_samples.name}.attempt{attempt}")
@@ -134,7 +144,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
         _keep_samples(setup.gpu_samples, watch, attempt)
         scratch.unlink(missing_ok=True)
     verdict = judge(watch.samples, {server_info["pid"]}, nvml_available=watch.nvml_available,
-                    max_load_per_cpu=setup.max_load_per_cpu)
+                    max_load_per_cpu=setup.max_load_per_cpu, watched=setup.watched_devices)
     return [{**r, "server": server_info} for r in results], verdict.to_json()
 
 
@@ -215,6 +225,13 @@ def _record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[d
 def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
     """Run ``cells`` on one server (one cell: the fresh-server case); rerun contended attempts; return records."""
     check_requirements(setup, cells[0].label)
+    gpu = device_info()
+    try:  # the GPU(s) SLURM or the user assigned, which the build must have code for
+        devices = assigned_devices(gpu, os.environ, setup.build_manifest.get("cuda_architectures"),
+                                   bool(setup.build_manifest.get("cuda")))
+    except DeviceError as error:
+        raise CellError(f"cell {cells[0].label}: {error}") from error
+    setup = replace(setup, watched_devices=tuple(str(d["uuid"]) for d in devices) or None)
     setup.gpu_samples.unlink(missing_ok=True)
     rejected: list[dict[str, Any]] = []
     for attempt in range(1, setup.max_attempts + 1):
@@ -222,7 +239,7 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
         if not verdict["contended"]:
             log_text = setup.server_log.read_text(encoding="utf-8", errors="replace")
             shared = {"speculative": parse_speculative_log(log_text), "provenance": _provenance(setup),
-                      "machine": machine_info()}
+                      "machine": machine_info(gpu, devices)}
             return [_record(setup, r, attempt, rejected, verdict, len(cells), shared) for r in results]
         rejected.append({"attempt": attempt, "reason": verdict["reason"], "foreign_pids": verdict["foreign_pids"],
                          "server_pid": results[0]["server"]["pid"] if results else None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -141,6 +142,24 @@ def _compiler(build_dir: Path) -> dict[str, str]:
     return compilers
 
 
+_GENCODE = re.compile(r"(?:--generate-code[= ]|-gencode[= ])arch=compute_(\w+),code=(\[[^\]]*\]|[\w,]+)")
+
+
+def cuda_architectures(work_dir: Path) -> list[str]:
+    """The CUDA architectures the build compiled for, as CMake spells them ('90-real' machine code, '80-virtual'
+    PTX), read from the nvcc flags CMake generated: what the build chose (llama.cpp's defaults or 'native', which
+    CMake resolves to the GPUs it saw while configuring), not what was asked for. Empty when nothing was found."""
+    found: set[str] = set()
+    for pattern in ("**/flags.make", "build.ninja", "**/build.ninja"):
+        for path in sorted(work_dir.glob(pattern)):
+            for match in _GENCODE.finditer(path.read_text(errors="replace")):
+                for code in match.group(2).strip("[]").split(","):
+                    kind, _, arch = code.strip().partition("_")
+                    if arch and kind in ("sm", "compute"):
+                        found.add(f"{arch}-{'real' if kind == 'sm' else 'virtual'}")
+    return sorted(found, key=lambda entry: (int(re.sub(r"\D", "", entry.split("-")[0]) or 0), entry))
+
+
 def build(source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], cuda: bool, targets: list[str],
           jobs: int) -> dict[str, Any]:
     """Configure and build ``targets``; copy the binaries to ``out_dir/bin`` and write ``out_dir/manifest.json``."""
@@ -165,6 +184,9 @@ def build(source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], cu
         "source": _read_source_info(source),
         "cmake_args": argv,
         "cuda": cuda,
+        # Checked by every cell against its GPU's compute capability: a build is never silently used on a GPU
+        # it has no code for.
+        "cuda_architectures": cuda_architectures(work_dir) if cuda else [],
         "targets": targets,
         "compiler": _compiler(work_dir),
         "host_cpu": host_cpu(),

@@ -1,0 +1,204 @@
+"""The workflow under a real SLURM: a single-node cluster on this machine (tests/slurm/start-cluster.sh: munged,
+MariaDB, slurmdbd, slurmctld, slurmd, in a loopback-only network namespace) with two partitions standing for two
+kinds of machine, and `snakemake --profile profiles/slurm` (snakemake-executor-plugin-slurm) on a tiny slice of
+the tiny config: 2 tasks x 2 conditions x temperature 0 x 1 repeat, the conditions' cells in different partitions.
+
+sacct must show each cell as a SLURM job of its own, in its condition's partition; the steps that run once (tiny
+checkpoint, convert, quantize, install) as one job each, shared by every cell through the filesystem; the local
+rules as no job at all. The same slice also runs locally (--cores 2) to measure what SLURM adds; the timings go
+to $SPECBENCH_TEST_CACHE/slurm-timings.json. llama.cpp comes from the between-workflow cache shared with
+test_workflow.py (built once per machine).
+
+Needs root and Debian's slurm-wlm, slurmdbd, munge and mariadb-server: skipped without them, except under CI=true,
+where a cluster that cannot start fails the test.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from specbench.files import read_json
+from workflow_helpers import OUTPUT_CACHE, REPO, TEST_CACHE, llama_server_pids_using, write_yaml
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
+
+CLUSTER = REPO / "tests" / "slurm"
+PARTITION_OF = {"off": "kind-a", "mtp": "kind-b"}  # condition -> the partition ("kind of machine") of its cells
+TASKS = ["essay", "todo-app"]
+ONCE = ["tiny_target_checkpoint", "tiny_draft_checkpoint", "convert_target", "convert_draft", "quantize_target",
+        "llama_cpp_install"]
+# The llama.cpp rules run on the submitting host, where Snakemake's between-workflow cache works: inside a cluster
+# job (snakemake 9.27.1) a cached rule whose input is a cached rule's directory fails (IsADirectoryError while
+# hashing it), and a bare --cache is not passed on to jobs at all.
+LLAMA_CPP = ["llama_cpp_fetch", "llama_cpp_source", "llama_cpp_build"]
+LOCAL = ["render_prompt", "verify_model", "aggregate", "report", *LLAMA_CPP]
+TOOLS = ["munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd", "sbatch", "sacct",
+         "sacctmgr", "unshare", "nsenter"]
+SLICE = {
+    "name": "slurm test",
+    "select": {"tasks": TASKS, "conditions": list(PARTITION_OF)},
+    "temperatures": [0.0],
+    "repeats": 1,
+    "max_tokens": 32,
+    "resources": {
+        "rules": {"cell": {"slurm_partition": "kind-a"}},
+        "conditions": {c: {"slurm_partition": p} for c, p in PARTITION_OF.items()},
+        "local_rules": ["hf_download", "hf_dataset", *LOCAL],
+    },
+}
+
+
+def _unavailable(reason: str) -> None:
+    """Skip locally; under CI the cluster must start, so fail."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"SLURM test cannot run under CI: {reason}")
+    pytest.skip(reason)
+
+
+def _fail_message(result: subprocess.CompletedProcess) -> str:
+    return f"exit {result.returncode}\n--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-8000:]}"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """A running single-node cluster with partitions kind-a and kind-b; stopped at the end, always."""
+    if os.geteuid() != 0:
+        _unavailable("needs root to start SLURM daemons")
+    path = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
+    missing = [tool for tool in TOOLS if not shutil.which(tool, path=path)]
+    if missing:
+        _unavailable(f"missing {missing}: apt-get install -y slurm-wlm slurmdbd munge mariadb-server")
+    state = tmp_path_factory.mktemp("slurm")
+    t0 = time.monotonic()
+    try:
+        started = subprocess.run([str(CLUSTER / "start-cluster.sh"), str(state), *sorted(set(PARTITION_OF.values()))],
+                                 capture_output=True, text=True, timeout=300, env={**os.environ, "PATH": path})
+        if started.returncode != 0:
+            logs = "\n".join(f"--- {p.name} ---\n{p.read_text(errors='replace')[-2000:]}"
+                             for p in sorted((state / "log").glob("*.log")))
+            _unavailable(f"the cluster did not start:\n{started.stderr[-4000:]}\n{logs}")
+        env = {**os.environ, "PATH": f"{state / 'bin'}:{path}", "SLURM_CONF": str(state / "slurm.conf")}
+        yield {"state": state, "env": env, "start_s": time.monotonic() - t0}
+    finally:
+        subprocess.run([str(CLUSTER / "stop-cluster.sh"), str(state)], capture_output=True, timeout=180)
+
+
+def _snakemake(work: Path, *extra: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess, float]:
+    """`snakemake all` on the tiny config plus the slice, llama.cpp from the shared cache; (result, wall seconds)."""
+    OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
+    configs = [REPO / "config" / "tiny.yaml", write_yaml(work / "slice.yaml", SLICE)]
+    argv = [sys.executable, "-m", "snakemake", "all", "--snakefile", str(REPO / "Snakefile"),
+            "--directory", str(work), "--cache", *extra, "--configfile", *(str(c) for c in configs)]
+    t0 = time.monotonic()
+    result = subprocess.run(argv, cwd=work, env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)},
+                            capture_output=True, text=True, timeout=3600)
+    return result, time.monotonic() - t0
+
+
+def _sacct(env: dict[str, str], since: str) -> list[dict[str, str]]:
+    """Every job (allocation, not steps) since ``since``, one dict per job."""
+    fields = ["JobIDRaw", "JobName", "Partition", "State", "Submit", "Start", "End", "ElapsedRaw", "NodeList",
+              "Comment"]
+    out = subprocess.run(["sacct", "-X", "--parsable2", "--noheader", "--allusers", "--starttime", since,
+                          f"--format={','.join(fields)}"], env=env, capture_output=True, text=True, check=True)
+    return [dict(zip(fields, line.split("|"), strict=True)) for line in out.stdout.splitlines() if line]
+
+
+def _seconds(a: str, b: str) -> float:
+    return (dt.datetime.fromisoformat(b) - dt.datetime.fromisoformat(a)).total_seconds()
+
+
+@pytest.fixture(scope="module")
+def runs(cluster: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The slice once under SLURM and once locally, each in a fresh working directory."""
+    since = dt.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
+    slurm_work = tmp_path_factory.mktemp("slurm-work")
+    slurm, slurm_s = _snakemake(
+        slurm_work, "--profile", str(REPO / "profiles" / "slurm"), "--jobs", "4",
+        "--default-resources", "slurm_partition=kind-a", "slurm_account=specbench",
+        "--slurm-init-seconds-before-status-checks", "2",
+        env=cluster["env"])
+    assert slurm.returncode == 0, _fail_message(slurm)
+    jobs = _sacct(cluster["env"], since)
+    local_work = tmp_path_factory.mktemp("local-work")
+    local, local_s = _snakemake(local_work, "--cores", "2", env=dict(os.environ))
+    assert local.returncode == 0, _fail_message(local)
+    return {"slurm": slurm_work, "local": local_work, "slurm_s": slurm_s, "local_s": local_s, "jobs": jobs,
+            "cluster_start_s": cluster["start_s"]}
+
+
+def _cells(work: Path) -> list[dict]:
+    return [read_json(p) for p in sorted((work / "results" / "cells").rglob("r*.json"))]
+
+
+def test_each_cell_is_a_slurm_job_in_its_conditions_partition(runs: dict) -> None:
+    records = _cells(runs["slurm"])
+    assert len(records) == len(TASKS) * len(PARTITION_OF)
+    jobs = {job["JobIDRaw"]: job for job in runs["jobs"]}
+    cell_jobs = [job for job in runs["jobs"] if job["Comment"].startswith("rule_cell_")]
+    assert len(cell_jobs) == len(records)
+    seen = set()
+    for record in records:
+        scheduler = record["machine"]["scheduler"]
+        job = jobs[scheduler["SLURM_JOB_ID"]]  # the record names its job, and sacct knows it
+        condition = record["cell"]["condition"]
+        assert job["Partition"] == PARTITION_OF[condition] == scheduler["SLURM_JOB_PARTITION"]
+        assert job["State"] == "COMPLETED"
+        assert f"_{record['cell']['task']}_{condition}_" in job["Comment"]
+        assert record["machine"]["hostname"]
+        seen.add(job["JobIDRaw"])
+    assert len(seen) == len(records)  # one job per cell
+
+
+def test_steps_that_run_once_are_one_job_each_and_local_rules_none(runs: dict) -> None:
+    by_rule: dict[str, int] = {}
+    for job in runs["jobs"]:
+        rule = job["Comment"].removeprefix("rule_").split("_wildcards_")[0]
+        by_rule[rule] = by_rule.get(rule, 0) + 1
+    for rule in ONCE:
+        assert by_rule.get(rule) == 1, by_rule
+    for rule in LOCAL:
+        assert rule not in by_rule, by_rule
+
+
+def test_slurm_and_local_runs_agree(runs: dict) -> None:
+    slurm = {r["cell"]["label"]: r for r in _cells(runs["slurm"])}
+    local = {r["cell"]["label"]: r for r in _cells(runs["local"])}
+    assert slurm.keys() == local.keys()
+    for label, record in slurm.items():
+        # Same binary, model and prompt: the same greedy tokens (temperature 0, CPU).
+        assert record["provenance"]["model"]["sha256"] == local[label]["provenance"]["model"]["sha256"]
+        assert record["response"]["tokens"] == local[label]["response"]["tokens"], label
+        assert "SLURM_JOB_ID" not in local[label]["machine"]["scheduler"]
+    assert (runs["slurm"] / "results" / "report.html").is_file()
+    assert not llama_server_pids_using(runs["slurm"]) and not llama_server_pids_using(runs["local"])
+
+
+def test_timings_measured(runs: dict) -> None:
+    """What SLURM adds: the wall time of the same slice, and per cell job submit->start->end against the cell."""
+    jobs = {job["JobIDRaw"]: job for job in runs["jobs"]}
+    per_job = []
+    for record in _cells(runs["slurm"]):
+        job = jobs[record["machine"]["scheduler"]["SLURM_JOB_ID"]]
+        cell_s = record["figures"]["cell_wall_s"]
+        per_job.append({"cell": record["cell"]["label"], "job": job["JobIDRaw"], "partition": job["Partition"],
+                        "queued_s": _seconds(job["Submit"], job["Start"]),
+                        "job_s": _seconds(job["Start"], job["End"]), "cell_wall_s": round(cell_s, 2),
+                        "overhead_s": round(_seconds(job["Submit"], job["End"]) - cell_s, 2)})
+    timings = {"cluster_start_s": round(runs["cluster_start_s"], 1), "slurm_run_s": round(runs["slurm_s"], 1),
+               "local_run_s": round(runs["local_s"], 1), "jobs": len(runs["jobs"]),
+               "cell_jobs": per_job}
+    TEST_CACHE.mkdir(parents=True, exist_ok=True)
+    (TEST_CACHE / "slurm-timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+    print(json.dumps(timings, indent=2))
+    assert all(j["overhead_s"] >= 0 and j["queued_s"] >= 0 for j in per_job), per_job
