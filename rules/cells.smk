@@ -32,6 +32,7 @@ rule cell:
         sample_interval_s=config["measurement"]["sample_interval_s"],
         max_attempts=config["measurement"]["max_attempts"],
         max_load_per_cpu=config["measurement"]["max_load_per_cpu"],
+        max_foreign_cpu=config["measurement"]["max_foreign_cpu"],
     script:
         "../scripts/run_cells.py"
 
@@ -66,6 +67,7 @@ rule cell_sequence:
         sample_interval_s=config["measurement"]["sample_interval_s"],
         max_attempts=config["measurement"]["max_attempts"],
         max_load_per_cpu=config["measurement"]["max_load_per_cpu"],
+        max_foreign_cpu=config["measurement"]["max_foreign_cpu"],
         repeats=REPEATS,
     script:
         "../scripts/run_cells.py"

@@ -1,6 +1,7 @@
 """Snakemake entry: run one cell (or a warm server's sequence of repeats) and write each record atomically.
 
-A failure prints one line naming the cell and the log to read, and writes no cell file."""
+A failure prints one line naming the cell and the log to read, and writes no cell file. SIGTERM, SIGHUP and the
+death of the Snakemake process above this script stop the server and end the script the same way."""
 
 from pathlib import Path
 
@@ -9,14 +10,16 @@ from specbench.cells import Cell
 from specbench.code import fingerprint
 from specbench.entry import fail, logged_to
 from specbench.files import read_json, write_json_atomic
+from specbench.server import Interrupted, interrupt_guard
 
 snakemake = globals()["snakemake"]
 params, inp, log, wc = snakemake.params, snakemake.input, snakemake.log, snakemake.wildcards
 repeats = [int(wc.repeat)] if hasattr(wc, "repeat") else list(params.repeats)
 cells = [Cell(wc.task, wc.condition, float(wc.temperature), repeat) for repeat in repeats]
+labels = ", ".join(c.label for c in cells)
 build_dir = Path(inp.build)
-with logged_to(log.run):
-    print(f"cells {', '.join(c.label for c in cells)}: starting", flush=True)
+with logged_to(log.run), interrupt_guard() as snakemake_pid:
+    print(f"cells {labels}: starting (watching Snakemake pid {snakemake_pid})", flush=True)
     setup = Setup(
         condition=wc.condition,
         server_binary=build_dir / "llama-server",
@@ -39,19 +42,26 @@ with logged_to(log.run):
         sample_interval_s=params.sample_interval_s,
         max_attempts=params.max_attempts,
         max_load_per_cpu=params.max_load_per_cpu,
+        max_foreign_cpu=params.max_foreign_cpu,
     )
+    lines = []
     try:
         records = run_cells(setup, cells)
+        for cell, record in zip(cells, records, strict=True):
+            write_json_atomic(Path(cell.path), record)
+            fig = record["figures"]
+            lines.append(
+                f"cell {cell.label}: {fig['tokens_per_s']:.1f} tok/s, {fig['predicted_n']} tokens, drafted "
+                f"{fig['draft_n']} accepted {fig['draft_n_accepted']}, attempt {record['attempt']}, "
+                f"wall {fig['cell_wall_s']:.1f} s"
+            )
     except CellError as error:
         fail(str(error), log.run)
-    lines = []
-    for cell, record in zip(cells, records, strict=True):
-        write_json_atomic(Path(cell.path), record)
-        fig = record["figures"]
-        lines.append(
-            f"cell {cell.label}: {fig['tokens_per_s']:.1f} tok/s, {fig['predicted_n']} tokens, drafted "
-            f"{fig['draft_n']} accepted {fig['draft_n_accepted']}, attempt {record['attempt']}, "
-            f"wall {fig['cell_wall_s']:.1f} s"
-        )
+    except OSError as error:  # a record or log could not be written (disk full, read-only): no partial file is left
+        fail(f"cells {labels}: could not write its files: {error}; no cell file was written", log.run)
+    except (Interrupted, KeyboardInterrupt) as stop:
+        fail(f"cells {labels}: stopped ({stop or 'interrupted'}); the server was stopped and no cell file was "
+             "written. To resume, run the same snakemake command again (after a kill -9 of Snakemake, first "
+             "`snakemake --unlock` with the same options)", log.run)
     print("\n".join(lines))
 print("\n".join(f"specbench: {line}" for line in lines), flush=True)

@@ -9,10 +9,10 @@ from specbench.gguf_info import ModelCheckError, check_model, inspect_gguf
 snakemake = globals()["snakemake"]
 params = snakemake.params
 with logged_to(snakemake.log[0]):
-    info = inspect_gguf(Path(snakemake.input.gguf))
-    info["source"] = params.source
-    print({k: info[k] for k in ("path", "file_type_name", "tensor_count", "mtp", "size_bytes")})
     try:
+        info = inspect_gguf(Path(snakemake.input.gguf))
+        info["source"] = params.source
+        print({k: info[k] for k in ("path", "file_type_name", "tensor_count", "mtp", "size_bytes")})
         check_model(info, expected_file_type=params.expected_file_type, require_mtp=params.require_mtp)
     except ModelCheckError as error:
         fail(f"model '{snakemake.params.role}': {error}", snakemake.log[0])

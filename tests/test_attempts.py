@@ -47,7 +47,8 @@ def test_contended_attempt_is_rejected_then_measured_again(tmp_path: Path, monke
     [record] = run_cells(_setup(tmp_path), [CELL])
     assert record["attempt"] == 2
     assert record["figures"]["tokens_per_s"] == 126.0
-    assert record["rejected_attempts"] == [{"attempt": 1, "reason": "pid 7781 in 3 sample(s) (during)",
+    assert record["rejected_attempts"] == [{"attempt": 1, "outcome": "contended",
+                                            "reason": "pid 7781 in 3 sample(s) (during)",
                                             "foreign_pids": [7781], "server_pid": 11, "tokens_per_s": [52.0]}]
     assert record["contention"]["contended"] is False
 
@@ -60,6 +61,33 @@ def test_every_attempt_contended_fails_naming_the_foreign_processes(tmp_path: Pa
     message = str(caught.value)
     assert message.startswith("cell essay/off/t0.0/r1: all 2 attempts were contended (foreign processes [7781]")
     assert str(tmp_path / "gpu.jsonl") in message
+
+
+def test_failed_attempt_is_recorded_then_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def attempt(setup: Setup, cells: list[Cell], n: int) -> tuple[list[dict], dict]:
+        if n == 1:
+            raise cell_module.AttemptFailed("llama-server (pid 21) was killed by SIGKILL during the request", 21)
+        return _outcome(False, 22, 120.0)
+
+    monkeypatch.setattr(cell_module, "_attempt", attempt)
+    [record] = run_cells(_setup(tmp_path), [CELL])
+    assert record["attempt"] == 2
+    assert record["rejected_attempts"] == [{
+        "attempt": 1, "outcome": "failed", "reason": "llama-server (pid 21) was killed by SIGKILL during the request",
+        "foreign_pids": [], "server_pid": 21, "tokens_per_s": []}]
+
+
+def test_every_attempt_failed_names_the_cell_the_attempts_and_the_log(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    def attempt(setup: Setup, cells: list[Cell], n: int) -> tuple[list[dict], dict]:
+        raise cell_module.AttemptFailed("llama-server exited with code 1 before it became ready", None)
+
+    monkeypatch.setattr(cell_module, "_attempt", attempt)
+    with pytest.raises(CellError) as caught:
+        run_cells(_setup(tmp_path, attempts=2), [CELL])
+    assert str(caught.value) == (
+        "cell essay/off/t0.0/r1: llama-server exited with code 1 before it became ready "
+        f"(attempt 2 of 2; earlier attempts failed the same way); read {tmp_path / 'server.log'}")
 
 
 def test_condition_needing_mtp_is_refused_before_any_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

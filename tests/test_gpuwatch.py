@@ -119,7 +119,7 @@ def test_verdict_to_json() -> None:
     verdict = _judge_file("a100_foreign_mid.jsonl", {A100_SERVER})
     data = json.loads(json.dumps(verdict.to_json()))
     assert data == {"contended": True, "reason": verdict.reason, "foreign_pids": [7781], "samples": 8,
-                    "failed_samples": 0, "nvml": "ok"}
+                    "failed_samples": 0, "nvml": "ok", "foreign_cpu": None}
 
 
 # --- Sample round trip -------------------------------------------------------------------------------------------

@@ -1,25 +1,30 @@
 """Run cells: a server (fresh per cell, or one warm server for a sequence of repeats), the requests, a complete
-record per cell; GPU-contended attempts are rejected and run again; failures name the cell and the log to read."""
+record per cell; contended attempts (another process on the GPU, or using the CPU) and failed ones (the server
+died, its port was taken, the connection broke) are recorded and run again; failures name the cell and the log."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import platform
+import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from .cells import Cell
-from .client import run_exchange
+from .client import RequestRefused, run_exchange
 from .gpuwatch import DeviceError, GpuWatch, assigned_devices, device_info, judge
 from .gsm8k import score_gsm8k
 from .parse import derived_figures, parse_speculative_log
-from .server import ServerError, llama_server
+from .server import RunningServer, ServerError, check_identity, exit_description, llama_server
 
-RECORD_VERSION = 3
+RECORD_VERSION = 4
 
 
 class CellError(RuntimeError):
@@ -52,6 +57,7 @@ class Setup:
     sample_interval_s: float = 2.0
     max_attempts: int = 3
     max_load_per_cpu: float | None = None
+    max_foreign_cpu: float | None = None
     watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
 
 
@@ -105,46 +111,81 @@ def _provenance(setup: Setup) -> dict[str, Any]:
     }
 
 
+class AttemptFailed(RuntimeError):
+    """One attempt failed in a way a new server may not (it died, the port was taken, the connection broke)."""
+
+    def __init__(self, reason: str, server_pid: int | None) -> None:
+        super().__init__(reason)
+        self.reason, self.server_pid = reason, server_pid
+
+
+def _request_failure(error: Exception, server: RunningServer) -> str:
+    """Why a request failed: the server died (and how), or the error itself."""
+    code = server.process.poll()
+    if code is None:  # it may be dying right now: give it a moment to say so
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            code = server.process.wait(timeout=1.0)
+    if code is not None:
+        return f"llama-server (pid {server.pid}) {exit_description(code)} during the request"
+    return f"the request to llama-server (pid {server.pid}) failed: {type(error).__name__}: {error}"
+
+
 def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One server for ``cells`` in order (one request each), watched from before start to after stop; only the
-    cell's own devices (``setup.watched_devices``) are judged."""
+    cell's own devices (``setup.watched_devices``) are judged.
+
+    Raises AttemptFailed when the server could not be started, was not ours, or died or broke off mid-request;
+    CellError when the server refused the request itself (a bad request fails the same way on any server)."""
     results: list[dict[str, Any]] = []
     server_info: dict[str, Any] = {}
     scratch = setup.gpu_samples.with_name(f".{setup.gpu_samples.name}.attempt{attempt}")
     watch = GpuWatch(scratch, interval_s=setup.sample_interval_s)
     watch.sample_now("before")
+    header = f"--- specbench: attempt {attempt} of {setup.max_attempts}, {_now()} ---"
     try:
         with watch:
             t0 = time.perf_counter()
             with llama_server(setup.server_binary, setup.server_args, setup.server_log,
-                              setup.startup_timeout_s) as server:
+                              setup.startup_timeout_s, log_header=header) as server:
                 ready_s = time.perf_counter() - t0
                 server_info = {"pid": server.pid, "port": server.port, "argv": server.argv,
                                "started_at": dt.datetime.fromtimestamp(server.started_at, dt.UTC).isoformat()}
                 for position, cell in enumerate(cells, start=1):
+                    check_identity(server)  # the port is still this server's (it may have died and been taken)
                     started_at, c0 = _now(), time.perf_counter()
-                    exchange = run_exchange(
-                        server.url,
-                        setup.prompt_manifest["messages"],
-                        reasoning=setup.reasoning,
-                        max_tokens=setup.max_tokens,
-                        temperature=cell.temperature,
-                        seed=cell.seed(setup.base_seed),
-                        timeout_s=setup.request_timeout_s,
-                    )
+                    watch.sample_now("during", mark="request-start")
+                    try:
+                        exchange = run_exchange(
+                            server.url,
+                            setup.prompt_manifest["messages"],
+                            reasoning=setup.reasoning,
+                            max_tokens=setup.max_tokens,
+                            temperature=cell.temperature,
+                            seed=cell.seed(setup.base_seed),
+                            timeout_s=setup.request_timeout_s,
+                        )
+                    except RequestRefused as error:
+                        raise CellError(f"cell {cell.label}: {error}; read {setup.server_log}") from error
+                    except (httpx.HTTPError, ValueError, OSError) as error:
+                        raise AttemptFailed(_request_failure(error, server), server.pid) from error
+                    watch.sample_now("during", mark="request-end")
                     wall_s = time.perf_counter() - c0 + (ready_s if position == 1 else 0.0)
                     results.append({"cell": cell, "exchange": exchange, "position": position, "wall_s": wall_s,
                                     "ready_s": ready_s if position == 1 else 0.0, "started_at": started_at,
                                     "ended_at": _now(), "loadavg": list(os.getloadavg())})
     except ServerError as error:
-        raise CellError(f"cell {cells[0].label}: {error}") from error
-    except Exception as error:  # a request or I/O failure mid-cell: name the cell and the log
+        raise AttemptFailed(error.reason, server_info.get("pid")) from error
+    except (CellError, AttemptFailed):
+        raise
+    except Exception as error:  # an I/O failure of our own mid-cell: name the cell and the log
         raise CellError(f"cell {cells[0].label}: {type(error).__name__}: {error}; read {setup.server_log}") from error
     finally:
         _keep_samples(setup.gpu_samples, watch, attempt)
-        scratch.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a read-only folder: the record's own write reports it
+            scratch.unlink(missing_ok=True)
     verdict = judge(watch.samples, {server_info["pid"]}, nvml_available=watch.nvml_available,
-                    max_load_per_cpu=setup.max_load_per_cpu, watched=setup.watched_devices)
+                    max_load_per_cpu=setup.max_load_per_cpu, max_foreign_cpu=setup.max_foreign_cpu,
+                    watched=setup.watched_devices)
     return [{**r, "server": server_info} for r in results], verdict.to_json()
 
 
@@ -222,8 +263,16 @@ def _record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[d
     }
 
 
+def _last_log_section(log_text: str) -> str:
+    """The part of a server log written by the last attempt (attempts are separated by specbench header lines)."""
+    marker = "--- specbench: attempt "
+    at = log_text.rfind(marker)
+    return log_text if at < 0 else log_text[at:]
+
+
 def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
-    """Run ``cells`` on one server (one cell: the fresh-server case); rerun contended attempts; return records."""
+    """Run ``cells`` on one server (one cell: the fresh-server case); measure again after a contended or failed
+    attempt, up to ``max_attempts``; return the records (each says which attempt it is and why others were not)."""
     check_requirements(setup, cells[0].label)
     gpu = device_info()
     try:  # the GPU(s) SLURM or the user assigned, which the build must have code for
@@ -233,19 +282,46 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
         raise CellError(f"cell {cells[0].label}: {error}") from error
     setup = replace(setup, watched_devices=tuple(str(d["uuid"]) for d in devices) or None)
     setup.gpu_samples.unlink(missing_ok=True)
+    setup.server_log.parent.mkdir(parents=True, exist_ok=True)
+    setup.server_log.write_bytes(b"")  # attempts append to it
     rejected: list[dict[str, Any]] = []
     for attempt in range(1, setup.max_attempts + 1):
-        results, verdict = _attempt(setup, cells, attempt)
+        try:
+            results, verdict = _attempt(setup, cells, attempt)
+        except AttemptFailed as failure:
+            rejected.append({"attempt": attempt, "outcome": "failed", "reason": failure.reason,
+                             "foreign_pids": [], "server_pid": failure.server_pid, "tokens_per_s": []})
+            print(f"cell {cells[0].label}: attempt {attempt} of {setup.max_attempts} failed: {failure.reason}",
+                  flush=True)
+            continue
         if not verdict["contended"]:
-            log_text = setup.server_log.read_text(encoding="utf-8", errors="replace")
+            log_text = _last_log_section(setup.server_log.read_text(encoding="utf-8", errors="replace"))
             shared = {"speculative": parse_speculative_log(log_text), "provenance": _provenance(setup),
                       "machine": machine_info(gpu, devices)}
             return [_record(setup, r, attempt, rejected, verdict, len(cells), shared) for r in results]
-        rejected.append({"attempt": attempt, "reason": verdict["reason"], "foreign_pids": verdict["foreign_pids"],
+        rejected.append({"attempt": attempt, "outcome": "contended", "reason": verdict["reason"],
+                         "foreign_pids": verdict["foreign_pids"],
                          "server_pid": results[0]["server"]["pid"] if results else None,
                          "tokens_per_s": [r["exchange"].response["timings"]["predicted_per_second"] for r in results]})
-    foreign = sorted({pid for r in rejected for pid in r["foreign_pids"]})
-    raise CellError(
-        f"cell {cells[0].label}: all {setup.max_attempts} attempts were contended (foreign processes {foreign}: "
-        f"{rejected[-1]['reason']}); see {setup.gpu_samples}"
-    )
+        print(f"cell {cells[0].label}: attempt {attempt} of {setup.max_attempts} rejected: {verdict['reason']}",
+              flush=True)
+    raise CellError(_give_up_message(setup, cells[0].label, rejected))
+
+
+def _give_up_message(setup: Setup, label: str, rejected: list[dict[str, Any]]) -> str:
+    """One line: why the last attempt was not kept, how many were made, and the file to read."""
+    last, n = rejected[-1], len(rejected)
+    if last["outcome"] == "failed":
+        earlier = [r["reason"] for r in rejected[:-1]]
+        same = earlier and all(reason == last["reason"] for reason in earlier)
+        history = ("" if not earlier else "; earlier attempts failed the same way" if same
+                   else "; earlier: " + " / ".join(f"attempt {r['attempt']} {r['outcome']}: {r['reason']}"
+                                                   for r in rejected[:-1]))
+        return f"cell {label}: {last['reason']} (attempt {n} of {n}{history}); read {setup.server_log}"
+    if all(r["outcome"] == "contended" for r in rejected):
+        foreign = sorted({pid for r in rejected for pid in r["foreign_pids"]})
+        return (f"cell {label}: all {n} attempts were contended (foreign processes {foreign}: {last['reason']}); "
+                f"see {setup.gpu_samples}")
+    failed = sum(r["outcome"] == "failed" for r in rejected)
+    return (f"cell {label}: no clean attempt in {n} ({failed} failed, {n - failed} contended; last: {last['reason']}); "
+            f"see {setup.gpu_samples} and {setup.server_log}")

@@ -40,12 +40,18 @@ def template_request(messages: list[dict[str, str]], *, reasoning: bool) -> dict
     return {"messages": messages, "chat_template_kwargs": {"enable_thinking": reasoning}}
 
 
+class RequestRefused(RuntimeError):
+    """The server answered 4xx: it refuses this request (e.g. the prompt exceeds the context); another try or
+    another server would refuse it too."""
+
+
 def _check(response: httpx.Response, url: str) -> None:
     if response.status_code != 200:
         response.read()
-        raise httpx.HTTPStatusError(
-            f"{url} answered {response.status_code}: {response.text[:500]}", request=response.request, response=response
-        )
+        message = f"{url} answered {response.status_code}: {response.text[:500]}"
+        if 400 <= response.status_code < 500:
+            raise RequestRefused(f"the server refused the request: {message}")
+        raise httpx.HTTPStatusError(message, request=response.request, response=response)
 
 
 def _post(client: httpx.Client, url: str, body: dict[str, Any]) -> dict[str, Any]:

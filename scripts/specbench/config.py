@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import difflib
 import re
-import string
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
+
+from .tasks import template_fields
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = REPO_ROOT / "config" / "schema.yaml"
@@ -203,11 +204,6 @@ def model_source(config: dict, role: str) -> dict[str, Any]:
     return {**model.get(kind, {}), "kind": kind}
 
 
-def template_fields(template: str) -> set[str]:
-    """The ``{name}`` placeholders of a prompt template."""
-    return {field for _, field, _, _ in string.Formatter().parse(template) if field}
-
-
 def _check_task(name: str, task: dict, base: Path) -> None:
     prompt = resolve_path(task["prompt"], base)
     if not prompt.is_file():
@@ -220,10 +216,25 @@ def _check_task(name: str, task: dict, base: Path) -> None:
     if dataset and dataset["kind"] == "local-jsonl" and not resolve_path(dataset["path"], base).is_file():
         path = resolve_path(dataset["path"], base)
         raise ConfigError(f"tasks.{name}.dataset.path", f"dataset file '{path}' does not exist")
+    for field, value in task["inputs"].items():
+        _read_text(resolve_path(value, base), f"tasks.{name}.inputs.{field}", "input file")
+    template = _read_text(prompt, f"tasks.{name}.prompt", "prompt file")
+    if not template.strip():
+        raise ConfigError(f"tasks.{name}.prompt", f"prompt file '{prompt}' is empty")
     provided = set(task["inputs"]) | ({"problems"} if dataset else set())
-    missing = template_fields(prompt.read_text(encoding="utf-8")) - provided
+    missing = template_fields(template) - provided
     if missing:
         raise ConfigError(f"tasks.{name}.inputs", f"prompt placeholders without a value: {sorted(missing)}")
+
+
+def _read_text(path: Path, key: str, what: str) -> str:
+    """A prompt or input file as text; not UTF-8 (or unreadable) is a ConfigError naming the key."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(key, f"{what} '{path}' is not UTF-8 text (byte {error.start}: {error.reason})") from None
+    except OSError as error:
+        raise ConfigError(key, f"{what} '{path}' cannot be read: {error.strerror}") from None
 
 
 def load_config(paths: list[Path], base: Path = REPO_ROOT) -> dict:

@@ -39,8 +39,17 @@ def file_type_name(value: int | None) -> str | None:
 
 
 def inspect_gguf(path: Path, with_sha256: bool = True) -> dict[str, Any]:
-    """What a GGUF holds: size, sha256, architecture, file type, MTP layer presence, key metadata."""
-    reader = GGUFReader(path)
+    """What a GGUF holds: size, sha256, architecture, file type, MTP layer presence, key metadata.
+
+    Raises ModelCheckError, naming the file, when it is not a complete GGUF (bad header, truncated data)."""
+    try:
+        reader = GGUFReader(path)
+        ends = [int(t.data_offset) + int(t.n_bytes) for t in reader.tensors]
+    except Exception as error:  # the gguf package raises what numpy and struct raise on a damaged file
+        raise ModelCheckError(f"{path} is not a readable GGUF file ({type(error).__name__}: {error})") from None
+    size = path.stat().st_size
+    if ends and max(ends) > size:
+        raise ModelCheckError(f"{path} is truncated: its tensors need {max(ends)} bytes, the file has {size}")
     arch = _field_value(reader, "general.architecture")
     metadata = {key: _field_value(reader, key) for key in _KEY_METADATA}
     if arch:

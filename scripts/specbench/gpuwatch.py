@@ -1,9 +1,15 @@
-"""Watch the GPUs (and the CPU load) while a cell's llama-server lives, and judge whether the cell was contended.
+"""Watch the GPUs (and the CPU) while a cell's llama-server lives, and judge whether the cell was contended.
 
 Samples go to a JSON-lines file beside the cell. ``judge`` is the pure decision on a sequence of samples:
 
 * contended when any sample (``before`` or ``during``) lists a GPU compute process whose pid is not allowed
   (the server's pid, its children); process lists are read from every sample, failed ones included;
+* contended, when ``max_foreign_cpu`` is given, when the CPU time that processes outside the cell (outside the
+  cell script's own process tree, which holds the server) used during the request window, as a share of the
+  machine's CPU time (all CPUs) over that window, exceeds it. The window runs from the sample marked
+  ``request-start`` to the last marked ``request-end`` (the whole watch when no sample is marked). The CPU time
+  is the machine's busy time from /proc/stat minus the cell's own (from /proc/<pid>/stat), so processes that
+  came and went between two samples count too; the biggest foreign users are named from per-process deltas;
 * contended, only when ``max_load_per_cpu`` is given, when any sample's 1-minute load average divided by the
   CPU count exceeds it (the server's own threads count towards the load, so the threshold must allow for them);
 * failed samples (NVML errors) alone never make a cell contended; the verdict counts them, and when every
@@ -28,12 +34,13 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
 PHASES = ("before", "during")
+MARKS = (None, "request-start", "request-end")
 _MIB = 1024 * 1024
 # nvmlInit errors that mean "no NVIDIA driver here" rather than "NVML is broken".
 _NO_DRIVER_ERRORS = ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded")
@@ -50,6 +57,10 @@ class Sample:
     devices: list[dict[str, Any]] = field(default_factory=list)
     loadavg_1m: float | None = None
     cpu_count: int | None = None
+    mark: str | None = None  # "request-start" | "request-end" | None
+    cpu_busy_s: float | None = None  # the machine's busy CPU seconds since boot (all CPUs, /proc/stat)
+    cpu_own_s: float | None = None  # CPU seconds of the cell script's process tree (live and reaped)
+    cpu_top: list[dict[str, Any]] | None = None  # biggest other processes since the previous sample
 
     def to_json(self) -> dict[str, Any]:
         """A plain JSON-able dict: one line of the samples file."""
@@ -67,6 +78,10 @@ class Sample:
             devices=copy.deepcopy(list(d.get("devices") or [])),
             loadavg_1m=None if load is None else float(load),
             cpu_count=None if cpus is None else int(cpus),
+            mark=d.get("mark"),
+            cpu_busy_s=None if d.get("cpu_busy_s") is None else float(d["cpu_busy_s"]),
+            cpu_own_s=None if d.get("cpu_own_s") is None else float(d["cpu_own_s"]),
+            cpu_top=copy.deepcopy(d.get("cpu_top")),
         )
 
 
@@ -80,6 +95,7 @@ class Verdict:
     samples: int
     failed_samples: int
     nvml: str  # "ok" | "unavailable" | "blind"
+    foreign_cpu: dict[str, Any] | None = None  # share, cpu_s, window_s, top (measured even when not judged)
 
     def to_json(self) -> dict[str, Any]:
         """A plain JSON-able dict."""
@@ -130,6 +146,44 @@ def _load_reason(load: float, sample: Sample, threshold: float) -> str:
     )
 
 
+def _window(samples: Sequence[Sample]) -> list[Sample]:
+    """The samples of the request window (first 'request-start' .. last 'request-end'), else all of them."""
+    starts = [i for i, s in enumerate(samples) if s.mark == "request-start"]
+    ends = [i for i, s in enumerate(samples) if s.mark == "request-end"]
+    if starts and ends and ends[-1] > starts[0]:
+        return list(samples[starts[0]:ends[-1] + 1])
+    return list(samples)
+
+
+def foreign_cpu(samples: Sequence[Sample]) -> dict[str, Any] | None:
+    """CPU used by processes other than the cell's over its request window: seconds, the window, the share of the
+    machine's CPU time (seconds / (window x CPUs)) and the biggest users; None when not recorded."""
+    window = [s for s in _window(samples) if s.cpu_busy_s is not None and s.cpu_own_s is not None]
+    if len(window) < 2 or not window[-1].cpu_count:
+        return None
+    first, last = window[0], window[-1]
+    span = last.t - first.t
+    if span <= 0:
+        return None
+    cpu_s = max(0.0, (last.cpu_busy_s - first.cpu_busy_s) - (last.cpu_own_s - first.cpu_own_s))  # type: ignore[operator]
+    users: dict[int, dict[str, Any]] = {}
+    for sample in window[1:]:
+        for proc in sample.cpu_top or []:
+            entry = users.setdefault(int(proc["pid"]), {"pid": int(proc["pid"]), "comm": proc["comm"], "cpu_s": 0.0})
+            entry["cpu_s"] += float(proc["cpu_s"])
+    top = sorted(users.values(), key=lambda u: -u["cpu_s"])[:3]
+    return {"share": cpu_s / (span * last.cpu_count), "cpu_s": round(cpu_s, 3), "window_s": round(span, 3),
+            "cpu_count": last.cpu_count, "top": [{**u, "cpu_s": round(u["cpu_s"], 2)} for u in top]}
+
+
+def _foreign_cpu_reason(measured: dict[str, Any], threshold: float) -> str:
+    """'other processes used 0.48 of the CPU time > 0.25 (1.9 CPU-s in 2.0 s on 2 CPUs; pid 7 yes 1.0 s)'."""
+    top = ", ".join(f"pid {u['pid']} {u['comm']} {u['cpu_s']:.1f} s" for u in measured["top"])
+    return (f"other processes used {measured['share']:.2f} of the CPU time > {threshold:g} "
+            f"({measured['cpu_s']:.1f} CPU-s in {measured['window_s']:.1f} s on {measured['cpu_count']} CPUs"
+            f"{'; ' + top if top else ''})")
+
+
 def _clean_reason(nvml: str, n: int) -> str:
     """Why an uncontended cell is accepted, by how well it was watched."""
     if nvml == "unavailable":
@@ -146,6 +200,7 @@ def judge(
     nvml_available: bool,
     max_load_per_cpu: float | None = None,
     watched: Collection[str] | None = None,
+    max_foreign_cpu: float | None = None,
 ) -> Verdict:
     """Decide whether a cell attempt was contended from its samples (pure; the rules are in the module docstring)."""
     n = len(samples)
@@ -160,13 +215,19 @@ def judge(
             notes.append("CPU load not recorded")
         elif worst[0] > max_load_per_cpu:
             reasons.append(_load_reason(*worst, max_load_per_cpu))
+    measured = foreign_cpu(samples)
+    if max_foreign_cpu is not None:
+        if measured is None:
+            notes.append("CPU time of other processes not recorded")
+        elif measured["share"] > max_foreign_cpu:
+            reasons.append(_foreign_cpu_reason(measured, max_foreign_cpu))
     if failed and nvml != "blind":
         notes.append(f"{failed} of {n} sample(s) failed")
     contended = bool(reasons)
     reason = "contended: " + "; ".join(reasons) if contended else _clean_reason(nvml, n)
     if notes:
         reason += f" ({'; '.join(notes)})"
-    return Verdict(contended, reason, sorted(seen), n, failed, nvml)
+    return Verdict(contended, reason, sorted(seen), n, failed, nvml, measured)
 
 
 # --- taking samples ----------------------------------------------------------------------------------------------
@@ -179,6 +240,89 @@ def cpu_load() -> tuple[float | None, int | None]:
     except (OSError, AttributeError):
         load = None
     return load, os.cpu_count()
+
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_stat(pid: str) -> tuple[str, int, int, int, int] | None:
+    """(comm, ppid, start ticks, own CPU ticks, reaped children's CPU ticks) of a process, None if gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    comm = text[text.index("(") + 1:text.rindex(")")]
+    fields = text[text.rindex(")") + 2:].split()
+    # fields[0] is the state (field 3 of proc(5)): utime 14, stime 15, cutime 16, cstime 17, starttime 22
+    return comm, int(fields[1]), int(fields[19]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+
+
+def _machine_busy_ticks() -> int | None:
+    """Busy ticks of all CPUs since boot: user + nice + system + irq + softirq (not idle, iowait or steal)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            fields = handle.readline().split()
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in fields[1:8])
+    return user + nice + system + irq + softirq
+
+
+class CpuSampler:
+    """The machine's busy CPU time and the share of it used by one process tree (``root``: the cell script,
+    whose descendants include the server), plus the biggest other users since the previous call."""
+
+    def __init__(self, root: int | None = None) -> None:
+        self.root = os.getpid() if root is None else root
+        self._previous: dict[tuple[int, int], int] = {}
+        self._previous_t: float | None = None
+
+    def __call__(self) -> dict[str, Any]:
+        busy = _machine_busy_ticks()
+        if busy is None or not Path("/proc/self/stat").exists():
+            return {}
+        procs: dict[int, tuple[str, int, int, int, int]] = {}
+        with contextlib.suppress(OSError):
+            for entry in os.scandir("/proc"):
+                if entry.name.isdigit():
+                    stat = _proc_stat(entry.name)
+                    if stat is not None:
+                        procs[int(entry.name)] = stat
+        children: dict[int, list[int]] = {}
+        for pid, stat in procs.items():
+            children.setdefault(stat[1], []).append(pid)
+        own, todo = set(), [self.root]
+        while todo:
+            pid = todo.pop()
+            if pid in procs and pid not in own:
+                own.add(pid)
+                todo.extend(children.get(pid, []))
+        own_ticks = sum(procs[pid][3] + procs[pid][4] for pid in own)
+        now, current, deltas = time.time(), {}, []
+        # a process first seen now counts whole if it started after the previous call (else it was missed: skip)
+        since = None if self._previous_t is None else (self._previous_t - _boot_time()) * _CLK_TCK
+        for pid, (comm, _ppid, start, ticks, _reaped) in procs.items():
+            if pid in own:
+                continue
+            current[(pid, start)] = ticks
+            before = self._previous.get((pid, start))
+            if since is None or (before is None and start < since):
+                continue
+            delta = ticks - (before or 0)
+            if delta > 0:
+                deltas.append({"pid": pid, "comm": comm, "cpu_s": round(delta / _CLK_TCK, 2)})
+        self._previous, self._previous_t = current, now
+        deltas.sort(key=lambda d: -d["cpu_s"])
+        return {"cpu_busy_s": busy / _CLK_TCK, "cpu_own_s": own_ticks / _CLK_TCK, "cpu_top": deltas[:5]}
+
+
+def _boot_time() -> float:
+    """The machine's boot time (seconds since the epoch, /proc/stat's btime)."""
+    with open("/proc/stat", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("btime "):
+                return float(line.split()[1])
+    return 0.0
 
 
 def _load_pynvml() -> ModuleType:
@@ -513,12 +657,14 @@ class GpuWatch:
         interval_s: float = 2.0,
         device_indices: list[int] | None = None,
         sampler: Callable[[str], Sample] | None = None,
+        cpu_sampler: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         if interval_s <= 0:
             raise ValueError(f"interval_s must be positive, not {interval_s}")
         self.out_path = Path(out_path)
         self.interval_s = interval_s
         self._sampler: Callable[[str], Sample] = sampler if sampler is not None else NvmlSampler(device_indices)
+        self._cpu: Callable[[], dict[str, Any]] = cpu_sampler if cpu_sampler is not None else CpuSampler()
         self._samples: list[Sample] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -545,21 +691,31 @@ class GpuWatch:
             load, cpus = cpu_load()
             return Sample(time.time(), phase, False, f"sampler raised {_err(exc)}", [], load, cpus)
 
-    def sample_now(self, phase: str) -> Sample:
-        """Take one sample, append it as a JSON line to ``out_path`` and keep it in memory."""
+    def sample_now(self, phase: str, mark: str | None = None) -> Sample:
+        """Take one sample (``mark``: 'request-start' / 'request-end' bound the CPU window), append it as a JSON
+        line to ``out_path`` and keep it in memory."""
         if phase not in PHASES:
             raise ValueError(f"phase must be one of {PHASES}, not {phase!r}")
+        if mark not in MARKS:
+            raise ValueError(f"mark must be one of {MARKS}, not {mark!r}")
         with self._lock:
             sample = self._take(phase)
+            try:
+                cpu = self._cpu()
+            except Exception:  # never let the CPU accounting break a cell; the verdict notes it is missing
+                cpu = {}
+            sample = replace(sample, mark=mark, **cpu)
             with self.out_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(sample.to_json(), sort_keys=True) + "\n")
                 fh.flush()
             self._samples.append(sample)
         return sample
 
-    def verdict(self, allowed_pids: Collection[int], *, max_load_per_cpu: float | None = None) -> Verdict:
+    def verdict(self, allowed_pids: Collection[int], *, max_load_per_cpu: float | None = None,
+                max_foreign_cpu: float | None = None) -> Verdict:
         """``judge`` applied to this watch's samples."""
-        return judge(self.samples, allowed_pids, nvml_available=self.nvml_available, max_load_per_cpu=max_load_per_cpu)
+        return judge(self.samples, allowed_pids, nvml_available=self.nvml_available,
+                     max_load_per_cpu=max_load_per_cpu, max_foreign_cpu=max_foreign_cpu)
 
     def _run(self) -> None:
         """The thread: a 'during' sample at once (even if already stopped) and every ``interval_s`` until stopped."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +42,7 @@ def hf_snapshot(repo: str, revision: str, out_dir: Path, repo_type: str = "model
     commit = snapshot.name
     if len(revision) == 40 and revision != commit:
         raise PreparationError(f"{repo}: asked for revision {revision}, the cache gave {commit}")
+    check_snapshot(snapshot, f"{repo}@{commit}")
     out_dir.mkdir(parents=True, exist_ok=True)
     for path in sorted(snapshot.rglob("*")):
         if path.is_file():
@@ -56,6 +59,41 @@ def hf_snapshot(repo: str, revision: str, out_dir: Path, repo_type: str = "model
         "snapshot": str(snapshot),
         "files": file_manifest(out_dir),
     }
+
+
+_SHA256_NAME = re.compile(r"^[0-9a-f]{64}$")
+
+
+def check_snapshot(snapshot: Path, label: str) -> None:
+    """Refuse a snapshot with a missing or damaged file before anything reads it.
+
+    Offline (HF_HUB_OFFLINE) huggingface_hub returns a cached snapshot as it is. Large (LFS) files are stored as
+    blobs named by their sha256, so each one is checked against its name; every shard that a ``*.index.json``
+    lists must be there.
+    """
+    for path in sorted(snapshot.rglob("*")):
+        relative = path.relative_to(snapshot).as_posix()
+        if path.is_symlink() and not path.exists():
+            raise PreparationError(f"{label}: {relative} is missing (its link points to a blob that is gone: "
+                                   f"{os.path.realpath(path)}); delete it from the cache and download again")
+        if not path.is_file():
+            continue
+        blob = Path(os.path.realpath(path))
+        if _SHA256_NAME.match(blob.name):
+            actual = sha256_file(path)
+            if actual != blob.name:
+                raise PreparationError(
+                    f"{label}: {relative} is truncated or damaged ({path.stat().st_size} bytes, sha256 {actual}, "
+                    f"but its blob {blob} is named by the sha256 it should have); delete it and download again")
+        if relative.endswith(".index.json"):
+            try:
+                weight_map = json.loads(path.read_text(encoding="utf-8")).get("weight_map", {})
+            except (ValueError, UnicodeDecodeError) as error:
+                raise PreparationError(f"{label}: {relative} is not a valid index ({error})") from None
+            parent = path.parent
+            for shard in sorted(set(weight_map.values())):
+                if not (parent / shard).is_file():
+                    raise PreparationError(f"{label}: shard {shard} listed in {relative} is missing from {snapshot}")
 
 
 def hf_dataset_split(dataset: dict[str, Any], out: Path) -> dict[str, Any]:

@@ -1,4 +1,9 @@
-"""Start one ``llama-server`` on 127.0.0.1, wait until it is healthy, and always stop it."""
+"""Start one ``llama-server`` on 127.0.0.1, check that the process answering is the one started, and always stop it.
+
+Also the guard every cell script runs under: SIGTERM, SIGHUP and the death of the Snakemake process that started
+the script become one exception (``Interrupted``), so ``finally`` blocks stop the server and remove partial files
+whether the job was cancelled by a batch scheduler, hung up, or orphaned by a ``kill -9`` of Snakemake.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,11 +26,19 @@ _PR_SET_PDEATHSIG = 1
 
 
 class ServerError(RuntimeError):
-    """The server could not be started or answered badly; the message names its log."""
+    """The server could not be started or answered badly; ``reason`` says what, the message also names its log."""
+
+    def __init__(self, reason: str, log_path: Path) -> None:
+        super().__init__(f"{reason}; read {log_path}")
+        self.reason, self.log_path = reason, log_path
+
+
+class Interrupted(BaseException):
+    """SIGTERM, SIGHUP or the death of the parent Snakemake: unwind (``finally`` blocks stop the server)."""
 
 
 def free_port() -> int:
-    """A TCP port that is free on 127.0.0.1 right now."""
+    """A TCP port that is free on 127.0.0.1 right now (another process may take it before the server binds)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
@@ -61,6 +75,16 @@ def server_argv(binary: Path, args: list[str], port: int) -> list[str]:
     return [str(binary), *args, "--host", HOST, "--port", str(port)]
 
 
+def exit_description(code: int | None) -> str:
+    """'exited with code 1' or 'was killed by SIGKILL' (Popen's negative return codes are signals)."""
+    if code is None:
+        return "is still running"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
+
+
 def _terminate(process: subprocess.Popen, grace_s: float = 10.0) -> None:
     """SIGTERM the server's process group, then SIGKILL if it lingers; reap it."""
     if process.poll() is not None:
@@ -75,32 +99,147 @@ def _terminate(process: subprocess.Popen, grace_s: float = 10.0) -> None:
             continue
 
 
+# --- who answers on a port ---------------------------------------------------------------------------------------
+
+
+def listening_sockets() -> list[tuple[str, int, int]]:
+    """(address, port, socket inode) of every TCP socket in LISTEN state, IPv4 and IPv6, from /proc/net."""
+    found = []
+    for name, width in (("tcp", 8), ("tcp6", 32)):
+        try:
+            lines = Path(f"/proc/net/{name}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 10 or fields[3] != "0A":  # 0A: TCP_LISTEN
+                continue
+            address, port = fields[1].split(":")
+            found.append((_address(address, width), int(port, 16), int(fields[9])))
+    return found
+
+
+def _address(hex_address: str, width: int) -> str:
+    """/proc/net's little-endian-per-word hex address as text ('127.0.0.1', '::', '::1', ...)."""
+    raw = bytes.fromhex(hex_address)
+    words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    family = socket.AF_INET if width == 8 else socket.AF_INET6
+    return socket.inet_ntop(family, words)
+
+
+def socket_inodes(pid: int) -> set[int]:
+    """The socket inodes among a process's open file descriptors (empty if it is gone or unreadable)."""
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in os.scandir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd.path)
+                if target.startswith("socket:["):
+                    inodes.add(int(target[8:-1]))
+    return inodes
+
+
+def socket_owners(inode: int) -> list[int]:
+    """Pids of the processes that hold the socket with this inode."""
+    owners = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and inode in socket_inodes(int(entry.name)):
+            owners.append(int(entry.name))
+    return owners
+
+
+def listener_owner(server: RunningServer) -> str | None:
+    """Who listens on the server's port: None while nobody does, "ours" when this server's process holds the
+    listening socket, else a description of the other process(es)."""
+    listeners = [inode for address, port, inode in listening_sockets() if port == server.port
+                 and address in (HOST, "0.0.0.0", "::", "::ffff:127.0.0.1")]
+    if not listeners:
+        return None
+    if any(inode in socket_inodes(server.pid) for inode in listeners):
+        return "ours"
+    owners = sorted({pid for inode in listeners for pid in socket_owners(inode)})
+    return f"pid {', '.join(map(str, owners))}" if owners else "an unknown process"
+
+
+def check_identity(server: RunningServer) -> None:
+    """Raise ServerError unless the socket listening on 127.0.0.1:port belongs to this server's process.
+
+    ``free_port`` can only say a port was free a moment ago; if another process took it first, our server fails
+    to bind while the other one may well answer HTTP. The kernel's socket table says who really listens, so no
+    request is ever sent to a process this cell did not start.
+    """
+    owner = listener_owner(server)
+    if owner != "ours":
+        raise ServerError(f"port {server.port} on {HOST} is held by {owner or 'nobody'}, not by this cell's "
+                          f"llama-server (pid {server.pid}); nothing was sent to it", server.log_path)
+
+
 def _wait_healthy(server: RunningServer, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     with httpx.Client(timeout=5.0) as client:
         while time.monotonic() < deadline:
             code = server.process.poll()
             if code is not None:
-                raise ServerError(
-                    f"llama-server exited with code {code} before it became ready; read {server.log_path}"
-                )
-            with contextlib.suppress(httpx.HTTPError):
-                if client.get(f"{server.url}/health").status_code == 200:
-                    return
+                raise ServerError(f"llama-server {exit_description(code)} before it became ready", server.log_path)
+            owner = listener_owner(server)
+            if owner is not None:
+                check_identity(server)  # another process holds the port: fail before sending it anything
+                with contextlib.suppress(httpx.HTTPError):
+                    if client.get(f"{server.url}/health").status_code == 200:
+                        return
             time.sleep(0.2)
-    raise ServerError(f"llama-server was not ready after {timeout_s:.0f} s; read {server.log_path}")
+    raise ServerError(f"llama-server was not ready after {timeout_s:.0f} s", server.log_path)
 
 
-class _Interrupted(BaseException):
-    """Raised from a SIGTERM/SIGHUP handler so that ``finally`` blocks stop the server."""
+# --- signals and the parent --------------------------------------------------------------------------------------
+
+
+def _process_start(pid: int) -> int | None:
+    """A process's start time in clock ticks since boot (with the pid, a unique identity), None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _is_snakemake(pid: int) -> bool:
+    """True for `python -m snakemake ...` and the `snakemake` console script."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:3]
+    except OSError:
+        return False
+    return any(Path(arg.decode(errors="replace")).name == "snakemake" for arg in argv)
+
+
+def snakemake_ancestor() -> int:
+    """The Snakemake process this script runs under (its nearest ancestor that is Snakemake), else the parent.
+
+    Snakemake runs a ``script:`` job as ``bash -c 'python .snakemake/scripts/tmpXXXX.script.py'`` from a thread of
+    its own process (locally, and inside a cluster job); after a ``kill -9`` of Snakemake that bash lives on, so
+    the parent alone says nothing.
+    """
+    pid = os.getppid()
+    while pid and pid > 1:
+        if _is_snakemake(pid):
+            return pid
+        pid = _parent_of(pid) or 0
+    return os.getppid()
 
 
 @contextlib.contextmanager
-def _signals_raise() -> Iterator[None]:
-    """Turn SIGTERM and SIGHUP into an exception for the duration (Ctrl-C already is one)."""
+def signals_raise() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into ``Interrupted`` for the duration (Ctrl-C already is KeyboardInterrupt)."""
 
     def handler(signum: int, _frame: object) -> None:
-        raise _Interrupted(f"received signal {signal.Signals(signum).name}")
+        raise Interrupted(_guard_reason.get(signum) or f"received signal {signal.Signals(signum).name}")
 
     previous = {}
     for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -113,18 +252,53 @@ def _signals_raise() -> Iterator[None]:
             signal.signal(sig, old)
 
 
+_guard_reason: dict[int, str] = {}
+
+
+@contextlib.contextmanager
+def interrupt_guard(watch_pid: int | None = None, interval_s: float = 0.5) -> Iterator[int]:
+    """Run the block so that SIGTERM, SIGHUP and the death of ``watch_pid`` (default: the Snakemake process
+    above this one) raise ``Interrupted`` in the main thread; yields the watched pid."""
+    pid = watch_pid if watch_pid is not None else snakemake_ancestor()
+    start = _process_start(pid)
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(interval_s):
+            if _process_start(pid) != start:
+                _guard_reason[signal.SIGHUP] = f"its parent process (Snakemake, pid {pid}) died"
+                os.kill(os.getpid(), signal.SIGHUP)
+                return
+
+    thread = threading.Thread(target=watch, name="parent-watch", daemon=True)
+    with signals_raise():
+        thread.start()
+        try:
+            yield pid
+        finally:
+            stop.set()
+
+
 @contextlib.contextmanager
 def llama_server(
     binary: Path,
     args: list[str],
     log_path: Path,
     startup_timeout_s: float = 600.0,
+    *,
+    log_header: str | None = None,
 ) -> Iterator[RunningServer]:
-    """Run a server for the duration of the ``with`` block; it is stopped on success, error and interrupt."""
+    """Run a server for the duration of the ``with`` block; it is stopped on success, error and interrupt.
+
+    With ``log_header`` the log is appended to, after that line (a cell's attempts share one log); else rewritten.
+    """
     port = free_port()
     argv = server_argv(binary, args, port)
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with _signals_raise(), open(log_path, "wb") as log:
+    with signals_raise(), open(log_path, "ab" if log_header else "wb") as log:
+        if log_header:
+            log.write(f"{log_header}\n".encode())
+            log.flush()
         process = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
