@@ -12,6 +12,10 @@ from specbench.entry import fail, logged_to
 from specbench.files import read_json, write_json_atomic
 from specbench.server import Interrupted, interrupt_guard
 
+# The rule's scalar params, each a Setup field of the same name.
+SETTINGS = ("max_tokens", "reasoning", "base_seed", "startup_timeout_s", "request_timeout_s", "sample_interval_s",
+            "max_attempts", "max_load_per_cpu", "max_foreign_cpu")
+
 snakemake = globals()["snakemake"]
 params, inp, log, wc = snakemake.params, snakemake.input, snakemake.log, snakemake.wildcards
 repeats = [int(wc.repeat)] if hasattr(wc, "repeat") else list(params.repeats)
@@ -31,18 +35,10 @@ with logged_to(log.run), interrupt_guard() as snakemake_pid:
         prompt_manifest=read_json(Path(inp.prompt)),
         server_args=list(params.server_args),
         requires=list(params.requires),
-        max_tokens=params.max_tokens,
-        reasoning=params.reasoning,
-        base_seed=params.base_seed,
-        startup_timeout_s=params.startup_timeout_s,
-        request_timeout_s=params.request_timeout_s,
         server_log=Path(log.server),
         gpu_samples=Path(log.gpu),
         code_fingerprint=fingerprint(inp.code),
-        sample_interval_s=params.sample_interval_s,
-        max_attempts=params.max_attempts,
-        max_load_per_cpu=params.max_load_per_cpu,
-        max_foreign_cpu=params.max_foreign_cpu,
+        **{name: getattr(params, name) for name in SETTINGS},
     )
     lines = []
     try:
