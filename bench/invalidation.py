@@ -70,6 +70,7 @@ def main() -> int:
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="invalidation-"))
     workflow, work = root / "workflow", root / "work"
+    workflow.mkdir()
     for name in FILES:
         source = args.workflow / name
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, workflow / name)
