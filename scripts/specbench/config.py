@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from .files import sha256_file
 from .tasks import template_fields
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -155,6 +156,7 @@ def _check_semantics(config: dict, base: Path) -> None:
         _check_condition(name, condition, config)
     for name, task in config["tasks"].items():
         _check_task(name, task, base)
+    _check_local_archive(config, base)
     for role in ("target", "draft"):
         source = model_source(config, role)
         if source["kind"] in ("gguf", "checkpoint"):
@@ -183,6 +185,23 @@ def _check_condition(name: str, condition: dict, config: dict) -> None:
         raise ConfigError(f"conditions.{name}.requires", "args use '{draft}': add 'draft' to requires")
     if "draft" in condition["requires"] and "draft" not in config["models"]:
         raise ConfigError(f"conditions.{name}.requires", "needs a draft model but models.draft is not set")
+
+
+def _check_local_archive(config: dict, base: Path) -> None:
+    """A local llama.cpp source archive must exist and match its pinned sha256 before any job runs (a download
+    is checked by the fetch step)."""
+    if config["llama_cpp"]["source"] != "archive":
+        return
+    source = llama_source(config, base)
+    if source["url"].startswith(("http://", "https://")):
+        return
+    path = Path(source["url"])
+    if not path.is_file():
+        raise ConfigError("llama_cpp.archive.url", f"source archive '{path}' does not exist")
+    actual = sha256_file(path)
+    if actual != source["sha256"]:
+        raise ConfigError("llama_cpp.archive.sha256",
+                          f"source archive '{path}' has sha256 {actual}, not the pinned {source['sha256']}")
 
 
 def llama_source(config: dict, base: Path = REPO_ROOT) -> dict[str, Any]:

@@ -180,7 +180,10 @@ def _wait_healthy(server: RunningServer, timeout_s: float) -> None:
         while time.monotonic() < deadline:
             code = server.process.poll()
             if code is not None:
-                raise ServerError(f"llama-server {exit_description(code)} before it became ready", server.log_path)
+                owner = listener_owner(server)  # a port taken by another process fails the bind
+                held = f": port {server.port} on {HOST} is held by {owner}" if owner not in (None, "ours") else ""
+                raise ServerError(f"llama-server {exit_description(code)} before it became ready{held}",
+                                  server.log_path)
             owner = listener_owner(server)
             if owner is not None:
                 check_identity(server)  # another process holds the port: fail before sending it anything
@@ -239,6 +242,9 @@ def signals_raise() -> Iterator[None]:
     """Turn SIGTERM and SIGHUP into ``Interrupted`` for the duration (Ctrl-C already is KeyboardInterrupt)."""
 
     def handler(signum: int, _frame: object) -> None:
+        if _interrupted.is_set():  # already unwinding: let the cleanup (stopping the server) finish
+            return
+        _interrupted.set()
         raise Interrupted(_guard_reason.get(signum) or f"received signal {signal.Signals(signum).name}")
 
     previous = {}
@@ -253,6 +259,7 @@ def signals_raise() -> Iterator[None]:
 
 
 _guard_reason: dict[int, str] = {}
+_interrupted = threading.Event()  # set once the first signal has been turned into Interrupted in this process
 
 
 @contextlib.contextmanager

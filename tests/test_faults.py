@@ -1,0 +1,560 @@
+"""Faults on purpose, on real runs (tiny model, CPU): kill Snakemake, SIGTERM the job, kill the server, take its
+port, fill or freeze the disk, start a second workflow, load the CPU. After each: no lost or half-written cell,
+no orphan process, and the next plain run completes the matrix.
+
+One small matrix (1 task x 2 conditions x 1 repeat, 128 tokens) runs once for the module; each fault test then
+breaks one cell of it and checks what is left."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from specbench import server as server_module
+from specbench.cell import Setup, run_cells
+from specbench.cells import Cell
+from specbench.files import read_json
+from specbench.server import listening_sockets, socket_inodes
+from workflow_helpers import OUTPUT_CACHE, REPO, job_counts, llama_server_pids_using, snakemake, write_yaml
+
+TINY = REPO / "config" / "tiny.yaml"
+TASK = "essay"
+CONDITIONS = ["off", "ngram-mod"]
+SECRET = "hf_specbench_marker_7d1f0c"  # HF_TOKEN during every run here: it must land in no file
+CELL = Cell(TASK, "off", 0.0, 1)  # the cell broken mid-generation (128 tokens: seconds of decoding)
+
+
+def _fail_message(result: subprocess.CompletedProcess) -> str:
+    return f"exit {result.returncode}\n--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-6000:]}"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The small matrix, complete, in a fresh working directory."""
+    work = tmp_path_factory.mktemp("faults")
+    override = write_yaml(work / "faults.yaml", {
+        "name": "fault tests",
+        # BF16, not Q4_K_M: on some CPUs llama-server b11223 crashes (general protection fault) on the tiny model's
+        # quantized tied embeddings; the faults here do not depend on the quantization.
+        "models": {"target": {"quant": "BF16"}},
+        "select": {"tasks": [TASK], "conditions": CONDITIONS},
+        "temperatures": [0.0],
+        "repeats": 1,
+        "max_tokens": 128,
+        # This machine may be shared with other work; CPU contention is judged in its own test below.
+        "measurement": {"max_foreign_cpu": None, "max_attempts": 3},
+    })
+    env = {"HF_TOKEN": SECRET, "HF_HUB_OFFLINE": "1"}
+    configs = [TINY, override]
+    result = snakemake(work, ["all"], configs, env=env)
+    assert result.returncode == 0, _fail_message(result)
+    model = next(work.glob("resources/models/tiny-target-*/BF16.gguf"))
+    return {"work": work, "configs": configs, "env": env, "model": model}
+
+
+def _argv(run: dict, targets: list[str], *extra: str) -> tuple[list[str], dict[str, str]]:
+    argv = [sys.executable, "-m", "snakemake", *targets, "--snakefile", str(REPO / "Snakefile"), "--directory",
+            str(run["work"]), "--cores", "2", "--cache", *extra, "--configfile", *map(str, run["configs"])]
+    return argv, {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **run["env"]}
+
+
+@contextlib.contextmanager
+def _started(run: dict, targets: list[str], *extra: str) -> Iterator[subprocess.Popen]:
+    """A Snakemake run in the background (its own session, as a terminal or a batch job would start it)."""
+    argv, env = _argv(run, targets, *extra)
+    proc = subprocess.Popen(argv, cwd=run["work"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def _server_log(run: dict, cell: Cell) -> Path:
+    return run["work"] / cell.path.replace(".json", ".server.log")
+
+
+def _break(run: dict) -> Path:
+    """Remove the cell's file and server log, so that what the test sees next is from its own run."""
+    cell_file = run["work"] / CELL.path
+    cell_file.unlink()
+    _server_log(run, CELL).unlink(missing_ok=True)
+    return cell_file
+
+
+def _wait_for(what: str, check: Callable[[], bool], timeout_s: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def _generating(run: dict, cell: Cell, attempt: int = 1) -> Callable[[], bool]:
+    """True once this run's server of the given attempt has started generating (its log says so)."""
+    log = _server_log(run, cell)
+
+    def check() -> bool:
+        if not log.exists():
+            return False
+        text = log.read_text(errors="replace")
+        header = f"--- specbench: attempt {attempt} of "
+        return header in text and "processing task" in text.split(header, 1)[1]
+    return check
+
+
+def _processes_under(path: Path) -> list[tuple[int, str]]:
+    """Processes (pid, command line) whose command line mentions ``path``: a cell's bash, script and server."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(path) in cmdline and state != "Z":
+            found.append((int(proc.name), cmdline.strip()))
+    return found
+
+
+def _servers(run: dict) -> list[int]:
+    """Pids of the llama-servers running in the run's working directory (cells start them there)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv0 = (proc / "cmdline").read_bytes().split(b"\0")[0]
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if argv0.endswith(b"llama-server") and Path(cwd) == run["work"]:
+            pids.append(int(proc.name))
+    return pids
+
+
+def _orphans(run: dict) -> list[tuple[int, str]]:
+    """Anything still running for this working directory: Snakemake's job scripts or a server on its model."""
+    scripts = _processes_under(run["work"] / ".snakemake" / "scripts")
+    servers = [(pid, "llama-server") for pid in _servers(run)]
+    return scripts + servers
+
+
+def _no_partial_files(run: dict) -> list[Path]:
+    return [p for p in (run["work"] / "results").rglob(".*") if p.is_file() and ".tmp" in p.name]
+
+
+def _plan(run: dict) -> dict[str, int]:
+    argv, env = _argv(run, ["all"], "--dry-run")
+    result = subprocess.run(argv, cwd=run["work"], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, _fail_message(result)
+    return job_counts(result.stdout + result.stderr)
+
+
+def _resume(run: dict) -> subprocess.CompletedProcess:
+    """The next plain run of the whole matrix."""
+    return snakemake(run["work"], ["all"], run["configs"], env=run["env"])
+
+
+# --- the faults ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.workflow
+def test_server_listens_on_loopback_only_and_kill_9_of_snakemake_leaves_nothing_running(run: dict) -> None:
+    cell_file = _break(run)
+    with _started(run, [CELL.path]) as proc:
+        _wait_for("the server to generate", _generating(run, CELL))
+        [server_pid] = _servers(run)
+        ours = socket_inodes(server_pid)
+        listening = [(address, port) for address, port, inode in listening_sockets() if inode in ours]
+        assert listening and all(address == "127.0.0.1" for address, _ in listening), listening
+        os.kill(proc.pid, signal.SIGKILL)  # Snakemake only: its job's bash, script and server are left alone
+        proc.wait(timeout=10)
+        _wait_for("the cell's script and server to stop", lambda: not _orphans(run), timeout_s=30)
+    assert not cell_file.exists() and not _no_partial_files(run)
+    # Snakemake's lock outlives a kill -9; Snakemake says to unlock (the README says the same).
+    locked = _resume(run)
+    assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr, _fail_message(locked)
+    unlock = snakemake(run["work"], ["all"], run["configs"], "--unlock", env=run["env"])
+    assert unlock.returncode == 0, _fail_message(unlock)
+    assert _plan(run) == {"cell": 1, "aggregate": 1, "report": 1, "all": 1}  # only the interrupted cell
+    resumed = _resume(run)
+    assert resumed.returncode == 0, _fail_message(resumed)
+    assert read_json(cell_file)["attempt"] == 1 and not _orphans(run)
+
+
+@pytest.mark.workflow
+def test_sigterm_of_the_job_stops_the_cell_and_says_what_to_run(run: dict) -> None:
+    cell_file = _break(run)
+    with _started(run, [CELL.path]) as proc:
+        _wait_for("the server to generate", _generating(run, CELL))
+        os.killpg(proc.pid, signal.SIGTERM)  # a batch scheduler's time-out: every process of the job
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    line = next((ln for ln in stderr.splitlines() if ln.startswith("specbench: ")), "")
+    assert line.startswith(f"specbench: cells {CELL.label}: stopped (received signal SIGTERM)"), stderr[-3000:]
+    assert "run the same snakemake command again" in line
+    assert not _orphans(run) and not cell_file.exists() and not _no_partial_files(run)
+    assert _plan(run) == {"cell": 1, "aggregate": 1, "report": 1, "all": 1}
+    resumed = _resume(run)
+    assert resumed.returncode == 0, _fail_message(resumed)
+    assert cell_file.exists() and not _orphans(run)
+
+
+@pytest.mark.workflow
+def test_server_killed_mid_generation_is_recorded_and_measured_again(run: dict) -> None:
+    cell_file = _break(run)
+    with _started(run, [CELL.path]) as proc:
+        _wait_for("the server to generate", _generating(run, CELL))
+        [server_pid] = _servers(run)
+        os.kill(server_pid, signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, stderr[-4000:]
+    record = read_json(cell_file)
+    assert record["attempt"] == 2
+    [failed] = record["rejected_attempts"]
+    assert failed["outcome"] == "failed" and failed["server_pid"] == server_pid
+    assert failed["reason"] == f"llama-server (pid {server_pid}) was killed by SIGKILL during the request"
+    assert record["server"]["pid"] != server_pid
+    assert record["response"]["timings"]["predicted_n"] > 0
+    log = (run["work"] / f"logs/{CELL.path.replace('.json', '.log')}").read_text()
+    assert f"cell {CELL.label}: attempt 1 of 3 failed: llama-server (pid {server_pid}) was killed" in log
+    assert not _orphans(run)
+
+
+@pytest.mark.workflow
+def test_a_second_workflow_in_the_same_directory_is_refused(run: dict) -> None:
+    cell_file = _break(run)
+    with _started(run, [CELL.path]) as first:
+        _wait_for("the server to generate", _generating(run, CELL))
+        second = _resume(run)
+        assert second.returncode != 0
+        assert "LockException" in second.stderr or "cannot be locked" in second.stderr, _fail_message(second)
+        _, stderr = first.communicate(timeout=180)
+    assert first.returncode == 0, stderr[-3000:]
+    assert read_json(cell_file)["attempt"] == 1 and not _orphans(run)
+
+
+def _setup(run: dict, cell: Cell, tmp_path: Path, **changes: object) -> Setup:
+    """The Setup the workflow gave this cell, from its files, with logs in ``tmp_path``."""
+    work = run["work"]
+    record = read_json(work / cell.path)
+    argv = record["server"]["argv"]
+    bin_dir = work / "resources/llama.cpp/bin"
+    model_manifest = read_json(next(work.glob("results/models/tiny-target-*.json")))
+    setup = Setup(
+        condition=cell.condition, server_binary=bin_dir / "llama-server",
+        build_manifest=read_json(bin_dir / "manifest.json"), model_path=run["model"], model_manifest=model_manifest,
+        draft_path=None, draft_manifest=None, prompt_manifest=read_json(work / f"results/prompts/{cell.task}.json"),
+        server_args=[str(work / a) if a.startswith("resources/") else a for a in argv[1:argv.index("--host")]],
+        requires=[], max_tokens=16, reasoning=False, base_seed=1000, startup_timeout_s=120, request_timeout_s=120,
+        server_log=tmp_path / "server.log", gpu_samples=tmp_path / "gpu.jsonl", code_fingerprint="test",
+        max_attempts=3)
+    return Setup(**{**setup.__dict__, **changes})
+
+
+class _Impostor(BaseHTTPRequestHandler):
+    """A process that is not llama-server but answers like a healthy one."""
+
+    requests: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.requests.append(f"GET {self.path}")
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b'{"status": "ok"}')
+
+    def do_POST(self) -> None:
+        self.requests.append(f"POST {self.path}")
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.workflow
+def test_a_port_taken_before_the_server_binds_is_never_talked_to(run: dict, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    impostor = ThreadingHTTPServer(("127.0.0.1", 0), _Impostor)
+    taken = impostor.server_address[1]
+    thread = threading.Thread(target=impostor.serve_forever, daemon=True)
+    thread.start()
+    ports = iter([taken])
+    real_free_port = server_module.free_port
+    monkeypatch.setattr(server_module, "free_port", lambda: next(ports, None) or real_free_port())
+    try:
+        [record] = run_cells(_setup(run, Cell(TASK, "off", 0.0, 1), tmp_path), [Cell(TASK, "off", 0.0, 1)])
+    finally:
+        impostor.shutdown()
+        impostor.server_close()
+    assert _Impostor.requests == []  # nothing was sent to a process the cell did not start
+    assert record["attempt"] == 2 and record["server"]["port"] != taken
+    [failed] = record["rejected_attempts"]
+    assert failed["outcome"] == "failed"
+    # llama-server binds within milliseconds of starting: it either fails to bind (and exits) or, had it been
+    # slower, the socket check finds the port held by another process before anything is sent.
+    assert f"port {taken} on 127.0.0.1 is held by pid {os.getpid()}" in failed["reason"], failed["reason"]
+    assert not llama_server_pids_using(run["model"])
+
+
+@pytest.mark.workflow
+def test_a_prompt_longer_than_the_context_fails_at_once_with_the_servers_reason(run: dict, tmp_path: Path) -> None:
+    setup = _setup(run, Cell(TASK, "off", 0.0, 1), tmp_path)
+    long_prompt = {**setup.prompt_manifest, "messages": [{"role": "user", "content": "word " * 6000}]}
+    setup = Setup(**{**setup.__dict__, "prompt_manifest": long_prompt})
+    started = time.monotonic()
+    with pytest.raises(Exception) as caught:
+        run_cells(setup, [Cell(TASK, "off", 0.0, 1)])
+    message = str(caught.value)
+    assert type(caught.value).__name__ == "CellError"
+    assert message.startswith(f"cell {TASK}/off/t0.0/r1: the server refused the request: ")
+    assert "context" in message and message.endswith(f"read {tmp_path / 'server.log'}")
+    assert (tmp_path / "server.log").read_text().count("--- specbench: attempt") == 1  # not retried
+    assert time.monotonic() - started < 60 and not llama_server_pids_using(run["model"])
+
+
+def _immutable(path: Path, on: bool) -> bool:
+    """chattr +i / -i (root ignores permission bits; an immutable directory refuses new entries even to root)."""
+    return subprocess.run(["chattr", "+i" if on else "-i", str(path)], capture_output=True).returncode == 0
+
+
+@pytest.mark.workflow
+def test_a_read_only_results_directory_leaves_no_partial_record(run: dict) -> None:
+    cell_file = _break(run)
+    folder = cell_file.parent
+    if not shutil.which("chattr") or not _immutable(folder, True) or not _immutable(folder, False):
+        pytest.skip("chattr +i is not permitted here (needs CAP_LINUX_IMMUTABLE on ext4/xfs)")
+    try:
+        with _started(run, [CELL.path]) as proc:
+            _wait_for("the server to generate", _generating(run, CELL))
+            assert _immutable(folder, True)
+            _, stderr = proc.communicate(timeout=180)
+    finally:
+        _immutable(folder, False)
+    assert proc.returncode != 0
+    line = next((ln for ln in stderr.splitlines() if ln.startswith("specbench: ")), "")
+    assert line.startswith(f"specbench: cells {CELL.label}: could not write its files: "), stderr[-3000:]
+    assert "Operation not permitted" in line and "no cell file was written" in line
+    assert not cell_file.exists() and not _no_partial_files(run) and not _orphans(run)
+    resumed = _resume(run)
+    assert resumed.returncode == 0, _fail_message(resumed)
+
+
+@pytest.mark.workflow
+def test_a_full_disk_leaves_no_partial_record(run: dict) -> None:
+    cell_file = _break(run)
+    folder = cell_file.parent
+    saved = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(folder)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs CAP_SYS_ADMIN)")
+    try:
+        with _started(run, [CELL.path]) as proc:
+            _wait_for("the server to generate", _generating(run, CELL))
+            filler = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+            try:
+                with contextlib.suppress(OSError):
+                    while True:
+                        os.write(filler, b"\0" * 65536)
+            finally:
+                os.close(filler)
+            _, stderr = proc.communicate(timeout=180)
+        assert not [p for p in folder.iterdir() if p.name.endswith(".json") or ".tmp" in p.name]
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+    for name, data in saved.items():
+        if not (folder / name).exists():
+            (folder / name).write_bytes(data)
+    assert proc.returncode != 0
+    line = next((ln for ln in stderr.splitlines() if ln.startswith("specbench: ")), "")
+    assert f"cells {CELL.label}" in line or f"cell {CELL.label}" in line, stderr[-3000:]
+    assert "No space left on device" in line
+    assert not cell_file.exists() and not _no_partial_files(run) and not _orphans(run)
+    resumed = _resume(run)
+    assert resumed.returncode == 0, _fail_message(resumed)
+
+
+def _secret_files(root: Path) -> list[Path]:
+    hits = []
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            with contextlib.suppress(OSError), open(path, "rb") as handle:
+                if SECRET.encode() in handle.read():
+                    hits.append(path)
+    return hits
+
+
+@pytest.mark.workflow
+def test_the_hf_token_lands_in_no_record_log_or_report(run: dict, tmp_path: Path) -> None:
+    report = tmp_path / "report.zip"
+    made = snakemake(run["work"], [], run["configs"], "--report", str(report), env=run["env"])
+    assert made.returncode == 0, _fail_message(made)
+    assert report.stat().st_size > 0
+    assert SECRET.encode() not in report.read_bytes()
+    unpacked = tmp_path / "report"
+    shutil.unpack_archive(report, unpacked)
+    assert _secret_files(unpacked) == []
+    for folder in ("results", "logs", "benchmarks", ".snakemake/log", ".snakemake/metadata"):
+        assert _secret_files(run["work"] / folder) == [], folder
+
+
+# --- damaged inputs: refused before any cell, naming the file ----------------------------------------------------
+
+
+def _only_cell(work: Path, override: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Ask for one 'off' cell of a fresh working directory with ``override`` merged over the tiny config."""
+    return snakemake(work, [Cell(TASK, "off", 0.0, 1).path], [TINY, override], env=env)
+
+
+def _nothing_downstream(work: Path) -> None:
+    assert not list(work.glob("results/cells/**/*.json")) and not list(work.glob("results/models/*.json"))
+    assert not (work / "results/summary.csv").exists()
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("damage", ["truncated", "corrupt header"])
+def test_a_damaged_gguf_is_refused_naming_the_file(run: dict, tmp_path: Path, damage: str) -> None:
+    data = run["model"].read_bytes()
+    broken = tmp_path / "model.gguf"
+    broken.write_bytes(data[: len(data) * 2 // 3] if damage == "truncated" else b"XXXX" + data[4:])
+    work = tmp_path / "work"
+    work.mkdir()
+    override = write_yaml(work / "bad.yaml", {
+        "models": {"target": {"source": "gguf", "gguf": {"path": str(broken)}}},
+        "select": {"tasks": [TASK], "conditions": ["off"]}, "temperatures": [0.0], "repeats": 1})
+    result = _only_cell(work, override, run["env"])
+    assert result.returncode != 0
+    line = next((ln for ln in result.stderr.splitlines() if ln.startswith("specbench: model 'target': ")), "")
+    assert str(broken) in line, _fail_message(result)
+    assert "is not a readable GGUF file" in line or (damage == "truncated" and "is truncated" in line), line
+    _nothing_downstream(work)
+    assert not (work / "results/cells").exists()  # no cell was started
+
+
+@pytest.mark.workflow
+def test_a_source_archive_with_the_wrong_sha256_is_refused_naming_the_file(run: dict, tmp_path: Path) -> None:
+    archive = tmp_path / "llama.cpp.tar.gz"
+    shutil.make_archive(str(tmp_path / "llama.cpp"), "gztar", root_dir=REPO / "config")
+    work = tmp_path / "work"
+    work.mkdir()
+    override = write_yaml(work / "bad.yaml", {
+        "llama_cpp": {"source": "archive", "archive": {"url": str(archive), "sha256": "0" * 64}},
+        "select": {"tasks": [TASK], "conditions": ["off"]}, "temperatures": [0.0], "repeats": 1})
+    result = _only_cell(work, override, run["env"])
+    assert result.returncode != 0
+    assert "config error at 'llama_cpp.archive.sha256': " in result.stderr, _fail_message(result)
+    assert f"source archive '{archive}' has sha256 " in result.stderr and f"not the pinned {'0' * 64}" in result.stderr
+    assert not (work / "resources").exists()  # refused before any job
+    assert not (work / "resources/llama.cpp/source-archive").exists()
+    assert not (work / "resources/llama.cpp/bin").exists()
+    _nothing_downstream(work)
+
+
+def _fake_checkpoint(folder: Path) -> Path:
+    """A sharded Hugging Face checkpoint (the download step only reads files, it does not load them)."""
+    folder.mkdir()
+    (folder / "config.json").write_text('{"architectures": ["Qwen3_5ForCausalLM"]}')
+    shards = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    for index, shard in enumerate(shards):
+        (folder / shard).write_bytes(os.urandom(4096 + index))
+    index = {"weight_map": {"a.weight": shards[0], "b.weight": shards[1]}}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    return folder
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("damage", ["truncated shard", "missing shard"])
+def test_a_damaged_hf_cache_is_refused_naming_the_file(run: dict, tmp_path: Path, damage: str) -> None:
+    from workflow_helpers import populate_hf_cache
+
+    hf_home = tmp_path / "hf"
+    repo = "specbench-test/sharded"
+    commit = populate_hf_cache(hf_home, repo, _fake_checkpoint(tmp_path / "checkpoint"))
+    snapshot = hf_home / f"hub/models--specbench-test--sharded/snapshots/{commit}"
+    if damage == "truncated shard":
+        blob = (snapshot / "model-00001-of-00002.safetensors").resolve()
+        blob.write_bytes(blob.read_bytes()[:1000])
+        expected = "model-00001-of-00002.safetensors is truncated or damaged"
+    else:
+        (snapshot / "model-00002-of-00002.safetensors").unlink()
+        expected = "shard model-00002-of-00002.safetensors listed in model.safetensors.index.json is missing"
+    work = tmp_path / "work"
+    work.mkdir()
+    override = write_yaml(work / "bad.yaml", {"models": {"target": {"source": "hf", "hf": {"repo": repo,
+                                                                                         "revision": commit}}}})
+    model_id = f"specbench-test--sharded@{commit}"
+    result = snakemake(work, [f"results/models/{model_id}.download.json"], [TINY, override],
+                       env={**run["env"], "HF_HOME": str(hf_home)})
+    assert result.returncode != 0
+    line = next((ln for ln in result.stderr.splitlines() if ln.startswith("specbench: ")), "")
+    assert line.startswith(f"specbench: {repo}@{commit}: {expected}"), _fail_message(result)
+    assert not (work / f"results/models/{model_id}.download.json").exists()
+    assert not (work / f"resources/models/{model_id}/hf").exists()
+
+
+# --- CPU contention (last: it runs its cell with other measurement settings) ------------------------------------
+
+
+def _foreign_share(seconds: float) -> float:
+    """The share of the machine's CPU time used by processes other than this one over ``seconds``."""
+    from specbench.gpuwatch import CpuSampler
+
+    sampler = CpuSampler()
+    first, t0 = sampler(), time.time()
+    time.sleep(seconds)
+    last, t1 = sampler(), time.time()
+    used = (last["cpu_busy_s"] - first["cpu_busy_s"]) - (last["cpu_own_s"] - first["cpu_own_s"])
+    return used / ((t1 - t0) * (os.cpu_count() or 1))
+
+
+@pytest.mark.workflow
+def test_a_busy_loop_mid_cell_makes_that_attempt_rejected_and_the_clean_rerun_is_kept(run: dict) -> None:
+    quiet = _foreign_share(3.0)
+    if quiet > 0.1:
+        pytest.skip(f"the machine is busy with other work ({quiet:.2f} of its CPU time): contention cannot be "
+                    "staged on it")
+    cell_file = _break(run)
+    measurement = "measurement={max_foreign_cpu: 0.25, max_attempts: 4}"
+    busy: list[subprocess.Popen] = []
+    try:
+        with _started(run, [CELL.path], "--config", measurement) as proc:
+            _wait_for("the server to generate", _generating(run, CELL))
+            busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
+            _wait_for("attempt 2", lambda: "--- specbench: attempt 2 of" in _server_log(run, CELL).read_text())
+            for loop in busy:
+                loop.kill()
+                loop.wait()
+            _, stderr = proc.communicate(timeout=300)
+    finally:
+        for loop in busy:
+            loop.kill()
+            loop.wait()
+    assert proc.returncode == 0, stderr[-4000:]
+    record = read_json(cell_file)
+    first = record["rejected_attempts"][0]
+    assert first["attempt"] == 1 and first["outcome"] == "contended"
+    assert "other processes used" in first["reason"], first
+    assert any(f"pid {loop.pid} python" in first["reason"] for loop in busy), first
+    assert record["attempt"] >= 2 and record["contention"]["contended"] is False
+    assert record["contention"]["foreign_cpu"]["share"] <= 0.25
+    assert not _orphans(run)
