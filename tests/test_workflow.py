@@ -221,7 +221,8 @@ def test_aggregate_and_report_trace_to_cells(run: dict) -> None:
     assert set(summary.verdict) <= {"baseline", "faster", "slower", "none"}
     assert (summary[summary.condition == "off"].verdict == "baseline").all()
     report = (run["work"] / "results/report.md").read_text()
-    assert "not** the published study's setup" in report
+    assert "not** on the published study's setup" in report
+    assert "## What this run found" in report.split("## Setup")[0]  # the answer comes first
     assert "## Multiplier vs 'off' and verdict" in report
     assert "results/cells/essay/ngram-mod/t0.0/r1.json" in report
 

@@ -310,10 +310,8 @@ def _answer(summary: pd.DataFrame, claims: pd.DataFrame | None, facts: Facts, co
     if claims is not None and not claims.empty:
         notes.append(Note(f"Claims: {_verdict_counts(claims)}."))
         failed = claims[claims.verdict == "not reproduced"]
-        items = [Note(f"**{r['id']}**: {r['text']} (published {r['published_text']}; this run "
+        items = [Note(f"Not reproduced: **{r['id']}**: {r['text']} (published {r['published_text']}; this run "
                       f"{r['measured_text']})", "bad") for r in _records(failed)]
-        if items:
-            notes.append(Note("Not reproduced:"))
     notes.append(Note(f"Multiplier vs '{facts.baseline}' (mean over mean) with its 95 % interval and the study's "
                       "verdict rule; *noisy*: the baseline's own runs spread by more than "
                       f"{NOISE_LIMIT:.0%} on that task."))
