@@ -141,7 +141,8 @@ def test_the_report_opens_with_the_answer(rendered) -> None:
     answer = text.split("## What this run found")[1].split("## Setup")[0]
     assert "Measured on **NVIDIA H200 (143771 MiB)**; not the study's setup" in answer
     assert "Claims: **1** not reproduced." in answer
-    failed = "- Not reproduced: **ngram-file-rewrite**: n-gram 6.2x on file rewrite (published 6.25x; this run 1.80x <b>)"
+    failed = ("- Not reproduced: **ngram-file-rewrite**: n-gram 6.2x on file rewrite (published 6.25x; "
+              "this run 1.80x <b>)")
     assert failed in answer
     # the multiplier matrix: task x condition, multiplier [interval] verdict
     row = next(line for line in answer.splitlines() if line.startswith("| essay | 0.0 |"))
