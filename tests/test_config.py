@@ -79,6 +79,7 @@ def test_ready_gguf_path_must_exist(study_config: dict, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="models.target.gguf.path"):
         validate_config(study_config, REPO)
     (tmp_path / "x.gguf").write_bytes(b"GGUF")
+    study_config["models"]["draft"] = {"source": "gguf", "gguf": {"path": str(tmp_path / "x.gguf")}}
     assert model_source(validate_config(study_config, REPO), "target")["path"] == str(tmp_path / "x.gguf")
 
 
@@ -89,3 +90,12 @@ def test_merge_is_recursive_and_does_not_alias() -> None:
     assert merged == {"a": {"b": 3, "c": [1]}, "d": 2, "e": {"f": [4]}}
     merged["e"]["f"].append(5)
     assert override["e"]["f"] == [4]
+
+
+def test_a_gguf_target_cannot_have_a_draft_converted_against_it(study_config: dict, tmp_path) -> None:
+    ready = tmp_path / "target.gguf"
+    ready.write_bytes(b"GGUF")
+    study_config["models"]["target"] = {"source": "gguf", "gguf": {"path": str(ready)}}
+    with pytest.raises(ConfigError) as error:
+        validate_config(study_config, REPO)
+    assert error.value.key == "models.draft.source" and "--target-model-dir" in str(error.value)

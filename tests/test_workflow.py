@@ -326,7 +326,11 @@ def test_every_reported_number_traces_to_cell_files(run: dict) -> None:
     report = (run["work"] / "results/report.html").read_text()
     assert f'id="n-{key}"' in report and f"id='p-{key}'" in report
     claims = pd.read_csv(run["work"] / "results/claims.csv")
-    assert len(claims) > 10 and set(claims.verdict) == {"not measured in this run"}
+    # a CPU run: absolute figures are not compared, orderings and verdicts are judged, background rows stay
+    assert len(claims) > 10 and {"not comparable", "background, not checked by a run"} <= set(claims.verdict)
+    assert set(claims[claims.scope == "absolute"].verdict) == {"not comparable"}
+    assert set(claims[claims.scope == "relative"].verdict) <= {"reproduced", "same direction", "not reproduced",
+                                                              "not measured in this run"}
 
 
 def test_report_opens_in_chromium(run: dict, tmp_path: Path) -> None:
@@ -408,7 +412,7 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> Non
 
 def _plan(run: dict, *configs: Path) -> tuple[dict[str, int], str]:
     """The dry run's job counts (and its output, which names the reasons) for `all` in the run's directory."""
-    result = snakemake(run["work"], ["all"], [*run["configs"], *configs], "--dry-run", "--reason", env=run["env"],
+    result = snakemake(run["work"], ["all"], [*run["configs"], *configs], "--dry-run", env=run["env"],
                        snakefile=run["snakefile"])
     assert result.returncode == 0, _fail_message(result)
     return job_counts(result.stdout + result.stderr), result.stdout + result.stderr
@@ -445,8 +449,8 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
 
 def test_another_model_in_the_same_directory_leaves_this_one_alone(run: dict, tmp_path: Path) -> None:
     # The tiny draft as target: a real GGUF without an MTP layer, which verify refuses (require_mtp).
-    other = write_yaml(tmp_path / "other.yaml", {"models": {"target": {
-        "source": "gguf", "gguf": {"path": str(_model_file(run, "resources/models/tiny-draft-*/bf16.gguf"))}}}})
+    draft = {"source": "gguf", "gguf": {"path": str(_model_file(run, "resources/models/tiny-draft-*/bf16.gguf"))}}
+    other = write_yaml(tmp_path / "other.yaml", {"models": {"target": draft, "draft": draft}})
     manifests = sorted(p.name for p in (run["work"] / "results/models").glob("*.json"))
     tried = snakemake(run["work"], ["all"], [*run["configs"], other], env=run["env"], snakefile=run["snakefile"])
     assert tried.returncode != 0 and "has no MTP layer" in tried.stderr, _fail_message(tried)

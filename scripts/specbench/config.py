@@ -163,6 +163,10 @@ def _check_semantics(config: dict, base: Path) -> None:
             path = resolve_path(source["path"], base)
             if not path.exists():
                 raise ConfigError(f"models.{role}.{source['kind']}.path", f"'{path}' does not exist")
+    draft = model_source(config, "draft")["kind"]
+    if model_source(config, "target")["kind"] == "gguf" and draft in ("hf", "checkpoint", "tiny"):
+        raise ConfigError("models.draft.source", f"a '{draft}' draft is converted against its target's checkpoint "
+                          "(--target-model-dir), which a 'gguf' target does not have: give the draft as a gguf too")
 
 
 def _check_condition(name: str, condition: dict, config: dict) -> None:
