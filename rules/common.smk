@@ -89,6 +89,13 @@ def model_id(role):
 
 
 ROLES = [role for role in ("target", "draft") if role in config["models"]]
+# The roles the selected cells load: the draft only when a selected condition needs it.
+USED_ROLES = [
+    role
+    for role in ROLES
+    if role == "target"
+    or any("draft" in config["conditions"][c.condition]["requires"] for c in CELLS)
+]
 MODEL_IDS = {role: model_id(role) for role in ROLES}
 ROLE_OF = {ident: role for role, ident in MODEL_IDS.items()}
 TARGET_ID = MODEL_IDS["target"]
@@ -234,12 +241,12 @@ def report_inputs(wildcards):
         "claims_schema": config_path("config/claims.schema.yaml"),
         "downloads": [
             f"results/models/{MODEL_IDS[role]}.download.json"
-            for role in ROLES
+            for role in USED_ROLES
             if model_source(role)["kind"] == "hf"
         ],
         "code": code("report.py"),
     }
-    if "draft" in ROLES:
+    if "draft" in USED_ROLES:
         inputs["draft"] = model_manifest("draft")
     if PREDICTIONS:
         inputs["predictions"] = PREDICTIONS

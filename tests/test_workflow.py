@@ -451,10 +451,14 @@ def test_another_model_in_the_same_directory_leaves_this_one_alone(run: dict, tm
     # The tiny draft as target: a real GGUF without an MTP layer, which verify refuses (require_mtp).
     draft = {"source": "gguf", "gguf": {"path": str(_model_file(run, "resources/models/tiny-draft-*/bf16.gguf"))}}
     other = write_yaml(tmp_path / "other.yaml", {"models": {"target": draft, "draft": draft}})
-    manifests = sorted(p.name for p in (run["work"] / "results/models").glob("*.json"))
+    def manifests() -> dict[str, tuple[str, int]]:
+        return {p.name: (sha256_file(p), p.stat().st_mtime_ns) for p in (run["work"] / "results/models").glob("*.json")}
+
+    before = manifests()
     tried = snakemake(run["work"], ["all"], [*run["configs"], other], env=run["env"], snakefile=run["snakefile"])
     assert tried.returncode != 0 and "has no MTP layer" in tried.stderr, _fail_message(tried)
-    assert sorted(p.name for p in (run["work"] / "results/models").glob("*.json")) == manifests
+    after = manifests()
+    assert {name: after.get(name) for name in before} == before  # this model's files untouched
     assert _plan(run)[0] == {}  # back to the first model: every cell is still current
 
 

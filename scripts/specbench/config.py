@@ -164,7 +164,9 @@ def _check_semantics(config: dict, base: Path) -> None:
             if not path.exists():
                 raise ConfigError(f"models.{role}.{source['kind']}.path", f"'{path}' does not exist")
     draft = model_source(config, "draft")["kind"]
-    if model_source(config, "target")["kind"] == "gguf" and draft in ("hf", "checkpoint", "tiny"):
+    selected = config["select"].get("conditions") or list(conditions)
+    needs_draft = any("draft" in conditions[name]["requires"] for name in selected)
+    if needs_draft and model_source(config, "target")["kind"] == "gguf" and draft in ("hf", "checkpoint", "tiny"):
         raise ConfigError("models.draft.source", f"a '{draft}' draft is converted against its target's checkpoint "
                           "(--target-model-dir), which a 'gguf' target does not have: give the draft as a gguf too")
 
