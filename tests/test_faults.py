@@ -534,10 +534,11 @@ def test_a_busy_loop_mid_cell_makes_that_attempt_rejected_and_the_clean_rerun_is
         pytest.skip(f"the machine is busy with other work ({quiet:.2f} of its CPU time): contention cannot be "
                     "staged on it")
     cell_file = _break(run)
-    measurement = "measurement={max_foreign_cpu: 0.25, max_attempts: 4}"
+    # a config file, not --config: Snakemake's --config leaves a nested value's numbers as text
+    judged = write_yaml(run["work"] / "contention.yaml", {"measurement": {"max_foreign_cpu": 0.25, "max_attempts": 4}})
     busy: list[subprocess.Popen] = []
     try:
-        with _started(run, [CELL.path], "--config", measurement) as proc:
+        with _started({**run, "configs": [*run["configs"], judged]}, [CELL.path]) as proc:
             _wait_for("the server to generate", _generating(run, CELL))
             busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
             _wait_for("attempt 2", lambda: "--- specbench: attempt 2 of" in _server_log(run, CELL).read_text())
