@@ -450,7 +450,7 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
 def test_another_model_in_the_same_directory_leaves_this_one_alone(run: dict, tmp_path: Path) -> None:
     # The tiny draft as target: a real GGUF without an MTP layer, which verify refuses (require_mtp).
     draft = {"source": "gguf", "gguf": {"path": str(_model_file(run, "resources/models/tiny-draft-*/bf16.gguf"))}}
-    other = write_yaml(tmp_path / "other.yaml", {"models": {"target": draft, "draft": draft}})
+    other = write_yaml(tmp_path / "other.yaml", {"models": {"target": draft}, "select": {"conditions": ["off", "mtp"]}})
     def manifests() -> dict[str, tuple[str, int]]:
         return {p.name: (sha256_file(p), p.stat().st_mtime_ns) for p in (run["work"] / "results/models").glob("*.json")}
 
