@@ -25,7 +25,7 @@ except sb_config.ConfigError as error:
 
 CELLS = sb_cells.selected_cells(config)
 RUN_ORDER = {
-    (c.task, c.condition, c.temperature, c.repeat): position
+    (c.machine, c.task, c.condition, c.temperature, c.repeat): position
     for position, c in enumerate(
         sb_cells.run_order(CELLS, list(config["tasks"]), list(config["conditions"]))
     )
@@ -203,7 +203,13 @@ def task_max_tokens(wildcards):
 def cell_priority(wildcards):
     """Earlier in the interleaved run order (cells.run_order) = higher priority; a warm sequence by its first cell."""
     repeat = int(getattr(wildcards, "repeat", 1))
-    key = (wildcards.task, wildcards.condition, float(wildcards.temperature), repeat)
+    key = (
+        wildcards.machine,
+        wildcards.task,
+        wildcards.condition,
+        float(wildcards.temperature),
+        repeat,
+    )
     return len(RUN_ORDER) - RUN_ORDER[key]
 
 
@@ -260,6 +266,25 @@ CONFIG_SHA256 = sb_files.sha256_text(json.dumps(config, sort_keys=True))
 
 def cell_files():
     return [cell.path for cell in CELLS]
+
+
+# --- runs made elsewhere, imported as further machines (rules/imports.smk)
+IMPORTS_DIR = "results/imports"
+IMPORTS = {entry["label"]: config_path(entry["path"]) for entry in config["imports"]}
+IMPORTS_REGEX = (
+    "|".join(re.escape(label) for label in sorted(IMPORTS, key=len, reverse=True))
+    or "(?!)"
+)
+# Every machine of the report, in order: those measured here, then the imported ones
+MACHINE_LABELS = [*sb_cells.machine_labels(config), *IMPORTS]
+
+
+def import_source(wildcards):
+    return IMPORTS[wildcards.imported]
+
+
+def import_indexes():
+    return [f"{IMPORTS_DIR}/{label}.json" for label in IMPORTS]
 
 
 def task_inputs(wildcards):
@@ -326,20 +351,29 @@ def rule_resources(name):
         for condition, settings in config["resources"]["conditions"].items()
         if config["conditions"][condition]["server"] == mode
     }
-    varying = {key for settings in by_condition.values() for key in settings}
-    missing = sorted(varying - set(base))
-    if missing:
-        raise WorkflowError(
-            f"config error at 'resources.conditions': {missing} set for some conditions need a value for the "
-            f"others: set them under resources.rules.{name} or resources.default"
-        )
+    # The machine a cell is measured on picks the node: its resources come last
+    by_machine = (
+        {m["label"]: m["resources"] for m in config["machines"]} if mode else {}
+    )
+    for where, layer in (("conditions", by_condition), ("machines", by_machine)):
+        keys = {key for settings in layer.values() for key in settings}
+        missing = sorted(keys - set(base))
+        if missing:
+            raise WorkflowError(
+                f"config error at '{'resources.' if where == 'conditions' else ''}{where}': {missing} set for "
+                f"some {where} need a value for the others: set them under resources.rules.{name} or "
+                "resources.default"
+            )
+    varying = {
+        key for layer in (by_condition, by_machine) for s in layer.values() for key in s
+    }
     resources = {}
     for key, value in base.items():
         if key == "gpu" and not value and "gpu" not in varying:
             continue  # asks for no GPU: declare none (no --gpus under SLURM)
         if key in varying:
-            value = lambda wc, key=key, value=value: by_condition.get(
-                wc.condition, {}
-            ).get(key, value)
+            value = lambda wc, key=key, value=value: by_machine.get(wc.machine, {}).get(
+                key, by_condition.get(wc.condition, {}).get(key, value)
+            )
         resources[key] = value
     return resources

@@ -4,6 +4,7 @@
 rule aggregate:
     input:
         cells=cell_files(),
+        imports=import_indexes(),
         code=code("aggregate.py"),
     output:
         table="results/cells.parquet",
@@ -31,6 +32,7 @@ rule aggregate:
         **rule_resources("aggregate"),
     params:
         baseline=config["baseline"],
+        machines=MACHINE_LABELS,
         code_fingerprint=fingerprint(code("run_cells.py")),
     script:
         "../scripts/aggregate.py"
@@ -80,6 +82,7 @@ rule report:
     params:
         names={"tasks": list(config["tasks"]), "conditions": list(config["conditions"])},
         name=config["name"],
+        machines=MACHINE_LABELS,
         model_note=model_note(),
         baseline=config["baseline"],
         study_setup=config["study_setup"],

@@ -19,7 +19,7 @@ SETTINGS = ("max_tokens", "reasoning", "base_seed", "startup_timeout_s", "reques
 snakemake = globals()["snakemake"]
 params, inp, log, wc = snakemake.params, snakemake.input, snakemake.log, snakemake.wildcards
 repeats = [int(wc.repeat)] if hasattr(wc, "repeat") else list(params.repeats)
-cells = [Cell(wc.task, wc.condition, float(wc.temperature), repeat) for repeat in repeats]
+cells = [Cell(wc.task, wc.condition, float(wc.temperature), repeat, wc.machine) for repeat in repeats]
 labels = ", ".join(c.label for c in cells)
 build_dir = Path(inp.build)
 with logged_to(log.run), interrupt_guard() as snakemake_pid:

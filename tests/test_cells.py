@@ -20,10 +20,13 @@ def test_format_temperature(value: float, text: str) -> None:
 
 def test_cell_path_round_trip() -> None:
     cell = Cell("file-rewrite", "ngram-mod", 1.0, 3)
-    assert cell.path == "results/cells/file-rewrite/ngram-mod/t1.0/r3.json"
-    assert cell.label == "file-rewrite/ngram-mod/t1.0/r3"
+    assert cell.path == "results/cells/local/file-rewrite/ngram-mod/t1.0/r3.json"
+    assert cell.label == "file-rewrite/ngram-mod/t1.0/r3"  # the one machine goes unnamed
     assert Cell.from_wildcards("file-rewrite", "ngram-mod", "1.0", "3") == cell
     assert cell.seed(1000) == 1003
+    h200 = Cell.from_wildcards("file-rewrite", "ngram-mod", "1.0", "3", "h200")
+    assert h200.path == "results/cells/h200/file-rewrite/ngram-mod/t1.0/r3.json"
+    assert h200.label == "h200:file-rewrite/ngram-mod/t1.0/r3" and h200.seed(1000) == 1003
 
 
 def test_selected_cells_cover_the_study_matrix(study_config: dict) -> None:
@@ -35,6 +38,25 @@ def test_selected_cells_cover_the_study_matrix(study_config: dict) -> None:
     assert {c.condition for c in cells} == {"off", "ngram-mod", "ngram-mod-warm", "mtp", "dflash", "dflash-n15"}
     config["select"] = {"tasks": ["essay"], "conditions": ["off", "dflash-n15"]}
     assert len(selected_cells(config)) == 1 * 2 * 2 * 3
+
+
+def test_every_cell_exists_once_per_machine(study_config: dict) -> None:
+    config = validate_config({**study_config, "machines": [{"label": "a100"}, {"label": "h200",
+                              "resources": {"slurm_partition": "h200"}}]}, REPO)
+    cells = selected_cells(config)
+    assert len(cells) == 2 * 4 * 6 * 2 * 3 and len({c.path for c in cells}) == len(cells)
+    per_machine = {m: sorted((c.task, c.condition, c.temperature, c.repeat) for c in cells if c.machine == m)
+                   for m in ("a100", "h200")}
+    assert per_machine["a100"] == per_machine["h200"]
+    assert all(c.path.startswith(f"results/cells/{c.machine}/") for c in cells)
+    constraints = wildcard_constraints(config)
+    assert re.fullmatch(constraints["machine"], "h200") and not re.fullmatch(constraints["machine"], "local")
+
+
+def test_machines_default_to_the_one_you_are_on(study_config: dict) -> None:
+    config = validate_config(study_config, REPO)
+    assert config["machines"] == [{"label": "local", "description": "", "resources": {}}]
+    assert {c.machine for c in selected_cells(config)} == {"local"}
 
 
 def test_wildcard_constraints_accept_only_configured_names(study_config: dict) -> None:

@@ -1,12 +1,14 @@
 """The workflow under a real SLURM: a single-node cluster on this machine (tests/slurm/start-cluster.sh: munged,
 MariaDB, slurmdbd, slurmctld, slurmd, in a loopback-only network namespace) with two partitions standing for two
 kinds of machine, and `snakemake --profile profiles/slurm` (snakemake-executor-plugin-slurm) on a tiny slice of
-the tiny config: 2 tasks x 2 conditions x temperature 0 x 1 repeat, the conditions' cells in different partitions.
+the tiny config with two machines (config 'machines', each selecting its partition): 2 tasks x 2 conditions x
+temperature 0 x 1 repeat on each.
 
-sacct must show each cell as a SLURM job of its own, in its condition's partition; the steps that run once (tiny
+sacct must show each cell as a SLURM job of its own, in its machine's partition; the steps that run once (tiny
 checkpoint, convert, quantize, install) as one job each, shared by every cell through the filesystem; the local
-rules as no job at all. The same slice also runs locally (--cores 2) to measure what SLURM adds; the timings go
-to $SPECBENCH_TEST_CACHE/slurm-timings.json. llama.cpp comes from the between-workflow cache shared with
+rules, and the draft model no selected condition loads, as no job at all; the report compares the two machines.
+The same slice also runs locally (--cores 2) to measure what SLURM adds; the timings go to
+$SPECBENCH_TEST_CACHE/slurm-timings.json. llama.cpp comes from the between-workflow cache shared with
 test_workflow.py (built once per machine).
 
 Needs root and Debian's slurm-wlm, slurmdbd, munge and mariadb-server: skipped without them, except under CI=true,
@@ -33,28 +35,27 @@ from workflow_helpers import OUTPUT_CACHE, REPO, TEST_CACHE, llama_server_pids_u
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
 CLUSTER = REPO / "tests" / "slurm"
-PARTITION_OF = {"off": "kind-a", "mtp": "kind-b"}  # condition -> the partition ("kind of machine") of its cells
+PARTITION_OF = {"kind-a": "part-a", "kind-b": "part-b"}  # machine label -> the partition that stands for it
+CONDITIONS = ["off", "mtp"]
 TASKS = ["essay", "todo-app"]
-ONCE = ["tiny_target_checkpoint", "tiny_draft_checkpoint", "convert_target", "convert_draft", "quantize_target",
-        "llama_cpp_install"]
+ONCE = ["tiny_target_checkpoint", "convert_target", "quantize_target", "llama_cpp_install"]
+# No condition of the slice loads a draft model, so the draft is neither made nor converted.
+UNUSED = ["tiny_draft_checkpoint", "convert_draft"]
 # The llama.cpp rules run on the submitting host, where Snakemake's between-workflow cache works: inside a cluster
 # job (snakemake 9.27.1) a cached rule whose input is a cached rule's directory fails (IsADirectoryError while
 # hashing it), and a bare --cache is not passed on to jobs at all.
 LLAMA_CPP = ["llama_cpp_fetch", "llama_cpp_source", "llama_cpp_build"]
-LOCAL = ["render_prompt", "verify_model", "aggregate", "report", *LLAMA_CPP]
+LOCAL = ["render_prompt", "verify_model", "record_predictions", "aggregate", "report", *LLAMA_CPP]
 TOOLS = ["munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd", "sbatch", "sacct",
          "sacctmgr", "unshare", "nsenter"]
 SLICE = {
     "name": "slurm test",
-    "select": {"tasks": TASKS, "conditions": list(PARTITION_OF)},
+    "select": {"tasks": TASKS, "conditions": CONDITIONS},
     "temperatures": [0.0],
     "repeats": 1,
     "max_tokens": 32,
-    "resources": {
-        "rules": {"cell": {"slurm_partition": "kind-a"}},
-        "conditions": {c: {"slurm_partition": p} for c, p in PARTITION_OF.items()},
-        "local_rules": ["hf_download", "hf_dataset", *LOCAL],
-    },
+    "machines": [{"label": m, "resources": {"slurm_partition": p}} for m, p in PARTITION_OF.items()],
+    "resources": {"local_rules": ["hf_download", "hf_dataset", *LOCAL]},
 }
 
 
@@ -125,7 +126,7 @@ def runs(cluster: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     slurm_work = tmp_path_factory.mktemp("slurm-work")
     slurm, slurm_s = _snakemake(
         slurm_work, "--profile", str(REPO / "profiles" / "slurm"), "--jobs", "4",
-        "--default-resources", "slurm_partition=kind-a", "slurm_account=specbench",
+        "--default-resources", "slurm_partition=part-a", "slurm_account=specbench",
         "--slurm-init-seconds-before-status-checks", "2",
         env=cluster["env"])
     assert slurm.returncode == 0, _fail_message(slurm)
@@ -141,9 +142,9 @@ def _cells(work: Path) -> list[dict]:
     return [read_json(p) for p in sorted((work / "results" / "cells").rglob("r*.json"))]
 
 
-def test_each_cell_is_a_slurm_job_in_its_conditions_partition(runs: dict) -> None:
+def test_each_cell_is_a_slurm_job_in_its_machines_partition(runs: dict) -> None:
     records = _cells(runs["slurm"])
-    assert len(records) == len(TASKS) * len(PARTITION_OF)
+    assert len(records) == len(TASKS) * len(CONDITIONS) * len(PARTITION_OF)
     jobs = {job["JobIDRaw"]: job for job in runs["jobs"]}
     cell_jobs = [job for job in runs["jobs"] if job["Comment"].startswith("rule_cell_")]
     assert len(cell_jobs) == len(records)
@@ -151,10 +152,10 @@ def test_each_cell_is_a_slurm_job_in_its_conditions_partition(runs: dict) -> Non
     for record in records:
         scheduler = record["machine"]["scheduler"]
         job = jobs[scheduler["SLURM_JOB_ID"]]  # the record names its job, and sacct knows it
-        condition = record["cell"]["condition"]
-        assert job["Partition"] == PARTITION_OF[condition] == scheduler["SLURM_JOB_PARTITION"]
+        machine, condition = record["cell"]["machine"], record["cell"]["condition"]
+        assert job["Partition"] == PARTITION_OF[machine] == scheduler["SLURM_JOB_PARTITION"]
         assert job["State"] == "COMPLETED"
-        assert f"_{record['cell']['task']}_{condition}_" in job["Comment"]
+        assert f"_{machine}_{record['cell']['task']}_{condition}_" in job["Comment"]
         assert record["machine"]["hostname"]
         seen.add(job["JobIDRaw"])
     assert len(seen) == len(records)  # one job per cell
@@ -167,7 +168,7 @@ def test_steps_that_run_once_are_one_job_each_and_local_rules_none(runs: dict) -
         by_rule[rule] = by_rule.get(rule, 0) + 1
     for rule in ONCE:
         assert by_rule.get(rule) == 1, by_rule
-    for rule in LOCAL:
+    for rule in [*LOCAL, *UNUSED]:
         assert rule not in by_rule, by_rule
 
 
@@ -180,6 +181,8 @@ def test_slurm_and_local_runs_agree(runs: dict) -> None:
         assert record["provenance"]["model"]["sha256"] == local[label]["provenance"]["model"]["sha256"]
         assert record["response"]["tokens"] == local[label]["response"]["tokens"], label
         assert "SLURM_JOB_ID" not in local[label]["machine"]["scheduler"]
+    report = (runs["slurm"] / "results" / "report.md").read_text()
+    assert "## Machines compared" in report and "| kind-a | kind-b |" in report  # the two machines side by side
     assert (runs["slurm"] / "results" / "report.html").is_file()
     assert not llama_server_pids_using(runs["slurm"]) and not llama_server_pids_using(runs["local"])
 

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -224,7 +225,46 @@ def test_aggregate_and_report_trace_to_cells(run: dict) -> None:
     assert "not** on the published study's setup" in report
     assert "## What this run found" in report.split("## Setup")[0]  # the answer comes first
     assert "## Multiplier vs 'off' and verdict" in report
-    assert "results/cells/essay/ngram-mod/t0.0/r1.json" in report
+    assert "results/cells/local/essay/ngram-mod/t0.0/r1.json" in report
+
+
+def test_another_runs_cells_are_imported_as_machines_and_compared(run: dict, tmp_path: Path) -> None:
+    """Two local runs with different names: the second measures a slice of its own and imports the first's cells
+    (its folder, and an archive of it) as two more machines, without measuring them again."""
+    first = tmp_path / "first-run-cells"
+    shutil.copytree(run["work"] / "results/cells/local", first)  # as the first run left them
+    archive = tmp_path / "first-run-cells.tar.gz"
+    with tarfile.open(archive, "w:gz") as out:
+        out.add(first, arcname="local")
+    work = tmp_path / "second"
+    work.mkdir()
+    override = write_yaml(work / "second.yaml", {
+        "name": "second box",
+        "models": {"target": {"source": "hf", "hf": {"repo": HF_REPO, "revision": run["commit"]}}},
+        "tasks": {"essay": {"max_tokens": 192}}, "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod"]},
+        "temperatures": [0.0], "repeats": 2, "max_tokens": 96,
+        "imports": [{"label": "first-box", "path": str(first)}, {"label": "first-box-tar", "path": str(archive)}]})
+    result = snakemake(work, ["all"], [TINY, override], env=run["env"])
+    assert result.returncode == 0, _fail_message(result)
+    assert len(list((work / "results/cells").rglob("r*.json"))) == 4  # only its own slice was measured
+    cells = read_table(work / "results/cells.parquet")
+    assert cells.groupby("machine").size().to_dict() == {"local": 4, "first-box": 20, "first-box-tar": 20}
+    originals = {p.relative_to(first): p for p in first.rglob("r*.json")}
+    for row in cells[cells.machine != "local"].itertuples():
+        copy = work / row.cell_file
+        assert copy.is_relative_to(work / "results/imports" / row.machine)
+        original = originals[copy.relative_to(work / "results/imports" / row.machine)]
+        assert copy.read_bytes() == original.read_bytes()
+        assert row.tokens_per_s == read_json(original)["response"]["timings"]["predicted_per_second"]
+    report = (work / "results/report.md").read_text()
+    assert "## Machines compared" in report and "| local | first-box | first-box-tar |" in report
+    speeds = report.split("tokens/s at temperature 0, per machine")[1].split("##")[0]
+    first_off = cells[(cells.machine == "first-box") & (cells.task == "essay") & (cells.condition == "off")]
+    assert f"{first_off.tokens_per_s.mean():.1f} | {first_off.tokens_per_s.mean():.1f} |" in speeds
+    provenance = read_json(work / "results/provenance.json")
+    behind = provenance["numbers"]["speedup-essay-mtp-t0.0@first-box"]["cells"]
+    assert behind and all(c.startswith("results/imports/first-box/") for c in behind)
+    assert provenance["cells"][behind[0]]["server_log"]  # the imported record's own chain
 
 
 def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) -> None:
@@ -238,7 +278,7 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) ->
     cell.unlink()
     plan = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"], snakefile=run["snakefile"])
     assert job_counts(plan.stdout + plan.stderr) == {"cell": 1, "aggregate": 1, "report": 1, "all": 1}, plan.stdout
-    assert "results/cells/essay/ngram-mod/t0.0/r2.json" in plan.stdout
+    assert "results/cells/local/essay/ngram-mod/t0.0/r2.json" in plan.stdout
 
     redo = snakemake(run["work"], ["all"], run["configs"], env=run["env"], snakefile=run["snakefile"])
     assert redo.returncode == 0, _fail_message(redo)
@@ -273,8 +313,8 @@ def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> No
     line = next((ln for ln in result.stderr.splitlines() if ln.startswith("specbench: cell ")), None)
     assert line is not None, _fail_message(result)
     assert line.startswith("specbench: cell file-rewrite/off/t0.0/r1: llama-server exited with code")
-    assert line.endswith("read results/cells/file-rewrite/off/t0.0/r1.server.log")
-    assert "qwen99" in (work / "results/cells/file-rewrite/off/t0.0/r1.server.log").read_text()
+    assert line.endswith("read results/cells/local/file-rewrite/off/t0.0/r1.server.log")
+    assert "qwen99" in (work / "results/cells/local/file-rewrite/off/t0.0/r1.server.log").read_text()
     assert not (work / target.path).exists()
     assert not list((work / "results/cells").rglob("*.json"))
     assert llama_server_pids_using(broken) == []
@@ -321,7 +361,7 @@ def test_every_reported_number_traces_to_cell_files(run: dict) -> None:
     chain = subprocess.run([sys.executable, "-m", "specbench", "provenance", key, "--file", str(provenance_file)],
                            cwd=REPO / "scripts", capture_output=True, text=True)
     assert chain.returncode == 0, chain.stderr
-    assert "results/cells/essay/ngram-mod/t0.0/r1.server.log" in chain.stdout
+    assert "results/cells/local/essay/ngram-mod/t0.0/r1.server.log" in chain.stdout
     assert "--spec-type ngram-mod" in chain.stdout
     report = (run["work"] / "results/report.html").read_text()
     assert f'id="n-{key}"' in report and f"id='p-{key}'" in report

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import platform
+from collections.abc import Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
+
+from .cells import DEFAULT_MACHINE
+from .files import read_json
 
 
 def cell_chain(record: dict[str, Any], path: str) -> dict[str, Any]:
@@ -46,13 +51,39 @@ def software_versions() -> dict[str, str]:
     return versions
 
 
-def cells_index(records: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    """Per cell, what produced it (for provenance), plus the device, machine and software of this aggregate."""
-    last = records[-1][1] if records else {}
-    machine = last.get("machine", {})
+def _where(record: dict[str, Any]) -> dict[str, Any]:
+    """The device (NVML's view) and host a record was measured on."""
+    machine = record.get("machine", {})
+    return {"device": machine.get("gpu", {}), "machine": {k: v for k, v in machine.items() if k != "gpu"}}
+
+
+def cells_index(records: list[tuple[str, dict[str, Any]]], order: Sequence[str] = ()) -> dict[str, Any]:
+    """Per cell, what produced it (for provenance); per machine label, the device and host its last cell ran on
+    (and where imported cells came from); the first machine's device and host at the top; this software."""
+    machines: dict[str, dict[str, Any]] = {}
+    for _, record in records:
+        label = record["cell"].get("machine", DEFAULT_MACHINE)
+        machines[label] = {**_where(record), "imported_from": record["cell"].get("imported_from")}
+    ordered = {label: machines[label] for label in [*order, *machines] if label in machines}
+    first = next(iter(ordered.values()), {"device": {}, "machine": {}})
     return {
         "cells": {path: cell_chain(record, path) for path, record in records},
-        "device": machine.get("gpu", {}),
-        "machine": {k: v for k, v in machine.items() if k != "gpu"},
+        "device": first["device"],
+        "machine": first["machine"],
+        "machines": ordered,
         "software": software_versions(),
     }
+
+
+def imported_records(indexes: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:
+    """The records of each import index (rule import_cells), as (path, record), each relabelled in memory as its
+    import's machine, with where it came from; the files themselves stay as they were imported."""
+    records = []
+    for index_path in indexes:
+        index = read_json(Path(index_path))
+        for entry in index["records"]:
+            record = read_json(Path(entry["file"]))
+            origin = {"source": index["source"], "file": entry["source_file"], "measured_as": index["measured_as"]}
+            record["cell"] = {**record["cell"], "machine": index["label"], "imported_from": origin}
+            records.append((entry["file"], record))
+    return records

@@ -24,7 +24,7 @@ from .gsm8k import score_gsm8k
 from .parse import derived_figures, parse_speculative_log
 from .server import RunningServer, ServerError, check_identity, exit_description, llama_server
 
-RECORD_VERSION = 4
+RECORD_VERSION = 5
 
 
 class CellError(RuntimeError):
@@ -216,8 +216,8 @@ def _record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[d
     return {
         "record_version": RECORD_VERSION,
         "code_fingerprint": setup.code_fingerprint,
-        "cell": {"task": cell.task, "condition": cell.condition, "temperature": cell.temperature,
-                 "repeat": cell.repeat, "label": cell.label},
+        "cell": {"machine": cell.machine, "task": cell.task, "condition": cell.condition,
+                 "temperature": cell.temperature, "repeat": cell.repeat, "label": cell.label},
         "seed": cell.seed(setup.base_seed),
         "attempt": attempt,
         "rejected_attempts": rejected,

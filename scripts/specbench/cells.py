@@ -1,4 +1,4 @@
-"""Cells: one task x condition x temperature x repeat, and the file path that names it."""
+"""Cells: one machine x task x condition x temperature x repeat, and the file path that names it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass
 
 CELLS_DIR = "results/cells"
-CELL_PATTERN = CELLS_DIR + "/{task}/{condition}/t{temperature}/r{repeat}.json"
+CELL_PATTERN = CELLS_DIR + "/{machine}/{task}/{condition}/t{temperature}/r{repeat}.json"
+DEFAULT_MACHINE = "local"  # the machine the workflow runs on, when the config names no machines
 
 
 def format_temperature(value: float) -> str:
@@ -19,17 +20,19 @@ def format_temperature(value: float) -> str:
 
 @dataclass(frozen=True, order=True)
 class Cell:
-    """The coordinates of one measurement."""
+    """The coordinates of one measurement; ``machine`` is the label of the machine (kind of device) it runs on."""
 
     task: str
     condition: str
     temperature: float
     repeat: int
+    machine: str = DEFAULT_MACHINE
 
     @property
     def path(self) -> str:
         """The cell's result file, relative to the working directory."""
         return CELL_PATTERN.format(
+            machine=self.machine,
             task=self.task,
             condition=self.condition,
             temperature=format_temperature(self.temperature),
@@ -38,17 +41,24 @@ class Cell:
 
     @property
     def label(self) -> str:
-        """Short human name, e.g. ``file-rewrite/ngram-mod/t0.0/r2``."""
-        return f"{self.task}/{self.condition}/t{format_temperature(self.temperature)}/r{self.repeat}"
+        """Short human name, e.g. ``file-rewrite/ngram-mod/t0.0/r2`` (``a100:file-rewrite/...`` on a named machine)."""
+        name = f"{self.task}/{self.condition}/t{format_temperature(self.temperature)}/r{self.repeat}"
+        return name if self.machine == DEFAULT_MACHINE else f"{self.machine}:{name}"
 
     def seed(self, base_seed: int) -> int:
         """Sampling seed, derived from the repeat index so a rerun reproduces the cell."""
         return base_seed + self.repeat
 
     @classmethod
-    def from_wildcards(cls, task: str, condition: str, temperature: str, repeat: str | int) -> Cell:
+    def from_wildcards(cls, task: str, condition: str, temperature: str, repeat: str | int,
+                       machine: str = DEFAULT_MACHINE) -> Cell:
         """Build a cell from Snakemake wildcard strings."""
-        return cls(task, condition, float(temperature), int(repeat))
+        return cls(task, condition, float(temperature), int(repeat), machine)
+
+
+def machine_labels(config: dict) -> list[str]:
+    """The labels of the machines this run measures on (``machines``; the one it runs on when none are named)."""
+    return [m["label"] for m in config.get("machines") or [{"label": DEFAULT_MACHINE}]]
 
 
 def selected_cells(config: dict) -> list[Cell]:
@@ -57,7 +67,8 @@ def selected_cells(config: dict) -> list[Cell]:
     tasks = select.get("tasks") or list(config["tasks"])
     conditions = select.get("conditions") or list(config["conditions"])
     return [
-        Cell(task, condition, float(temperature), repeat)
+        Cell(task, condition, float(temperature), repeat, machine)
+        for machine in machine_labels(config)
         for task in tasks
         for condition in conditions
         for temperature in config["temperatures"]
@@ -67,8 +78,10 @@ def selected_cells(config: dict) -> list[Cell]:
 
 def run_order(cells: list[Cell], tasks: list[str], conditions: list[str]) -> list[Cell]:
     """The order cells should run in: per task and temperature, repeat by repeat, every condition in turn, so that
-    drift of a noisy machine is spread over the conditions instead of turning a block of runs into a multiplier."""
-    return sorted(cells, key=lambda c: (tasks.index(c.task), c.temperature, c.repeat, conditions.index(c.condition)))
+    drift of a noisy machine is spread over the conditions instead of turning a block of runs into a multiplier
+    (machines side by side: each machine's cells keep this order among themselves)."""
+    return sorted(cells, key=lambda c: (tasks.index(c.task), c.temperature, c.repeat, conditions.index(c.condition),
+                                        c.machine))
 
 
 def wildcard_constraints(config: dict) -> dict[str, str]:
@@ -78,6 +91,7 @@ def wildcard_constraints(config: dict) -> dict[str, str]:
         return "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
 
     return {
+        "machine": alternatives(machine_labels(config)),
         "task": alternatives(list(config["tasks"])),
         "condition": alternatives(list(config["conditions"])),
         "temperature": alternatives([format_temperature(t) for t in config["temperatures"]]),

@@ -157,6 +157,7 @@ def _check_semantics(config: dict, base: Path) -> None:
     for name, task in config["tasks"].items():
         _check_task(name, task, base)
     _check_local_archive(config, base)
+    _check_machines(config, base)
     for role in ("target", "draft"):
         source = model_source(config, role)
         if source["kind"] in ("gguf", "checkpoint"):
@@ -169,6 +170,21 @@ def _check_semantics(config: dict, base: Path) -> None:
     if needs_draft and model_source(config, "target")["kind"] == "gguf" and draft in ("hf", "checkpoint", "tiny"):
         raise ConfigError("models.draft.source", f"a '{draft}' draft is converted against its target's checkpoint "
                           "(--target-model-dir), which a 'gguf' target does not have: give the draft as a gguf too")
+
+
+def _check_machines(config: dict, base: Path) -> None:
+    """Machine and import labels name folders of results: each once; an import's records must exist."""
+    seen: dict[str, str] = {}
+    for key in ("machines", "imports"):
+        for index, entry in enumerate(config.get(key, [])):
+            label = entry["label"]
+            if label in seen:
+                raise ConfigError(f"{key}[{index}].label", f"'{label}' is already the label of {seen[label]}")
+            seen[label] = f"{key}[{index}]"
+    for index, entry in enumerate(config.get("imports", [])):
+        path = resolve_path(entry["path"], base)
+        if not path.exists():
+            raise ConfigError(f"imports[{index}].path", f"'{path}' does not exist")
 
 
 def _check_condition(name: str, condition: dict, config: dict) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .cells import format_temperature
+from .cells import DEFAULT_MACHINE, format_temperature
 
 
 def number_id(kind: str, *coordinates: Any) -> str:
@@ -28,10 +28,13 @@ def row_id(kind: str, row: Mapping[str, Any]) -> str:
     """The id of the number of this kind shown for one row of a summary table (or, for ``run``, of the cell table):
     the one place where a row's coordinates become its id, for report_numbers and the renderers' links alike."""
     if kind == "identity":
-        return number_id(kind, row["task"], row["condition"], *(["control"] if row["control"] else []))
-    if kind == "run":
-        return number_id(kind, row["task"], row["condition"], row["temperature"], f"r{row['repeat']}")
-    return number_id(kind, row["task"], row["condition"], row["temperature"])
+        key = number_id(kind, row["task"], row["condition"], *(["control"] if row["control"] else []))
+    elif kind == "run":
+        key = number_id(kind, row["task"], row["condition"], row["temperature"], f"r{row['repeat']}")
+    else:
+        key = number_id(kind, row["task"], row["condition"], row["temperature"])
+    machine = row.get("machine")
+    return key if machine in (None, DEFAULT_MACHINE) or pd.isna(machine) else f"{key}@{machine}"
 
 
 def _number(value: Any) -> float | int | None:

@@ -169,17 +169,26 @@ def environment(build: dict[str, Any], model: dict[str, Any], draft: dict[str, A
     }
 
 
+def bandwidth(device: Mapping[str, Any]) -> tuple[float, dict[str, Any]] | None:
+    """The first GPU's memory bandwidth in bytes/s (bus width x max memory clock x 2, double data rate) and that
+    GPU; None without NVML's figures (a CPU machine)."""
+    gpus = [d for d in device.get("devices", []) if d.get("memory_bus_width_bits") and d.get("max_mem_clock_mhz")]
+    if not gpus:
+        return None
+    gpu = gpus[0]
+    return gpu["memory_bus_width_bits"] / 8 * gpu["max_mem_clock_mhz"] * 1e6 * 2, gpu
+
+
 def ceiling_rows(device: Mapping[str, Any], model_bytes: int, speeds: pd.DataFrame) -> tuple[str, list[dict]]:
     """Decode tokens/s as a fraction of the memory-bandwidth ceiling (bandwidth / bytes read per token): a note
     saying how the ceiling was computed, and per row of ``speeds`` its median tokens/s and ``of_ceiling``."""
-    gpus = [d for d in device.get("devices", []) if d.get("memory_bus_width_bits") and d.get("max_mem_clock_mhz")]
-    if not gpus:
+    known = bandwidth(device)
+    if known is None:
         return ("Device memory bandwidth unknown (NVML unavailable on the machine that ran the cells): no ceiling.", [])
-    gpu = gpus[0]
-    bandwidth = gpu["memory_bus_width_bits"] / 8 * gpu["max_mem_clock_mhz"] * 1e6 * 2  # double data rate
-    ceiling = bandwidth / model_bytes
+    bandwidth_bps, gpu = known
+    ceiling = bandwidth_bps / model_bytes
     note = (f"{gpu['name']}: bus {gpu['memory_bus_width_bits']} bit x max memory clock "
-            f"{gpu['max_mem_clock_mhz']} MHz x 2 (double data rate) = {bandwidth / 1e9:.0f} GB/s; each token reads "
+            f"{gpu['max_mem_clock_mhz']} MHz x 2 (double data rate) = {bandwidth_bps / 1e9:.0f} GB/s; each token reads "
             f"the whole GGUF ({model_bytes / 1e9:.2f} GB), so the ceiling is {ceiling:.0f} tokens/s.")
     rows = [{"task": r["task"], "temperature": r["temperature"], "median_tokens_per_s": r["median_tokens_per_s"],
              "of_ceiling": r["median_tokens_per_s"] / ceiling} for r in speeds.to_dict("records")]
@@ -474,8 +483,125 @@ def _provenance(numbers: Mapping[str, Any], run_context: Mapping[str, Any]) -> S
         [{"id": key, **number} for key, number in numbers.items()], anchor="id"), markdown=False)
 
 
+@dataclass(frozen=True)
+class MachineView:
+    """One machine of a several-machine report: its label, a short device name, where its cells came from, its
+    summary tables (summaries.tables), its relative claims judged there, and facts to show beside it."""
+
+    label: str
+    device: str
+    tables: Mapping[str, pd.DataFrame]
+    claims: pd.DataFrame | None
+    facts: Mapping[str, str]
+    bandwidth_bps: float | None = None
+    model_bytes: int | None = None
+
+
+def _by_machine(views: Sequence[MachineView], key: str, show: Callable[[Any], str],
+                tone: Callable[[Any], str] | None = None) -> list[Column]:
+    """One column per machine, showing ``row[key][machine label]``."""
+    return [Column(view.label, lambda row, label=view.label: row[key].get(label), show, text=True, tone=tone)
+            for view in views]
+
+
+def _machines(views: Sequence[MachineView], baseline: str, conditions: Sequence[str]) -> list[Section]:
+    """Machines side by side (only when there are several): what each is, the baseline's speed and every
+    multiplier at temperature 0 per machine, whether the study's ordering and verdict claims hold on each, and each
+    device's memory-bandwidth ceiling."""
+    if len(views) < 2:
+        return []
+    facts = Table([Column("", "item", text=True),
+                   *_by_machine(views, "values", str)],
+                  [{"item": item, "values": {v.label: v.facts.get(item, "") for v in views}}
+                   for item in dict.fromkeys(k for v in views for k in v.facts)])
+    speed: dict[str, dict[str, Any]] = {}
+    multipliers: dict[tuple[str, str], dict[str, Any]] = {}
+    for view in views:
+        greedy = view.tables["summary"][view.tables["summary"].temperature == 0.0]
+        for r in _records(greedy):
+            if r["condition"] == baseline:
+                speed.setdefault(r["task"], {})[view.label] = r["mean_tokens_per_s"]
+            else:
+                multipliers.setdefault((r["task"], r["condition"]), {})[view.label] = r
+    order = {c: i for i, c in enumerate(conditions)}
+    speed_rows = [{"task": task, "values": values} for task, values in speed.items()]
+    speed_rows += [{"task": "ceiling (bandwidth / model size)", "values": {
+        v.label: v.bandwidth_bps / v.model_bytes for v in views if v.bandwidth_bps and v.model_bytes}}]
+    multiplier_rows = [{"task": task, "condition": condition, "values": values} for (task, condition), values in
+                       sorted(multipliers.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], len(order))))]
+
+    def multiplier(r: Any) -> str:
+        if not isinstance(r, Mapping):
+            return ""
+        return f"{_multiplier(r['speedup'])} [{_interval((r['speedup_ci_low'], r['speedup_ci_high']))}] {r['verdict']}"
+
+    claims: dict[str, dict[str, Any]] = {}
+    texts: dict[str, str] = {}
+    for view in views:
+        if view.claims is None:
+            continue
+        for r in _records(view.claims[view.claims.scope == "relative"]):
+            claims.setdefault(r["id"], {})[view.label] = r["verdict"]
+            texts[r["id"]] = r["text"]
+    claim_rows = [{"id": key, "text": texts[key], "values": values} for key, values in claims.items()]
+    held = "; ".join(f"{v.label}: {sum(row['values'].get(v.label) == 'reproduced' for row in claim_rows)} of "
+                     f"{len(claim_rows)} reproduced" for v in views)
+    return [
+        Section("machines", "Machines compared", [Note(
+            f"{len(views)} machines, each summarised on its own cells only (a multiplier never divides one "
+            "machine's speed by another's). The study expects absolute multipliers to differ between machines and "
+            "the ordering across tasks to hold.")], facts),
+        Section("machines-speed", f"{baseline} tokens/s at temperature 0, per machine", [Note(
+            "Mean over the runs; the last row is each device's memory-bandwidth ceiling for this model (NVML's bus "
+            "width x memory clock x 2 over the GGUF's size; none for a CPU or without NVML).")],
+            Table([TASK, *_by_machine(views, "values", digits(1))], speed_rows)),
+        Section("machines-multipliers", f"Multipliers vs {baseline} at temperature 0, per machine", [Note(
+            "Mean over mean, its 95 % interval and the study's verdict rule, as in What this run found.")],
+            Table([TASK, CONDITION, *_by_machine(views, "values", multiplier,
+                                                 tone=lambda r: _verdict_tone(r["verdict"])
+                                                 if isinstance(r, Mapping) else "")], multiplier_rows)),
+        Section("machines-claims", "The study's ordering and verdict claims, per machine", [Note(
+            f"Claims that hold on any hardware (scope relative), judged on each machine's cells: {held}.")],
+            Table([Column("claim", "id", text=True), Column("text", "text", text=True),
+                   *_by_machine(views, "values", lambda v: "" if v is None else str(v),
+                                tone=_verdict_tone)], claim_rows)),
+    ]
+
+
+def machine_view(label: str, tables: Mapping[str, pd.DataFrame], where: Mapping[str, Any],
+                 claims: pd.DataFrame | None, model: Mapping[str, Any]) -> MachineView:
+    """A machine's view from its tables, the cell index's entry for it (device, host, where imported cells came
+    from), its judged claims and this run's model manifest (its size is the ceiling's bytes per token when the
+    machine ran the same model file)."""
+    from .comparability import device_label
+
+    cells, device, host = tables["cells"], where.get("device", {}), where.get("machine", {})
+    known = bandwidth(device)
+    models = sorted(set(cells.model_sha256.dropna()))
+    same_model = models == [model.get("sha256")]
+    origin = where.get("imported_from") or {}
+
+    def short(values: pd.Series) -> str:
+        return ", ".join(str(v)[:12] for v in sorted(set(values.dropna()))) or "n/a"
+
+    facts = {
+        "device": device_label(device, host),
+        "host": f"{host.get('hostname') or 'n/a'} ({host.get('cpu_count') or '?'} CPUs)",
+        "cells": str(len(cells)),
+        "measured": ("here" if not origin else f"elsewhere, imported from {origin.get('source')} (measured as "
+                     f"'{origin.get('measured_as')}')"),
+        "llama-server sha256": short(cells.server_sha256),
+        "model sha256": short(cells.model_sha256),
+        "measurement code": short(cells.code_fingerprint),
+        "memory bandwidth": f"{known[0] / 1e9:.0f} GB/s ({known[1].get('name')})" if known else "unknown (no NVML)",
+    }
+    return MachineView(label, facts["device"], tables, claims, facts, known[0] if known else None,
+                       int(model["size_bytes"]) if same_model and model.get("size_bytes") else None)
+
+
 def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd.DataFrame | None,
-                 numbers: Mapping[str, Any], figures: Sequence[Figure] = (), conditions: Sequence[str] = ()) -> Report:
+                 numbers: Mapping[str, Any], figures: Sequence[Figure] = (), conditions: Sequence[str] = (),
+                 machines: Sequence[MachineView] = ()) -> Report:
     """The report's sections, in order, from the summary tables (summaries.tables), the claims evaluation, the
     provenance numbers and the figures."""
     cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
@@ -489,8 +615,13 @@ def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd
     lead = Note(f"{len(cells)} cells measured; "
                 + (f"{count} missing (listed under Missing cells)" if count else "none missing")
                 + ". Every number links to its provenance entry.", "bad" if count else "")
+    shown = conditions or list(dict.fromkeys(summary.condition))
+    if len(machines) > 1:
+        lead = Note(lead.text + f" Several machines were measured: the sections after Machines compared show the "
+                    f"first, **{machines[0].label}** ({machines[0].device}).", lead.tone)
     sections = [
-        _answer(summary, claims, facts, conditions or list(dict.fromkeys(summary.condition))),
+        _answer(summary, claims, facts, shown),
+        *_machines(machines, baseline, shown),
         _setup(cells, facts),
         _comparability(facts),
         _claims(claims),

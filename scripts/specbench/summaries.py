@@ -31,12 +31,14 @@ counts every target step as a drafting step, so it is a lower bound of the accep
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .table import GROUP
+from .cells import DEFAULT_MACHINE
+from .table import GROUP, MACHINE, machines_of
 
 SPEED_COLUMNS = ["task", "condition", "temperature", "runs", "mean_tokens_per_s", "median_tokens_per_s",
                  "min_tokens_per_s", "max_tokens_per_s", "cv", "tokens_per_s_values", "cells"]
@@ -229,6 +231,33 @@ def identity(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
 
 
 def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
-    """The per-cell table and every summary of it, by name: what claims, report, figures and provenance read."""
+    """The per-cell table of one machine and every summary of it, by name: what claims, report, figures and
+    provenance read. Multipliers never divide one machine's speed by another's: mixed machines are refused."""
+    machines = sorted(set(cells[MACHINE])) if MACHINE in cells else []
+    if len(machines) > 1:
+        raise ValueError(f"tables() summarises one machine's cells, got {machines}: use tables_by_machine()")
     return {"cells": cells, "summary": summary(cells, baseline), "acceptance": acceptance(cells),
             "identity": identity(cells, baseline)}
+
+
+def tables_by_machine(cells: pd.DataFrame, baseline: str,
+                      order: Sequence[str] = ()) -> dict[str, dict[str, pd.DataFrame]]:
+    """``tables`` of each machine's cells, machines in ``order`` first (see ``table.machines_of``); every summary
+    row says its machine."""
+    out = {}
+    for machine in machines_of(cells, order) or [next(iter(order), DEFAULT_MACHINE)]:
+        own = tables(cells[cells[MACHINE] == machine].reset_index(drop=True), baseline)
+        out[machine] = {name: frame if name == "cells" else frame.assign(**{MACHINE: machine})
+                        for name, frame in own.items()}
+    return out
+
+
+def combined(by_machine: Mapping[str, Mapping[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
+    """Each summary of every machine in one frame, with the machine as its first column (the CSV copies)."""
+    names = next(iter(by_machine.values()), {}).keys()
+    out = {}
+    for name in names:
+        frames = [tabs[name].assign(**{MACHINE: machine}) for machine, tabs in by_machine.items()]
+        frame = pd.concat([f for f in frames if len(f)] or frames[:1], ignore_index=True)
+        out[name] = frame[[MACHINE, *(c for c in frame.columns if c != MACHINE)]]
+    return out

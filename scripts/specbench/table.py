@@ -18,13 +18,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .cells import DEFAULT_MACHINE
 from .files import read_json, write_atomic
 
 COORDINATES = ["task", "condition", "temperature", "repeat"]
 GROUP = ["task", "condition", "temperature"]
+MACHINE = "machine"  # the label of the machine a cell was measured on: summaries are made per machine
 
 # column -> pyarrow type; the order is the table's column order
 SCHEMA = pa.schema([
+    (MACHINE, pa.string()),
     ("task", pa.string()),
     ("condition", pa.string()),
     ("temperature", pa.float64()),
@@ -124,6 +127,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
     """One row: the coordinates, the server's figures, the answer check, how it was measured and by what."""
     prov, server, rejected = record["provenance"], record["server"], record.get("rejected_attempts", [])
     return {
+        MACHINE: record["cell"].get(MACHINE, DEFAULT_MACHINE),
         **{key: record["cell"][key] for key in COORDINATES},
         **{key: record["figures"].get(key) for key in _FIGURES},
         "tokens": list(record["response"].get("tokens", [])),
@@ -160,7 +164,8 @@ def compare_tokens(a: Sequence[int], b: Sequence[int]) -> int | None:
 
 def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
     """Fill the identity columns of the temperature-0 rows in place (see the module docstring)."""
-    base = {(r["task"], r["repeat"]): r for r in rows if r["temperature"] == 0.0 and r["condition"] == baseline}
+    base = {(r[MACHINE], r["task"], r["repeat"]): r for r in rows
+            if r["temperature"] == 0.0 and r["condition"] == baseline}
     for row in rows:
         row.update(identical=None, compared_repeat=None, first_difference=None, baseline_length=None)
         if row["temperature"] != 0.0:
@@ -168,12 +173,18 @@ def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
         repeat = 1 if row["condition"] == baseline else row["repeat"]
         if row["condition"] == baseline and row["repeat"] == 1:
             continue
-        reference = base.get((row["task"], repeat))
+        reference = base.get((row[MACHINE], row["task"], repeat))
         row["compared_repeat"] = repeat
         if reference is None:
             continue
         first = compare_tokens(row["tokens"], reference["tokens"])
         row.update(identical=first is None, first_difference=first, baseline_length=len(reference["tokens"]))
+
+
+def machines_of(cells: pd.DataFrame, order: Sequence[str] = ()) -> list[str]:
+    """The machines in a cell table: those of ``order`` first, in that order, then any others as they come."""
+    present = list(dict.fromkeys(cells[MACHINE]))
+    return [m for m in order if m in present] + [m for m in present if m not in order]
 
 
 def check_code(records: Sequence[tuple[str, dict[str, Any]]], expected: str) -> None:
@@ -197,7 +208,8 @@ def cell_table(records: Sequence[tuple[str, dict[str, Any]]], baseline: str) -> 
 
 def frame_of(rows: Sequence[dict[str, Any]], baseline: str) -> pd.DataFrame:
     """The typed table of rows holding some of the columns (the others empty), with identity filled in."""
-    full = [{name: ([] if name in LIST_COLUMNS else None) for name in SCHEMA.names} | dict(row) for row in rows]
+    full = [{name: ([] if name in LIST_COLUMNS else None) for name in SCHEMA.names} | {MACHINE: DEFAULT_MACHINE}
+            | dict(row) for row in rows]
     for row in full:
         for column in _TIMES:
             if isinstance(row[column], str):
@@ -207,7 +219,7 @@ def frame_of(rows: Sequence[dict[str, Any]], baseline: str) -> pd.DataFrame:
     for row in full:
         row["run_order"] = order.get(row["started_at"])
     arrow = pa.Table.from_pylist(full, schema=SCHEMA)
-    return from_arrow(arrow).sort_values(COORDINATES, kind="stable").reset_index(drop=True)
+    return from_arrow(arrow).sort_values([MACHINE, *COORDINATES], kind="stable").reset_index(drop=True)
 
 
 def from_arrow(arrow: pa.Table) -> pd.DataFrame:

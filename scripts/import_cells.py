@@ -1,0 +1,19 @@
+"""Snakemake entry: bring the cell records of a run made elsewhere in as one more machine (see specbench.imports)."""
+
+from pathlib import Path
+
+from specbench.entry import fail, logged_to
+from specbench.imports import ImportRefused, import_cells, write_index
+
+snakemake = globals()["snakemake"]
+out, params = snakemake.output, snakemake.params
+with logged_to(snakemake.log[0]):
+    try:
+        index = import_cells(Path(params.source), Path(out.cells), params.label, params.names)
+    except ImportRefused as error:
+        fail(f"import '{params.label}': {error}", snakemake.log[0])
+    write_index(index, Path(out.index))
+    print(f"import '{params.label}': {len(index['records'])} cell records from {params.source} (measured as "
+          f"'{index['measured_as']}'), {len(index['skipped'])} skipped")
+    for skipped in index["skipped"]:
+        print(f"  skipped {skipped['file']}: {skipped['reason']}")

@@ -1,0 +1,121 @@
+"""Cell records of a run made elsewhere, brought in as one more machine without measuring them again.
+
+The source is a directory (the other run's ``results/cells``, or one machine's folder of it) or an archive of one
+(.tar, .tar.gz, .tgz, .tar.xz, .zip). Every cell record in it is kept byte for byte (with its server log and GPU
+samples when they sit beside it) under ``results/imports/<label>/`` in the cell layout, and an index lists each
+record's coordinates, sha256 and where it came from. A record of another record version, two records of one cell,
+or records of several machines in one source are refused, naming the files; cells of tasks, conditions or
+temperatures this config does not have are skipped and listed."""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .cell import RECORD_VERSION
+from .cells import DEFAULT_MACHINE, Cell
+from .files import read_json, sha256_file, write_json_atomic
+
+ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".zip")
+SIBLINGS = (".server.log", ".gpu.jsonl")  # a cell's logs beside its record: r1.json -> r1.server.log, ...
+
+
+class ImportRefused(RuntimeError):
+    """The source cannot be imported; the message names the file and what to do."""
+
+
+def is_archive(path: Path) -> bool:
+    return path.is_file() and path.name.endswith(ARCHIVES)
+
+
+def _unpacked(source: Path, scratch: Path) -> Path:
+    """The directory to read records from: the source itself, or the archive unpacked into ``scratch``."""
+    if source.is_dir():
+        return source
+    if not is_archive(source):
+        raise ImportRefused(f"{source}: neither a directory nor an archive ({', '.join(ARCHIVES)})")
+    try:
+        if source.name.endswith(".zip"):
+            with zipfile.ZipFile(source) as archive:
+                for member in archive.namelist():  # no member may leave the scratch folder
+                    if Path(member).is_absolute() or ".." in Path(member).parts:
+                        raise ImportRefused(f"{source}: member '{member}' points outside the archive")
+                archive.extractall(scratch)
+        else:
+            with tarfile.open(source, "r:*") as archive:
+                archive.extractall(scratch, filter="data")
+    except (tarfile.TarError, zipfile.BadZipFile, OSError) as error:
+        raise ImportRefused(f"{source}: cannot unpack: {error}") from error
+    return scratch
+
+
+def _records(root: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Every JSON file under ``root`` that is a cell record (it has 'cell' and 'record_version')."""
+    for path in sorted(root.rglob("*.json")):
+        try:
+            record = read_json(path)
+        except (ValueError, OSError):
+            continue
+        if isinstance(record, dict) and "cell" in record and "record_version" in record:
+            yield path, record
+
+
+def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -> dict[str, Any]:
+    """Copy the cell records of ``source`` into ``dest`` (replaced whole) as machine ``label``; return the index."""
+    with tempfile.TemporaryDirectory(prefix=f".{label}.", dir=dest.parent) as scratch_dir:
+        scratch = Path(scratch_dir)
+        root = _unpacked(source, scratch / "unpacked")
+        found = list(_records(root))
+        if not found:
+            raise ImportRefused(f"{source}: no cell records (JSON files with 'cell' and 'record_version') in it")
+        old = [f"{p.relative_to(root)} (version {r['record_version']})" for p, r in found
+               if r["record_version"] != RECORD_VERSION]
+        if old:
+            raise ImportRefused(f"{source}: {len(old)} record(s) of another record version than {RECORD_VERSION}, "
+                               f"e.g. {old[0]}: import records made by this version of the workflow")
+        measured_as = sorted({r["cell"].get("machine", DEFAULT_MACHINE) for _, r in found})
+        if len(measured_as) > 1:
+            raise ImportRefused(f"{source}: records of several machines {measured_as}: import each machine's folder "
+                               "under its own label")
+        staged = scratch / "staged"
+        kept, skipped, seen = [], [], {}
+        for path, record in found:
+            coords = record["cell"]
+            cell = Cell(coords["task"], coords["condition"], float(coords["temperature"]), int(coords["repeat"]),
+                        label)
+            unknown = [f"{kind} '{coords[kind]}'" for kind, known in
+                       (("task", config["tasks"]), ("condition", config["conditions"]),
+                        ("temperature", [float(t) for t in config["temperatures"]]))
+                       if (float(coords[kind]) if kind == "temperature" else coords[kind]) not in known]
+            if unknown:
+                skipped.append({"file": str(path.relative_to(root)), "reason": f"not in this config: {unknown}"})
+                continue
+            if cell in seen:
+                raise ImportRefused(f"{source}: two records of cell {cell.label}: {seen[cell]} and "
+                                   f"{path.relative_to(root)}")
+            seen[cell] = path.relative_to(root)
+            target = staged / Path(cell.path).relative_to(Path(cell.path).parents[3])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+            for suffix in SIBLINGS:
+                sibling = path.with_name(path.stem + suffix)
+                if sibling.is_file():
+                    shutil.copy2(sibling, target.with_name(target.stem + suffix))
+            kept.append({"file": str(dest / target.relative_to(staged)), "source_file": str(path.relative_to(root)),
+                         "sha256": sha256_file(target), "task": cell.task, "condition": cell.condition,
+                         "temperature": cell.temperature, "repeat": cell.repeat})
+        staged.mkdir(exist_ok=True)
+        if dest.exists():
+            shutil.rmtree(dest)
+        staged.rename(dest)
+    return {"label": label, "source": str(source), "source_sha256": sha256_file(source) if source.is_file() else None,
+            "measured_as": measured_as[0], "records": kept, "skipped": skipped}
+
+
+def write_index(index: dict[str, Any], path: Path) -> None:
+    write_json_atomic(path, index)
