@@ -232,10 +232,8 @@ def job_cells(wildcards):
         return [[wildcards.task, float(wildcards.temperature), int(wildcards.repeat)]]
     if hasattr(wildcards, "task"):
         return [[wildcards.task, float(wildcards.temperature), r] for r in REPEATS]
-    # one server per machine: the job's machine's cells only
-    here = [c for c in CELLS if c.machine == wildcards.machine]
     order = sb_cells.condition_sequence(
-        here, wildcards.condition, list(config["tasks"])
+        CELLS, wildcards.condition, list(config["tasks"]), wildcards.machine
     )
     return [[c.task, c.temperature, c.repeat] for c in order]
 

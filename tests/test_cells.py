@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from specbench.cells import (
+    DEFAULT_MACHINE,
     Cell,
     condition_sequence,
     format_temperature,
@@ -92,7 +93,7 @@ def test_condition_sequence_runs_tasks_in_config_order_each_task_s_repeats_back_
     config["temperatures"] = [1.0, 0.0]  # written out of order: each task still runs temperature 0 first
     tasks = ["file-rewrite", "todo-app", "gsm8k", "essay"]
     shuffled = list(reversed(selected_cells(config)))
-    order = condition_sequence(shuffled, "ngram-mod-warm", tasks)
+    order = condition_sequence(shuffled, "ngram-mod-warm", tasks, DEFAULT_MACHINE)
     assert len(order) == 4 * 2 * 3 and {c.condition for c in order} == {"ngram-mod-warm"}
     assert [(c.task, c.temperature, c.repeat) for c in order[:7]] == [
         ("file-rewrite", 0.0, 1), ("file-rewrite", 0.0, 2), ("file-rewrite", 0.0, 3),
@@ -100,6 +101,12 @@ def test_condition_sequence_runs_tasks_in_config_order_each_task_s_repeats_back_
     assert [c.task for c in order[::6]] == tasks
     # a narrower selection keeps the config's task order, not the order tasks are named in select
     config["select"] = {"tasks": ["essay", "todo-app"], "conditions": ["off", "ngram-mod-warm"]}
-    subset = condition_sequence(selected_cells(config), "ngram-mod-warm", list(config["tasks"]))
+    subset = condition_sequence(selected_cells(config), "ngram-mod-warm", list(config["tasks"]), DEFAULT_MACHINE)
     assert [(c.task, c.repeat) for c in subset if c.temperature == 0.0] == [
         ("todo-app", 1), ("todo-app", 2), ("todo-app", 3), ("essay", 1), ("essay", 2), ("essay", 3)]
+
+
+def test_condition_sequence_is_one_machine_s(study_config: dict) -> None:
+    config = validate_config({**study_config, "machines": [{"label": "a100"}, {"label": "h200"}]}, REPO)
+    order = condition_sequence(selected_cells(config), "ngram-mod-warm", list(config["tasks"]), "h200")
+    assert len(order) == 4 * 2 * 3 and {c.machine for c in order} == {"h200"}

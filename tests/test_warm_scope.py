@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from specbench.cells import Cell
+from specbench.cells import DEFAULT_MACHINE, Cell
 from specbench.files import read_json
 from workflow_helpers import REPO, llama_server_pids_using, snakemake, write_yaml
 
@@ -55,7 +55,7 @@ def test_one_server_answered_the_whole_condition_in_the_study_order(run: dict) -
     prompts = {task: read_json(run["work"] / f"results/prompts/{task}.json")["sha256"] for task in SELECT_TASKS}
     assert [r["provenance"]["prompt_sha256"] for r in warm] == [prompts[task] for task, _ in ORDER]
     logs = {r["server"]["log"] for r in warm}
-    assert logs == {f"results/cells/_all-tasks/{WARM}/warm.server.log"}
+    assert logs == {f"results/cells/{DEFAULT_MACHINE}/_all-tasks/{WARM}/warm.server.log"}
     assert run["result"].stderr.count("rule condition_sequence:") == 1
     assert "rule cell_sequence:" not in run["result"].stderr
     fresh = [_record(run, task, "off", repeat) for task, repeat in ORDER]
