@@ -39,6 +39,15 @@ CELL_PATTERN = sb_cells.CELL_PATTERN
 CELL_STEM = CELL_PATTERN.removesuffix(".json")
 SEQUENCE_STEM = CELL_STEM.replace("r{repeat}", "warm")
 REPEATS = list(range(1, config["repeats"] + 1))
+# What one server of a warm condition answers (config 'warm_scope'): a task's repeats at one temperature (rule
+# cell_sequence), or every selected cell of the condition (rule condition_sequence); the other rule matches nothing.
+WARM_SCOPE = config["warm_scope"]
+SELECTED_TASKS = [t for t in config["tasks"] if t in {c.task for c in CELLS}]
+TEMPERATURES = [sb_cells.format_temperature(t) for t in config["temperatures"]]
+# One server for the whole condition: its logs under a folder no task can be named ('_', see schema $defs.name).
+CONDITION_STEM = CELL_STEM.replace("{task}", "_all-tasks").replace(
+    "t{temperature}/r{repeat}", "warm"
+)
 
 
 def config_path(value):
@@ -150,16 +159,22 @@ def _code(script):
 
 
 def cell_inputs(wildcards):
-    """What one cell reads: the build, the prompt, the target (and the draft if its condition needs one), the code.
-    Computed once per task and condition (a large matrix asks for it once per cell)."""
-    return dict(_cell_inputs(wildcards.task, wildcards.condition))
+    """What a cell job reads: the build, the prompts of its tasks, the target (and the draft if its condition needs
+    one), the code. Computed once per task and condition (a large matrix asks for it once per cell).
+    """
+    return dict(_cell_inputs(job_tasks(wildcards), wildcards.condition))
+
+
+def job_tasks(wildcards):
+    """The tasks of a cell job: its own, or every selected one (a whole-condition warm sequence)."""
+    return (wildcards.task,) if hasattr(wildcards, "task") else tuple(SELECTED_TASKS)
 
 
 @functools.cache
-def _cell_inputs(task, condition):
+def _cell_inputs(tasks, condition):
     inputs = {
         "build": LLAMA_BIN_DIR,
-        "prompt": f"results/prompts/{task}.json",
+        "prompt": [f"results/prompts/{task}.json" for task in tasks],
         "model": model_gguf("target"),
         "model_manifest": model_manifest("target"),
         "code": code("run_cells.py"),
@@ -174,9 +189,13 @@ def _cell_inputs(task, condition):
     return inputs
 
 
-def conditions_regex(server):
-    """Wildcard regex of the conditions with this server mode ('fresh' or 'warm'); never matches if none."""
+def conditions_regex(server, scope=None):
+    """Wildcard regex of the conditions with this server mode ('fresh' or 'warm'); never matches if none, or if
+    ``scope`` is given and is not the config's warm_scope (so only one warm rule can make a warm cell).
+    """
     names = [n for n, c in config["conditions"].items() if c["server"] == server]
+    if scope is not None and scope != WARM_SCOPE:
+        names = []
     return (
         "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or "(?!)"
     )
@@ -197,19 +216,32 @@ def server_args(wildcards):
 
 
 def task_max_tokens(wildcards):
-    return config["tasks"][wildcards.task].get("max_tokens", config["max_tokens"])
+    """max_tokens of each task of the job, by task."""
+    return {
+        task: config["tasks"][task].get("max_tokens", config["max_tokens"])
+        for task in job_tasks(wildcards)
+    }
+
+
+def job_cells(wildcards):
+    """The (task, temperature, repeat) of a cell job's cells, in the order its server answers them: one cell
+    (fresh), a task's repeats at one temperature (warm_scope task), or every selected cell of the condition in the
+    study's order (warm_scope condition: cells.condition_sequence), on the job's machine.
+    """
+    if hasattr(wildcards, "repeat"):
+        return [[wildcards.task, float(wildcards.temperature), int(wildcards.repeat)]]
+    if hasattr(wildcards, "task"):
+        return [[wildcards.task, float(wildcards.temperature), r] for r in REPEATS]
+    order = sb_cells.condition_sequence(
+        CELLS, wildcards.condition, list(config["tasks"]), wildcards.machine
+    )
+    return [[c.task, c.temperature, c.repeat] for c in order]
 
 
 def cell_priority(wildcards):
     """Earlier in the interleaved run order (cells.run_order) = higher priority; a warm sequence by its first cell."""
-    repeat = int(getattr(wildcards, "repeat", 1))
-    key = (
-        wildcards.machine,
-        wildcards.task,
-        wildcards.condition,
-        float(wildcards.temperature),
-        repeat,
-    )
+    task, temperature, repeat = job_cells(wildcards)[0]
+    key = (wildcards.machine, task, wildcards.condition, temperature, repeat)
     return len(RUN_ORDER) - RUN_ORDER[key]
 
 
@@ -307,7 +339,14 @@ def dataset_file(task):
 
 
 # --- what each job asks for, from config 'resources', so the same workflow runs locally or with --executor slurm
-CELL_RULES = ("cell", "cell_sequence")
+CELL_RULES = ("cell", "cell_sequence", "condition_sequence")
+# How many cells one job of each cell rule measures (its runtime scales with it).
+CELLS_PER_JOB = {
+    "cell": 1,
+    "cell_sequence": len(REPEATS),
+    "condition_sequence": len(SELECTED_TASKS) * len(TEMPERATURES) * len(REPEATS),
+}
+
 _BUILTIN_RESOURCES = {"threads": 1, "mem_mb": 2048, "runtime": 30, "gpu": 0}
 _unknown = set(config["resources"]["conditions"]) - set(config["conditions"])
 if _unknown:
@@ -341,11 +380,12 @@ def rule_resources(name):
     if name in CELL_RULES and "runtime" not in config["resources"]["rules"].get(
         name, {}
     ):
-        repeats = len(REPEATS) if name == "cell_sequence" else 1
         attempts = config["measurement"]["max_attempts"]
-        base["runtime"] = CELL_RUNTIME_MINUTES * repeats * attempts
-    # The conditions served by this rule, fresh servers (cell) or warm ones (cell_sequence)
-    mode = {"cell": "fresh", "cell_sequence": "warm"}.get(name)
+        base["runtime"] = CELL_RUNTIME_MINUTES * CELLS_PER_JOB[name] * attempts
+    # The conditions served by this rule, fresh servers (cell) or warm ones (cell_sequence, condition_sequence)
+    mode = {"cell": "fresh", "cell_sequence": "warm", "condition_sequence": "warm"}.get(
+        name
+    )
     by_condition = {
         condition: settings
         for condition, settings in config["resources"]["conditions"].items()

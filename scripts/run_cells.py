@@ -1,4 +1,5 @@
-"""Snakemake entry: run one cell (or a warm server's sequence of repeats) and write each record atomically.
+"""Snakemake entry: run one cell (or a warm server's sequence: a task's repeats, or every cell of a condition) and
+write each record atomically.
 
 A failure prints one line naming the cell and the log to read, and writes no cell file. SIGTERM, SIGHUP and the
 death of the Snakemake process above this script stop the server and end the script the same way."""
@@ -12,14 +13,15 @@ from specbench.entry import fail, logged_to
 from specbench.files import read_json, write_json_atomic
 from specbench.server import Interrupted, interrupt_guard
 
-# The rule's scalar params, each a Setup field of the same name.
-SETTINGS = ("max_tokens", "reasoning", "base_seed", "startup_timeout_s", "request_timeout_s", "sample_interval_s",
-            "max_attempts", "max_load_per_cpu", "max_foreign_cpu")
+# The rule's params that are Setup fields of the same name (max_tokens: by task).
+SETTINGS = ("max_tokens", "scope", "reasoning", "base_seed", "startup_timeout_s", "request_timeout_s",
+            "sample_interval_s", "max_attempts", "max_load_per_cpu", "max_foreign_cpu")
 
 snakemake = globals()["snakemake"]
 params, inp, log, wc = snakemake.params, snakemake.input, snakemake.log, snakemake.wildcards
-repeats = [int(wc.repeat)] if hasattr(wc, "repeat") else list(params.repeats)
-cells = [Cell(wc.task, wc.condition, float(wc.temperature), repeat, wc.machine) for repeat in repeats]
+# The job's cells, in the order its server answers them: (task, temperature, repeat) each (common.smk: job_cells).
+cells = [Cell(task, wc.condition, float(temperature), int(repeat), wc.machine)
+         for task, temperature, repeat in params.cells]
 labels = ", ".join(c.label for c in cells)
 build_dir = Path(inp.build)
 with logged_to(log.run), interrupt_guard() as snakemake_pid:
@@ -32,7 +34,7 @@ with logged_to(log.run), interrupt_guard() as snakemake_pid:
         model_manifest=read_json(Path(inp.model_manifest)),
         draft_path=Path(inp.draft) if hasattr(inp, "draft") else None,
         draft_manifest=read_json(Path(inp.draft_manifest)) if hasattr(inp, "draft_manifest") else None,
-        prompt_manifest=read_json(Path(inp.prompt)),
+        prompt_manifests={manifest["task"]: manifest for manifest in (read_json(Path(p)) for p in inp.prompt)},
         server_args=list(params.server_args),
         requires=list(params.requires),
         server_log=Path(log.server),

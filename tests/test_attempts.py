@@ -5,7 +5,11 @@ outcomes; the decision on real sample sequences is tested in test_gpuwatch.py.""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -22,8 +26,8 @@ def _setup(tmp_path: Path, attempts: int = 3) -> Setup:
     return Setup(condition="off", server_binary=tmp_path / "llama-server",
                  build_manifest={"binaries": {"llama-server": {"sha256": "ab"}}}, model_path=tmp_path / "m.gguf",
                  model_manifest={"sha256": "cd", "mtp": {"present": False}}, draft_path=None, draft_manifest=None,
-                 prompt_manifest={"sha256": "ef", "messages": [{"role": "user", "content": "hi"}]},
-                 server_args=["-m", "m.gguf"], requires=[], max_tokens=4, reasoning=False, base_seed=0,
+                 prompt_manifests={"essay": {"sha256": "ef", "messages": [{"role": "user", "content": "hi"}]}},
+                 server_args=["-m", "m.gguf"], requires=[], max_tokens={"essay": 4}, reasoning=False, base_seed=0,
                  startup_timeout_s=1,
                  request_timeout_s=1, server_log=tmp_path / "server.log", gpu_samples=tmp_path / "gpu.jsonl",
                  code_fingerprint="c0de", max_attempts=attempts)
@@ -96,3 +100,92 @@ def test_condition_needing_mtp_is_refused_before_any_server(tmp_path: Path, monk
     setup = Setup(**{**setup.__dict__, "condition": "mtp", "requires": ["mtp"]})
     with pytest.raises(CellError, match="needs the model's MTP layer"):
         run_cells(setup, [Cell("essay", "mtp", 0.0, 1)])
+
+
+class _QuietWatch:
+    """A GPU watch that samples nothing (there is no GPU here)."""
+
+    nvml_available = False
+
+    def __init__(self, path: Path, interval_s: float) -> None:
+        self.samples: list = []
+
+    def sample_now(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __enter__(self) -> _QuietWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _one_fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Replace the server, the watch and the requests: every server start and request is recorded in order."""
+    calls: list[dict] = []
+
+    @contextlib.contextmanager
+    def server(binary: Path, args: list[str], log: Path, timeout: float, *, log_header: str) -> Iterator:
+        calls.append({"server": len([c for c in calls if "server" in c]) + 1})
+        with open(log, "a") as out:
+            out.write(log_header + "\n")
+        yield SimpleNamespace(pid=4242, port=8080, argv=["llama-server", *args], started_at=0.0,
+                              url="http://127.0.0.1:8080")
+
+    def exchange(url: str, messages: list[dict], *, reasoning: bool, max_tokens: int, temperature: float, seed: int,
+                 timeout_s: float) -> Exchange:
+        calls.append({"prompt": messages[0]["content"], "max_tokens": max_tokens, "temperature": temperature,
+                      "seed": seed})
+        timings = {**TIMINGS, "predicted_n": max_tokens}
+        return Exchange({}, "p", {}, {"content": "The answer is 42.", "tokens": list(range(max_tokens)),
+                                      "stop_type": "eos", "timings": timings},
+                        {"request_wall_s": 0.1, "decode_tokens_per_s": 100.0})
+
+    clean = SimpleNamespace(to_json=lambda: {"contended": False, "reason": "clean", "foreign_pids": []})
+    monkeypatch.setattr(cell_module, "llama_server", server)
+    monkeypatch.setattr(cell_module, "check_identity", lambda server: None)
+    monkeypatch.setattr(cell_module, "run_exchange", exchange)
+    monkeypatch.setattr(cell_module, "GpuWatch", _QuietWatch)
+    monkeypatch.setattr(cell_module, "judge", lambda *args, **kwargs: clean)
+    monkeypatch.setattr(cell_module, "device_info", lambda: {"nvml": "unavailable", "devices": []})
+    monkeypatch.setattr(cell_module, "assigned_devices", lambda *args: [])
+    return calls
+
+
+def test_one_server_answers_cells_of_several_tasks_each_with_its_own_prompt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _one_fake_server(monkeypatch)
+    prompts = {"essay": {"sha256": "e5", "messages": [{"role": "user", "content": "an essay"}]},
+               "gsm8k": {"sha256": "95", "messages": [{"role": "user", "content": "three problems"}],
+                         "dataset": [{"reference": "42"}]}}
+    setup = Setup(**{**_setup(tmp_path).__dict__, "condition": "ngram-mod-warm", "prompt_manifests": prompts,
+                     "max_tokens": {"essay": 6, "gsm8k": 3}, "scope": "condition"})
+    cells = [Cell("gsm8k", "ngram-mod-warm", 0.0, 1), Cell("gsm8k", "ngram-mod-warm", 0.0, 2),
+             Cell("essay", "ngram-mod-warm", 0.0, 1)]
+    records = run_cells(setup, cells)
+    assert calls == [{"server": 1},  # one server, then the requests in the order given, each with its task's prompt
+                     {"prompt": "three problems", "max_tokens": 3, "temperature": 0.0, "seed": 1},
+                     {"prompt": "three problems", "max_tokens": 3, "temperature": 0.0, "seed": 2},
+                     {"prompt": "an essay", "max_tokens": 6, "temperature": 0.0, "seed": 1}]
+    assert [r["cell"]["label"] for r in records] == [c.label for c in cells]
+    assert [r["server"]["position"] for r in records] == [1, 2, 3]
+    assert {r["server"]["pid"] for r in records} == {4242}
+    assert all(r["server"]["scope"] == "condition" and r["server"]["shared"] for r in records)
+    assert all(r["server"]["sequence_length"] == 3 for r in records)
+    assert [r["provenance"]["prompt_sha256"] for r in records] == ["95", "95", "e5"]
+    assert [len(r["response"]["tokens"]) for r in records] == [3, 3, 6]
+    assert records[0]["task_check"]["correct"] == 1 and records[2]["task_check"] is None
+
+
+def test_a_fresh_cell_records_its_scope(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _one_fake_server(monkeypatch)
+    [record] = run_cells(_setup(tmp_path), [CELL])
+    assert record["server"]["scope"] == "fresh" and record["server"]["shared"] is False
+    assert record["provenance"]["prompt_sha256"] == "ef"
+
+
+def test_a_cell_of_a_task_without_a_prompt_is_refused_before_any_server(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cell_module, "_attempt", lambda *a: pytest.fail("no server may start"))
+    with pytest.raises(CellError, match=r"no prompt or max_tokens given for task\(s\) \['todo-app'\]"):
+        run_cells(_setup(tmp_path), [CELL, Cell("todo-app", "off", 0.0, 1)])

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from specbench.cells import Cell, format_temperature, run_order, selected_cells, wildcard_constraints
+from specbench.cells import (
+    DEFAULT_MACHINE,
+    Cell,
+    condition_sequence,
+    format_temperature,
+    run_order,
+    selected_cells,
+    wildcard_constraints,
+)
 from specbench.config import validate_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,3 +86,27 @@ def test_run_order_interleaves_the_conditions_of_a_task(study_config: dict) -> N
     assert [c.condition for c in first[:6]] == ["off", "ngram-mod", "mtp", "dflash", "ngram-mod-warm", "dflash-n15"]
     assert {(c.task, c.temperature, c.repeat) for c in first[:6]} == {("file-rewrite", 0.0, 1)}
     assert (first[6].repeat, first[6].condition) == (2, "off")  # then the next repeat, every condition again
+
+
+def test_condition_sequence_runs_tasks_in_config_order_each_task_s_repeats_back_to_back(study_config: dict) -> None:
+    config = validate_config(study_config, REPO)
+    config["temperatures"] = [1.0, 0.0]  # written out of order: each task still runs temperature 0 first
+    tasks = ["file-rewrite", "todo-app", "gsm8k", "essay"]
+    shuffled = list(reversed(selected_cells(config)))
+    order = condition_sequence(shuffled, "ngram-mod-warm", tasks, DEFAULT_MACHINE)
+    assert len(order) == 4 * 2 * 3 and {c.condition for c in order} == {"ngram-mod-warm"}
+    assert [(c.task, c.temperature, c.repeat) for c in order[:7]] == [
+        ("file-rewrite", 0.0, 1), ("file-rewrite", 0.0, 2), ("file-rewrite", 0.0, 3),
+        ("file-rewrite", 1.0, 1), ("file-rewrite", 1.0, 2), ("file-rewrite", 1.0, 3), ("todo-app", 0.0, 1)]
+    assert [c.task for c in order[::6]] == tasks
+    # a narrower selection keeps the config's task order, not the order tasks are named in select
+    config["select"] = {"tasks": ["essay", "todo-app"], "conditions": ["off", "ngram-mod-warm"]}
+    subset = condition_sequence(selected_cells(config), "ngram-mod-warm", list(config["tasks"]), DEFAULT_MACHINE)
+    assert [(c.task, c.repeat) for c in subset if c.temperature == 0.0] == [
+        ("todo-app", 1), ("todo-app", 2), ("todo-app", 3), ("essay", 1), ("essay", 2), ("essay", 3)]
+
+
+def test_condition_sequence_is_one_machine_s(study_config: dict) -> None:
+    config = validate_config({**study_config, "machines": [{"label": "a100"}, {"label": "h200"}]}, REPO)
+    order = condition_sequence(selected_cells(config), "ngram-mod-warm", list(config["tasks"]), "h200")
+    assert len(order) == 4 * 2 * 3 and {c.machine for c in order} == {"h200"}

@@ -63,6 +63,7 @@ def test_tiny_config_merges_over_study(study_config: dict) -> None:
         (lambda c: c["select"].__setitem__("conditions", ["ngram-mod"]), "select.conditions", "baseline"),
         (lambda c: c["select"].__setitem__("tasks", ["esay"]), "select.tasks", "did you mean 'essay'"),
         (lambda c: c["conditions"].__setitem__("Bad Name", {"args": []}), "conditions", "Bad Name"),
+        (lambda c: c.__setitem__("warm_scope", "study"), "warm_scope", "'study'"),
     ],
 )
 def test_mistakes_name_their_key(study_config: dict, mutate, key: str, words: str) -> None:
@@ -101,3 +102,11 @@ def test_a_gguf_target_cannot_have_a_draft_converted_against_it(study_config: di
     assert error.value.key == "models.draft.source" and "--target-model-dir" in str(error.value)
     study_config["select"] = {"conditions": ["off", "mtp"]}  # no condition needs the draft: nothing to convert
     validate_config(study_config, REPO)
+
+
+def test_warm_scope_defaults_to_one_server_per_task(study_config: dict) -> None:
+    assert validate_config(copy.deepcopy(study_config), REPO)["warm_scope"] == "task"  # as config.yaml says
+    study_config.pop("warm_scope")
+    assert validate_config(study_config, REPO)["warm_scope"] == "task"  # the schema's default
+    study_config["warm_scope"] = "condition"
+    assert validate_config(study_config, REPO)["warm_scope"] == "condition"

@@ -264,9 +264,11 @@ def _setup(run: dict, cell: Cell, tmp_path: Path, **changes: object) -> Setup:
     setup = Setup(
         condition=cell.condition, server_binary=bin_dir / "llama-server",
         build_manifest=read_json(bin_dir / "manifest.json"), model_path=run["model"], model_manifest=model_manifest,
-        draft_path=None, draft_manifest=None, prompt_manifest=read_json(work / f"results/prompts/{cell.task}.json"),
+        draft_path=None, draft_manifest=None,
+        prompt_manifests={cell.task: read_json(work / f"results/prompts/{cell.task}.json")},
         server_args=[str(work / a) if a.startswith("resources/") else a for a in argv[1:argv.index("--host")]],
-        requires=[], max_tokens=16, reasoning=False, base_seed=1000, startup_timeout_s=120, request_timeout_s=120,
+        requires=[], max_tokens={cell.task: 16}, reasoning=False, base_seed=1000, startup_timeout_s=120,
+        request_timeout_s=120,
         server_log=tmp_path / "server.log", gpu_samples=tmp_path / "gpu.jsonl", code_fingerprint="test",
         max_attempts=3)
     return Setup(**{**setup.__dict__, **changes})
@@ -320,8 +322,8 @@ def test_a_port_taken_before_the_server_binds_is_never_talked_to(run: dict, tmp_
 @pytest.mark.workflow
 def test_a_prompt_longer_than_the_context_fails_at_once_with_the_servers_reason(run: dict, tmp_path: Path) -> None:
     setup = _setup(run, Cell(TASK, "off", 0.0, 1), tmp_path)
-    long_prompt = {**setup.prompt_manifest, "messages": [{"role": "user", "content": "word " * 6000}]}
-    setup = Setup(**{**setup.__dict__, "prompt_manifest": long_prompt})
+    long_prompt = {**setup.prompt_manifests[TASK], "messages": [{"role": "user", "content": "word " * 6000}]}
+    setup = Setup(**{**setup.__dict__, "prompt_manifests": {TASK: long_prompt}})
     started = time.monotonic()
     with pytest.raises(Exception) as caught:
         run_cells(setup, [Cell(TASK, "off", 0.0, 1)])

@@ -84,7 +84,8 @@ def test_both_documents_come_from_the_same_sections(rendered) -> None:
     assert md_titles == ["What this run found", "Setup", "Comparable with the study?", "Published claims vs this run",
                          "'off' tokens/s per task", "Multiplier vs 'off' and verdict", "Acceptance",
                          "Output identity at temperature 0 (token ids vs 'off', same repeat; control: 'off' repeats "
-                         "vs its repeat 1)", "Task checks (GSM8K answers)", "Contention", "Runs"]
+                         "vs its repeat 1)", "Task checks (GSM8K answers)", "Fresh vs warm n-gram server", "Contention",
+                         "Runs"]
     assert md_titles == [t.replace("&#x27;", "'") for i, t in html_titles if t.replace("&#x27;", "'") in md_titles]
     assert "not** on the published study's setup (GPU differ)" in text and "id='not-study'" in page
 
@@ -150,3 +151,11 @@ def test_the_report_opens_with_the_answer(rendered) -> None:
     assert "<td class=\"t bad\">" in page or "<td class=\"t good\">" in page  # colour-coded verdicts
     facts = text.split("## Comparable with the study?")[1].split("##")[0]
     assert "| GPU | A100, at least 80000 MiB | NVIDIA H200 (143771 MiB) | no |" in facts
+
+
+def test_warm_section_says_which_scope_ran(rendered) -> None:
+    # records made before server.scope existed: a shared server was the per-task scope
+    for document in (rendered["markdown"], rendered["html"]):
+        assert "Warm scope that ran for ngram-mod-warm: per task (" in document
+    warm = rendered["markdown"].split("## Fresh vs warm n-gram server")[1].split("## ")[0]
+    assert "| scope | position |" in warm and "| task | 2 |" in warm and "| fresh |" not in warm

@@ -171,6 +171,7 @@ def test_warm_condition_shares_one_server_fresh_ones_do_not(run: dict) -> None:
         assert len({rec["server"]["pid"] for rec in warm}) == 1
         assert [rec["server"]["position"] for rec in warm] == list(range(1, REPEATS + 1))
         assert all(rec["server"]["shared"] and rec["server"]["sequence_length"] == REPEATS for rec in warm)
+        assert all(rec["server"]["scope"] == "task" for rec in warm)  # warm_scope's default
         fresh = [_record(run, task, "ngram-mod", r) for r in range(1, REPEATS + 1)]
         assert len({rec["server"]["pid"] for rec in fresh}) == REPEATS
         assert not any(rec["server"]["shared"] for rec in fresh)

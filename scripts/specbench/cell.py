@@ -1,6 +1,7 @@
-"""Run cells: a server (fresh per cell, or one warm server for a sequence of repeats), the requests, a complete
-record per cell; contended attempts (another process on the GPU, or using the CPU) and failed ones (the server
-died, its port was taken, the connection broke) are recorded and run again; failures name the cell and the log."""
+"""Run cells: a server (fresh per cell, or one warm server for a sequence of cells: a task's repeats, or every cell
+of a condition), the requests, a complete record per cell; contended attempts (another process on the GPU, or using
+the CPU) and failed ones (the server died, its port was taken, the connection broke) are recorded and run again;
+failures name the cell and the log."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from .gsm8k import score_gsm8k
 from .parse import derived_figures, parse_speculative_log
 from .server import RunningServer, ServerError, check_identity, exit_description, llama_server
 
-RECORD_VERSION = 5
+RECORD_VERSION = 6  # 5: cell.machine; 6: server.scope
 
 
 class CellError(RuntimeError):
@@ -34,7 +35,9 @@ class CellError(RuntimeError):
 @dataclass(frozen=True)
 class Setup:
     """What every cell of one condition needs, resolved by the workflow (``server_args``: the argv after the
-    binary, model and draft paths included; the cell adds only the loopback host and the port)."""
+    binary, model and draft paths included; the cell adds only the loopback host and the port). Prompts and
+    max_tokens are keyed by task, so one server can answer cells of several tasks; ``scope`` says what one server
+    answers: 'fresh' (one cell), 'task' (a task's repeats at one temperature) or 'condition' (every cell of it)."""
 
     condition: str
     server_binary: Path
@@ -43,10 +46,10 @@ class Setup:
     model_manifest: dict[str, Any]
     draft_path: Path | None
     draft_manifest: dict[str, Any] | None
-    prompt_manifest: dict[str, Any]
+    prompt_manifests: dict[str, dict[str, Any]]  # task -> its prompt manifest
     server_args: list[str]
     requires: list[str]
-    max_tokens: int
+    max_tokens: dict[str, int]  # task -> its max_tokens
     reasoning: bool
     base_seed: int
     startup_timeout_s: float
@@ -58,6 +61,7 @@ class Setup:
     max_attempts: int = 3
     max_load_per_cpu: float | None = None
     max_foreign_cpu: float | None = None
+    scope: str = "fresh"
     watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
 
 
@@ -107,7 +111,6 @@ def _provenance(setup: Setup) -> dict[str, Any]:
             if setup.draft_path is not None and setup.draft_manifest is not None
             else None
         ),
-        "prompt_sha256": setup.prompt_manifest["sha256"],
     }
 
 
@@ -157,9 +160,9 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                     try:
                         exchange = run_exchange(
                             server.url,
-                            setup.prompt_manifest["messages"],
+                            setup.prompt_manifests[cell.task]["messages"],
                             reasoning=setup.reasoning,
-                            max_tokens=setup.max_tokens,
+                            max_tokens=setup.max_tokens[cell.task],
                             temperature=cell.temperature,
                             seed=cell.seed(setup.base_seed),
                             timeout_s=setup.request_timeout_s,
@@ -222,11 +225,12 @@ def _record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[d
         "attempt": attempt,
         "rejected_attempts": rejected,
         "contention": watch_verdict,
-        "task_check": task_check(setup.prompt_manifest, response),
+        "task_check": task_check(setup.prompt_manifests[cell.task], response),
         "gpu_samples": str(setup.gpu_samples),
         "server": {
             **result["server"],
             "shared": sequence_length > 1,
+            "scope": setup.scope,
             "position": result["position"],
             "sequence_length": sequence_length,
             "log": str(setup.server_log),
@@ -256,7 +260,7 @@ def _record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[d
             "overhead_s": result["wall_s"] - server_ms / 1000.0,
             "loadavg_1m_at_end": result["loadavg"][0],
         },
-        "provenance": shared["provenance"],
+        "provenance": {**shared["provenance"], "prompt_sha256": setup.prompt_manifests[cell.task]["sha256"]},
         "machine": shared["machine"],
         "started_at": result["started_at"],
         "ended_at": result["ended_at"],
@@ -271,9 +275,13 @@ def _last_log_section(log_text: str) -> str:
 
 
 def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
-    """Run ``cells`` on one server (one cell: the fresh-server case); measure again after a contended or failed
-    attempt, up to ``max_attempts``; return the records (each says which attempt it is and why others were not)."""
+    """Run ``cells`` on one server, in the order given (one cell: the fresh-server case); measure again after a
+    contended or failed attempt, up to ``max_attempts``; return the records (each says which attempt it is and why
+    others were not)."""
     check_requirements(setup, cells[0].label)
+    unknown = sorted({c.task for c in cells} - (set(setup.prompt_manifests) & set(setup.max_tokens)))
+    if unknown:
+        raise CellError(f"cell {cells[0].label}: no prompt or max_tokens given for task(s) {unknown}")
     gpu = device_info()
     try:  # the GPU(s) SLURM or the user assigned, which the build must have code for
         devices = assigned_devices(gpu, os.environ, setup.build_manifest.get("cuda_architectures"),

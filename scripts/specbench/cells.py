@@ -84,6 +84,15 @@ def run_order(cells: list[Cell], tasks: list[str], conditions: list[str]) -> lis
                                         c.machine))
 
 
+def condition_sequence(cells: list[Cell], condition: str, tasks: list[str], machine: str) -> list[Cell]:
+    """The cells of ``condition`` on ``machine`` in the order one server (of that machine) answers them all
+    (``warm_scope: condition``), the study's order as we read it: tasks in config order (``tasks``), per task its
+    temperatures ascending, per temperature its repeats one after another (the study's "faster with each repeat"
+    is one task's repeats back to back)."""
+    own = [c for c in cells if c.condition == condition and c.machine == machine]
+    return sorted(own, key=lambda c: (tasks.index(c.task), c.temperature, c.repeat))
+
+
 def wildcard_constraints(config: dict) -> dict[str, str]:
     """Regexes that accept only the config's own names, so a typo in a target fails at once."""
 

@@ -427,16 +427,33 @@ def _gsm8k(cells: pd.DataFrame, stand_in_tasks: Sequence[str]) -> list[Section]:
         _records(checked)))]
 
 
+# What one server of a warm condition answered, by the scope its records name (config 'warm_scope').
+WARM_SCOPES = {
+    "task": "per task (`warm_scope: task`): one server per task and temperature answered that task's repeats in "
+            "order, so each task started from an empty n-gram table",
+    "condition": "the whole condition (`warm_scope: condition`): one server answered every cell of the condition in "
+                 "the study's order (tasks in config order, per task its temperatures ascending, per temperature its "
+                 "repeats one after another), so a task also met the n-gram table the tasks before it left",
+}
+
+
 def _warm(cells: pd.DataFrame) -> list[Section]:
-    warm = cells[cells.server_shared.fillna(False).astype(bool)]
+    shared = cells.server_shared.fillna(False).astype(bool)
+    scopes = cells.server_scope.where(cells.server_scope.notna(), shared.map({True: "task", False: "fresh"}))
+    warm = cells[scopes != "fresh"].assign(server_scope=scopes[scopes != "fresh"])
     if warm.empty:
         return []
+    ran = warm.groupby("condition", sort=False).server_scope.agg(lambda s: list(dict.fromkeys(s)))
+    notes = [Note(f"Warm scope that ran for {condition}: "
+                  + "; ".join(WARM_SCOPES.get(scope, str(scope)) for scope in scopes_ran) + ".")
+             for condition, scopes_ran in ran.items()]
     return [Section("warm", "Fresh vs warm n-gram server", [Note(
-        "A warm condition answers its repeats in order on one server (position 1, 2, ...); the fresh one starts a "
-        "server per cell.")], Table(
-        [TASK, CONDITION, TEMPERATURE, REPEAT, Column("position", "server_position"),
-         Column("server pid", "server_pid"), Column("tok/s", "tokens_per_s", digits(1), link="run")],
-        _records(warm)), markdown=False)]
+        "A warm condition answers several cells in order on one server (position 1, 2, ...); the fresh one starts a "
+        "server per cell."), *notes], Table(
+        [TASK, CONDITION, TEMPERATURE, REPEAT, Column("scope", "server_scope", text=True),
+         Column("position", "server_position"), Column("server pid", "server_pid"),
+         Column("tok/s", "tokens_per_s", digits(1), link="run")],
+        _records(warm)))]
 
 
 def _contention(cells: pd.DataFrame) -> Section:

@@ -70,6 +70,7 @@ SCHEMA = pa.schema([
     ("server_pid", pa.int64()),
     ("server_shared", pa.bool_()),
     ("server_position", pa.int64()),
+    ("server_scope", pa.string()),
     ("run_order", pa.int64()),
     ("started_at", pa.timestamp("ms", tz="UTC")),
     ("ended_at", pa.timestamp("ms", tz="UTC")),
@@ -141,6 +142,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         "server_pid": server["pid"],
         "server_shared": bool(server.get("shared", False)),
         "server_position": server.get("position", 1),
+        "server_scope": server.get("scope") or ("task" if server.get("shared") else "fresh"),  # before record 5
         "started_at": record["started_at"],
         "ended_at": record["ended_at"],
         "server_sha256": prov["server_binary"]["sha256"],
