@@ -1,7 +1,9 @@
-# One cell = one fresh llama-server on 127.0.0.1, one request, one atomically written record.
+# One cell = one fresh llama-server on 127.0.0.1, one request, one atomically written record. Every cell rule
+# reads the same inputs (cell_inputs: build, prompts, models, the measurement code's manifest) and one params
+# function (cell_params: its cells in serving order, the server's argv, the measurement settings).
 # A "warm" condition runs several cells on one server, in order (each cell still its own file): per config
 # 'warm_scope', a task's repeats at one temperature (cell_sequence) or every selected cell of the condition
-# (condition_sequence); the other warm rule's condition constraint matches nothing.
+# (condition_sequence); only the configured scope's rule exists (the other's many outputs would slow planning).
 
 
 rule cell:
@@ -24,98 +26,88 @@ rule cell:
     resources:
         **rule_resources("cell"),
     params:
-        server_args=server_args,
-        requires=lambda wc: config["conditions"][wc.condition]["requires"],
-        cells=job_cells,
-        max_tokens=task_max_tokens,
-        reasoning=config["reasoning"],
-        base_seed=config["seed"],
-        startup_timeout_s=config["server"]["startup_timeout_s"],
-        request_timeout_s=config["server"]["request_timeout_s"],
-        sample_interval_s=config["measurement"]["sample_interval_s"],
-        max_attempts=config["measurement"]["max_attempts"],
-        max_load_per_cpu=config["measurement"]["max_load_per_cpu"],
-        max_foreign_cpu=config["measurement"]["max_foreign_cpu"],
+        cell=cell_params,
         scope="fresh",
     script:
         "../scripts/run_cells.py"
 
 
-rule cell_sequence:
-    input:
-        unpack(cell_inputs),
-    output:
-        expand(CELL_PATTERN, repeat=REPEATS, allow_missing=True),
-    log:
-        server=f"{SEQUENCE_STEM}.server.log",
-        gpu=f"{SEQUENCE_STEM}.gpu.jsonl",
-        run=f"logs/{SEQUENCE_STEM}.log",
-    benchmark:
-        f"benchmarks/{SEQUENCE_STEM}.tsv"
-    wildcard_constraints:
-        condition=conditions_regex("warm", scope="task"),
-    priority: cell_priority
-    conda:
-        "../envs/pipeline.yaml"
-    threads: rule_threads("cell_sequence")
-    resources:
-        **rule_resources("cell_sequence"),
-    params:
-        server_args=server_args,
-        requires=lambda wc: config["conditions"][wc.condition]["requires"],
-        cells=job_cells,
-        max_tokens=task_max_tokens,
-        reasoning=config["reasoning"],
-        base_seed=config["seed"],
-        startup_timeout_s=config["server"]["startup_timeout_s"],
-        request_timeout_s=config["server"]["request_timeout_s"],
-        sample_interval_s=config["measurement"]["sample_interval_s"],
-        max_attempts=config["measurement"]["max_attempts"],
-        max_load_per_cpu=config["measurement"]["max_load_per_cpu"],
-        max_foreign_cpu=config["measurement"]["max_foreign_cpu"],
-        scope="task",
-    script:
-        "../scripts/run_cells.py"
+if WARM_SCOPE == "task":
+
+    rule cell_sequence:
+        input:
+            unpack(cell_inputs),
+        output:
+            expand(CELL_PATTERN, repeat=REPEATS, allow_missing=True),
+        log:
+            server=f"{SEQUENCE_STEM}.server.log",
+            gpu=f"{SEQUENCE_STEM}.gpu.jsonl",
+            run=f"logs/{SEQUENCE_STEM}.log",
+        benchmark:
+            f"benchmarks/{SEQUENCE_STEM}.tsv"
+        wildcard_constraints:
+            condition=conditions_regex("warm"),
+        priority: cell_priority
+        conda:
+            "../envs/pipeline.yaml"
+        threads: rule_threads("cell_sequence")
+        resources:
+            **rule_resources("cell_sequence"),
+        params:
+            cell=cell_params,
+            scope="task",
+        script:
+            "../scripts/run_cells.py"
 
 
-rule condition_sequence:
+if WARM_SCOPE == "condition":
+
+    rule condition_sequence:
+        input:
+            unpack(cell_inputs),
+        output:
+            expand(
+                CELL_PATTERN,
+                task=SELECTED_TASKS,
+                temperature=TEMPERATURES,
+                repeat=REPEATS,
+                allow_missing=True,
+            ),
+        log:
+            server=f"{CONDITION_STEM}.server.log",
+            gpu=f"{CONDITION_STEM}.gpu.jsonl",
+            run=f"logs/{CONDITION_STEM}.log",
+        benchmark:
+            f"benchmarks/{CONDITION_STEM}.tsv"
+        wildcard_constraints:
+            condition=conditions_regex("warm"),
+        priority: cell_priority
+        conda:
+            "../envs/pipeline.yaml"
+        threads: rule_threads("condition_sequence")
+        resources:
+            **rule_resources("condition_sequence"),
+        params:
+            cell=cell_params,
+            scope="condition",
+        script:
+            "../scripts/run_cells.py"
+
+
+rule code_manifest:
+    # The measurement code behind every cell, as one file: an edit of any of its modules reruns every cell.
     input:
-        unpack(cell_inputs),
+        code=code("run_cells.py"),
+        own=code("code_manifest.py"),
     output:
-        expand(
-            CELL_PATTERN,
-            task=SELECTED_TASKS,
-            temperature=TEMPERATURES,
-            repeat=REPEATS,
-            allow_missing=True,
-        ),
+        CELL_CODE_MANIFEST,
     log:
-        server=f"{CONDITION_STEM}.server.log",
-        gpu=f"{CONDITION_STEM}.gpu.jsonl",
-        run=f"logs/{CONDITION_STEM}.log",
+        "logs/code_manifest.log",
     benchmark:
-        f"benchmarks/{CONDITION_STEM}.tsv"
-    wildcard_constraints:
-        condition=conditions_regex("warm", scope="condition"),
-    priority: cell_priority
+        "benchmarks/code_manifest.tsv"
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("condition_sequence")
-    resources:
-        **rule_resources("condition_sequence"),
     params:
-        server_args=server_args,
-        requires=lambda wc: config["conditions"][wc.condition]["requires"],
-        cells=job_cells,
-        max_tokens=task_max_tokens,
-        reasoning=config["reasoning"],
-        base_seed=config["seed"],
-        startup_timeout_s=config["server"]["startup_timeout_s"],
-        request_timeout_s=config["server"]["request_timeout_s"],
-        sample_interval_s=config["measurement"]["sample_interval_s"],
-        max_attempts=config["measurement"]["max_attempts"],
-        max_load_per_cpu=config["measurement"]["max_load_per_cpu"],
-        max_foreign_cpu=config["measurement"]["max_foreign_cpu"],
-        scope="condition",
+        entry="run_cells.py",
     script:
-        "../scripts/run_cells.py"
+        "../scripts/code_manifest.py"

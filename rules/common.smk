@@ -40,7 +40,7 @@ CELL_STEM = CELL_PATTERN.removesuffix(".json")
 SEQUENCE_STEM = CELL_STEM.replace("r{repeat}", "warm")
 REPEATS = list(range(1, config["repeats"] + 1))
 # What one server of a warm condition answers (config 'warm_scope'): a task's repeats at one temperature (rule
-# cell_sequence), or every selected cell of the condition (rule condition_sequence); the other rule matches nothing.
+# cell_sequence), or every selected cell of the condition (rule condition_sequence); only that rule is defined.
 WARM_SCOPE = config["warm_scope"]
 SELECTED_TASKS = [t for t in config["tasks"] if t in {c.task for c in CELLS}]
 TEMPERATURES = [sb_cells.format_temperature(t) for t in config["temperatures"]]
@@ -153,6 +153,11 @@ def code(script):
     return list(_code(script))
 
 
+# The cells' code as one input: a manifest of the measurement code's files (rule code_manifest), so a large matrix
+# checks one file per cell instead of a dozen, and an edit still reruns every cell
+CELL_CODE_MANIFEST = "results/code/run_cells.json"
+
+
 @functools.cache
 def _code(script):
     return tuple(str(path) for path in import_closure(BASE / "scripts" / script))
@@ -175,12 +180,12 @@ def _cell_inputs(tasks, condition):
     inputs = {
         "build": LLAMA_BIN_DIR,
         "prompt": [f"results/prompts/{task}.json" for task in tasks],
-        "model": model_gguf("target"),
+        # The verified manifests stand for the GGUFs (verify_model reads each GGUF; a changed or missing one makes
+        # its manifest again): one input each instead of two keeps planning a large matrix fast
         "model_manifest": model_manifest("target"),
-        "code": code("run_cells.py"),
+        "code": CELL_CODE_MANIFEST,
     }
     if "draft" in config["conditions"][condition]["requires"]:
-        inputs["draft"] = model_gguf("draft")
         inputs["draft_manifest"] = model_manifest("draft")
     if PREDICTIONS:
         inputs["predictions"] = (
@@ -189,24 +194,20 @@ def _cell_inputs(tasks, condition):
     return inputs
 
 
-def conditions_regex(server, scope=None):
-    """Wildcard regex of the conditions with this server mode ('fresh' or 'warm'); never matches if none, or if
-    ``scope`` is given and is not the config's warm_scope (so only one warm rule can make a warm cell).
-    """
+def conditions_regex(server):
+    """Wildcard regex of the conditions with this server mode ('fresh' or 'warm'); never matches if none."""
     names = [n for n, c in config["conditions"].items() if c["server"] == server]
-    if scope is not None and scope != WARM_SCOPE:
-        names = []
     return (
         "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or "(?!)"
     )
 
 
-def server_args(wildcards):
+def server_args(condition):
     """The server's argv after the binary, resolved once here: model, the study's flags, the condition's flags
     (with the draft's path); the cell adds only --host 127.0.0.1 and the port it picks.
     """
     draft = model_gguf("draft") if "draft" in ROLES else None
-    args = config["conditions"][wildcards.condition]["args"]
+    args = config["conditions"][condition]["args"]
     return [
         "-m",
         model_gguf("target"),
@@ -215,11 +216,39 @@ def server_args(wildcards):
     ]
 
 
-def task_max_tokens(wildcards):
-    """max_tokens of each task of the job, by task."""
+# The measurement settings every cell job passes on (each a field of specbench.cell.Setup)
+MEASUREMENT_SETTINGS = {
+    "reasoning": config["reasoning"],
+    "base_seed": config["seed"],
+    "startup_timeout_s": config["server"]["startup_timeout_s"],
+    "request_timeout_s": config["server"]["request_timeout_s"],
+    "sample_interval_s": config["measurement"]["sample_interval_s"],
+    "max_attempts": config["measurement"]["max_attempts"],
+    "max_load_per_cpu": config["measurement"]["max_load_per_cpu"],
+    "max_foreign_cpu": config["measurement"]["max_foreign_cpu"],
+}
+
+
+def cell_params(wildcards):
+    """A cell job's params, one function (a large matrix evaluates it once per job): its cells in serving order,
+    the server's argv, what the condition requires, max_tokens by task, and the measurement settings.
+    """
     return {
-        task: config["tasks"][task].get("max_tokens", config["max_tokens"])
-        for task in job_tasks(wildcards)
+        "cells": job_cells(wildcards),
+        **_condition_params(job_tasks(wildcards), wildcards.condition),
+    }
+
+
+@functools.cache
+def _condition_params(tasks, condition):
+    return {
+        "server_args": server_args(condition),
+        "requires": list(config["conditions"][condition]["requires"]),
+        "max_tokens": {
+            task: config["tasks"][task].get("max_tokens", config["max_tokens"])
+            for task in tasks
+        },
+        **MEASUREMENT_SETTINGS,
     }
 
 
@@ -395,20 +424,36 @@ def rule_resources(name):
     by_machine = (
         {m["label"]: m["resources"] for m in config["machines"]} if mode else {}
     )
-    for where, layer in (("conditions", by_condition), ("machines", by_machine)):
-        keys = {key for settings in layer.values() for key in settings}
-        missing = sorted(keys - set(base))
-        if missing:
-            raise WorkflowError(
-                f"config error at '{'resources.' if where == 'conditions' else ''}{where}': {missing} set for "
-                f"some {where} need a value for the others: set them under resources.rules.{name} or "
-                "resources.default"
-            )
     varying = {
-        key for layer in (by_condition, by_machine) for s in layer.values() for key in s
+        key
+        for layer in (by_condition, by_machine)
+        for settings in layer.values()
+        for key in settings
     }
+    # Each key must resolve for every machine x condition served (machine, else condition, else the rule's own)
+    served = [c for c, cond in config["conditions"].items() if cond["server"] == mode]
+    missing = sorted(
+        key
+        for key in varying - set(base)
+        if any(
+            key not in by_machine[m] and key not in by_condition.get(c, {})
+            for m in by_machine
+            for c in served
+        )
+    )
+    if missing:
+        where = (
+            "machines"
+            if any(k in r for r in by_machine.values() for k in missing)
+            else "resources.conditions"
+        )
+        raise WorkflowError(
+            f"config error at '{where}': {missing} set for some machines or conditions need a value for the "
+            f"others: set them under resources.rules.{name} or resources.default"
+        )
     resources = {}
-    for key, value in base.items():
+    for key in [*base, *sorted(varying - set(base))]:
+        value = base.get(key)
         if key == "gpu" and not value and "gpu" not in varying:
             continue  # asks for no GPU: declare none (no --gpus under SLURM)
         if key in varying:

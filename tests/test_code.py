@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.code import fingerprint, import_closure, workflow_commit
+from specbench.code import fingerprint, import_closure, manifest, workflow_commit
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "scripts"
@@ -78,6 +78,17 @@ def clone(tmp_path: Path) -> Path:
     _git(tmp_path, "add", "-A")
     _git(tmp_path, "commit", "-qm", "init")
     return tmp_path
+
+
+def test_the_code_manifest_carries_the_same_fingerprint_as_the_files(tmp_path: Path) -> None:
+    files = [tmp_path / "b.py", tmp_path / "a.py"]
+    for i, path in enumerate(files):
+        path.write_text(f"x = {i}\n")
+    record = manifest("run.py", files)
+    assert record["fingerprint"] == fingerprint(files)  # what the aggregate checks cell records against
+    assert list(record["files"]) == sorted(str(p) for p in files)
+    files[0].write_text("x = 2\n")
+    assert manifest("run.py", files)["fingerprint"] != record["fingerprint"]
 
 
 def test_workflow_commit_is_dirty_only_for_the_workflows_own_files(clone: Path) -> None:

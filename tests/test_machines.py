@@ -137,7 +137,10 @@ def test_each_machines_resources_pick_its_cell_jobs(tmp_path) -> None:
         assert f"slurm_partition=part-{machine[-1]}" in job  # the machine's, over the condition's and the default
     others = [job for job in jobs if job.startswith("aggregate:")]
     assert others and "slurm_partition=other" in others[0]
-    override["resources"] = {}
+    override["resources"] = {}  # every machine names its partition: no default needed
+    alone = _dry_run(tmp_path, override)
+    assert alone.returncode == 0 and "slurm_partition=part-b" in alone.stdout, alone.stderr[-3000:]
+    override["machines"][1]["resources"] = {}  # one machine without, and no default: refused before any job
     refused = _dry_run(tmp_path, override)
     message = refused.stdout + refused.stderr
     assert refused.returncode != 0 and "config error at 'machines'" in message and "slurm_partition" in message

@@ -63,26 +63,22 @@ import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import yaml
 
-from .claims_judge import (
-    BACKGROUND,
-    JUDGES,
-    NOT_MEASURED,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    SAME_DIRECTION,
-    Outcome,
-    Run,
-    format_published,
-)
 from .config import REPO_ROOT, ConfigError, load_schema, validate_document
 
-__all__ = ["NOT_REPRODUCED", "REPRODUCED", "SAME_DIRECTION", "format_published"]
+if TYPE_CHECKING:
+    import pandas as pd
 
+    from .claims_judge import Outcome, Run
+
+# The verdicts. Loading and checking claims (done by the workflow at parse time, by every cluster job too) needs no
+# pandas: the judges (claims_judge, pandas) are imported only by ``evaluate``.
+REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED = "reproduced", "same direction", "not reproduced"
+NOT_MEASURED = "not measured in this run"
+BACKGROUND = "background, not checked by a run"
 NOT_COMPARABLE = "not comparable"
 VERDICTS = (REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED, NOT_MEASURED, NOT_COMPARABLE, BACKGROUND)
 STUDY_SETUP = "A100 80GB, llama.cpp 4da6337, Qwen3.5-9B Q4_K_M by the authors"
@@ -247,6 +243,10 @@ def evaluate(claims: Sequence[Claim], tables: Mapping[str, pd.DataFrame], *, bas
     (list of cell files, temperature 1.0's too); scope (str), prompt_dependent (bool), variant_of (the claim's id, or
     None); verdict_t1 and measured_t1_text (the claim at temperature 1.0, or None and ""). ``comparable``: the run is
     on the study's setup; ``device``: a short label of this run's hardware (e.g. "NVIDIA H200", "CPU (x86_64)")."""
+    import pandas as pd
+
+    from .claims_judge import Run, format_published
+
     run, rows = Run(tables, baseline), []
     for base in claims:
         for claim in (base, *(_variant(base, v) for v in base.variants)):
@@ -267,6 +267,8 @@ def evaluate(claims: Sequence[Claim], tables: Mapping[str, pd.DataFrame], *, bas
 
 def _judge(claim: Claim, run: Run, comparable: bool, device: str) -> Outcome:
     """The kind's judge, then the scope: an absolute figure off the study's setup is not comparable."""
+    from .claims_judge import JUDGES
+
     try:
         outcome = JUDGES[claim.kind](claim, run)
     except Exception as error:  # name the claim; a bug here should not read as a table problem

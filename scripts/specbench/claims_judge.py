@@ -10,15 +10,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
+from .claims import BACKGROUND, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, SAME_DIRECTION
 from .summaries import ACCEPTANCE_COLUMNS, IDENTITY_COLUMNS, SUMMARY_COLUMNS
 from .table import SCHEMA
 
 if TYPE_CHECKING:
     from .claims import Claim
 
-REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED = "reproduced", "same direction", "not reproduced"
-NOT_MEASURED = "not measured in this run"
-BACKGROUND = "background, not checked by a run"
 COLUMNS = {"summary": SUMMARY_COLUMNS, "acceptance": ACCEPTANCE_COLUMNS, "identity": IDENTITY_COLUMNS,
            "cells": SCHEMA.names}
 

@@ -61,6 +61,13 @@ def fingerprint(paths: Iterable[str | Path]) -> str:
     return digest.hexdigest()
 
 
+def manifest(entry: str, paths: Iterable[Path]) -> dict[str, object]:
+    """An entry script's code as a record: each file's sha256 and the ``fingerprint`` over all of them."""
+    files = sorted(Path(p) for p in paths)
+    return {"entry": entry, "files": {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files},
+            "fingerprint": fingerprint(files)}
+
+
 WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "envs", "report")
 
 
