@@ -22,10 +22,12 @@ include: "rules/imports.smk"
 include: "rules/report.smk"
 
 
-# The tables and the report; the aggregate reads every cell, so a deleted cell file is made again (and only the
-# aggregate and report follow it). The cells are not listed here: planning a large matrix would match each twice.
+# Every cell is a target of its own (so a deleted cell file is made again, and only the aggregate and
+# report follow it: Snakemake does not remake a missing input of an aggregate that is up to date), then the
+# tables and the report.
 rule all:
     input:
+        cell_files(),
         "results/summary.csv",
         "results/report.md",
         "results/report.html",
