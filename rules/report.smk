@@ -83,6 +83,10 @@ rule report:
         names={"tasks": list(config["tasks"]), "conditions": list(config["conditions"])},
         name=config["name"],
         machines=MACHINE_LABELS,
+        machine_descriptions={
+            m["label"]: m["description"]
+            for m in [*config["machines"], *config["imports"]]
+        },
         model_note=model_note(),
         baseline=config["baseline"],
         study_setup=config["study_setup"],

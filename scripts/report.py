@@ -50,7 +50,8 @@ with logged_to(snakemake.log[0]):
     if len(by_machine) > 1:  # several machines: each one's ordering and verdict claims, judged on its own cells
         for label, machine_tables in by_machine.items():
             where = index["machines"].get(label, {})
-            view = machine_view(label, machine_tables, where, None, model)
+            view = machine_view(label, machine_tables, where, None, model,
+                                params.machine_descriptions.get(label, ""))
             machine_claims = evaluate(load_claims(Path(inp.claims), params.names), machine_tables,
                                       baseline=params.baseline, comparable=False, device=view.device)
             machines.append(replace(view, claims=machine_claims))

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pandas as pd
 import pytest
 
 from specbench.comparability import Comparability, Fact
 from specbench.config import ConfigError, validate_config
+from specbench.html_report import render_html
 from specbench.provenance import report_numbers, row_id
-from specbench.report import Facts, build_report, machine_view, render_markdown
+from specbench.report import Facts, Report, build_report, machine_view, render_markdown
 from specbench.summaries import combined, tables, tables_by_machine
 from specbench.table import frame_of
 from workflow_helpers import REPO, write_yaml
@@ -64,37 +66,40 @@ def test_number_ids_name_their_machine_unless_it_is_the_only_local_one() -> None
     assert numbers["speed-essay-off-t0.0@slow"]["cells"] != numbers["speed-essay-off-t0.0@fast"]["cells"]
 
 
-def _report(views: list) -> str:
+def _report(views: list, render: Callable[[Report], str] = render_markdown) -> str:
     by_machine = tables_by_machine(frame_of(_rows(), "off"), "off", ["slow", "fast"])
     first = by_machine["slow"]
     comparability = Comparability([Fact("GPU", "A100", "CPU", False)], "CPU (x86_64, 2 cores)")
     facts = Facts(name="two machines", baseline="off", comparability=comparability, environment={}, device={},
                   model_bytes=1_000_000_000)
-    return render_markdown(build_report(first, facts=facts, claims=None, numbers={}, machines=views))
+    return render(build_report(first, facts=facts, claims=None, numbers={}, machines=views))
 
 
 def test_the_report_compares_machines_side_by_side() -> None:
     by_machine = tables_by_machine(frame_of(_rows(), "off"), "off", ["slow", "fast"])
     model = {"sha256": "m" * 64, "size_bytes": 1_000_000_000}
-    claims = pd.DataFrame([{"id": "order", "text": "essay is slowest", "scope": "relative", "verdict": v}
-                           for v in ("reproduced",)])
+    claims = pd.DataFrame([{"id": "order", "text": "essay is slowest", "scope": "relative", "verdict": "reproduced"},
+                           {"id": "gsm8k", "text": "math faster", "scope": "relative",
+                            "verdict": "not measured in this run"}])
     views = [machine_view("slow", by_machine["slow"], {"device": {}, "machine": {"hostname": "box", "cpu_count": 2,
                                                                                  "machine": "x86_64"}},
                           claims, model),
              machine_view("fast", by_machine["fast"], {"device": A100, "machine": {"hostname": "gpu1"},
                                                        "imported_from": {"source": "/runs/a100.tar.gz",
                                                                          "measured_as": "local"}},
-                          claims.assign(verdict="not reproduced"), model)]
+                          claims.assign(verdict=["not reproduced", "not measured in this run"]), model)]
     assert views[1].bandwidth_bps == pytest.approx(5120 / 8 * 1512e6 * 2)
     text = _report(views)
     assert "## Machines compared" in text and "imported from /runs/a100.tar.gz" in text
+    assert "12 cells measured on 2 machines (slow: 6, fast: 6)" in _report(views, render_html)
     speeds = text.split("tokens/s at temperature 0, per machine")[1].split("##")[0]
     assert "| essay | 100.0 | 200.0 |" in speeds
     assert "| ceiling (bandwidth / model size) | n/a | 1935.4 |" in speeds  # 1935 GB/s over a 1 GB model; none on CPU
     multipliers = text.split("Multipliers vs off at temperature 0, per machine")[1].split("##")[0]
     assert multipliers.count("1.50x") == 2
     claims_part = text.split("ordering and verdict claims, per machine")[1]
-    assert "slow: 1 of 1 reproduced; fast: 0 of 1 reproduced" in claims_part
+    assert "slow: 1 of 1 reproduced; fast: 0 of 1 reproduced. 1 more need tasks" in claims_part
+    assert "math faster" not in claims_part  # measured on no machine: counted, not listed
     assert "| order | essay is slowest | reproduced | not reproduced |" in claims_part
     assert "Machines compared" not in _report(views[:1])  # one machine: no comparison
 

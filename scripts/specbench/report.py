@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from .claims import NOT_MEASURED
 from .comparability import Comparability
 from .summaries import NOISE_LIMIT
 
@@ -560,9 +561,14 @@ def _machines(views: Sequence[MachineView], baseline: str, conditions: Sequence[
         for r in _records(view.claims[view.claims.scope == "relative"]):
             claims.setdefault(r["id"], {})[view.label] = r["verdict"]
             texts[r["id"]] = r["text"]
-    claim_rows = [{"id": key, "text": texts[key], "values": values} for key, values in claims.items()]
+    judged = {key: values for key, values in claims.items() if set(values.values()) - {NOT_MEASURED}}
+    claim_rows = [{"id": key, "text": texts[key], "values": values} for key, values in judged.items()]
     held = "; ".join(f"{v.label}: {sum(row['values'].get(v.label) == 'reproduced' for row in claim_rows)} of "
                      f"{len(claim_rows)} reproduced" for v in views)
+    unmeasured = len(claims) - len(judged)
+    if unmeasured:
+        held += (f". {unmeasured} more need tasks, conditions or temperatures no machine measured in this run (see "
+                 "Published claims vs this run)")
     return [
         Section("machines", "Machines compared", [Note(
             f"{len(views)} machines, each summarised on its own cells only (a multiplier never divides one "
@@ -586,10 +592,10 @@ def _machines(views: Sequence[MachineView], baseline: str, conditions: Sequence[
 
 
 def machine_view(label: str, tables: Mapping[str, pd.DataFrame], where: Mapping[str, Any],
-                 claims: pd.DataFrame | None, model: Mapping[str, Any]) -> MachineView:
+                 claims: pd.DataFrame | None, model: Mapping[str, Any], description: str = "") -> MachineView:
     """A machine's view from its tables, the cell index's entry for it (device, host, where imported cells came
-    from), its judged claims and this run's model manifest (its size is the ceiling's bytes per token when the
-    machine ran the same model file)."""
+    from), its judged claims, this run's model manifest (its size is the ceiling's bytes per token when the
+    machine ran the same model file) and the config's description of it."""
     from .comparability import device_label
 
     cells, device, host = tables["cells"], where.get("device", {}), where.get("machine", {})
@@ -602,6 +608,7 @@ def machine_view(label: str, tables: Mapping[str, pd.DataFrame], where: Mapping[
         return ", ".join(str(v)[:12] for v in sorted(set(values.dropna()))) or "n/a"
 
     facts = {
+        **({"description": description} if description else {}),
         "device": device_label(device, host),
         "host": f"{host.get('hostname') or 'n/a'} ({host.get('cpu_count') or '?'} CPUs)",
         "cells": str(len(cells)),
@@ -629,13 +636,16 @@ def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd
     warnings += [facts.model_note] if facts.model_note else []
     banner = Note(" ".join(warnings), "warn") if warnings else None
     count = len(facts.missing_cells)
-    lead = Note(f"{len(cells)} cells measured; "
-                + (f"{count} missing (listed under Missing cells)" if count else "none missing")
-                + ". Every number links to its provenance entry.", "bad" if count else "")
+    several = len(machines) > 1
+    per_machine = {v.label: len(v.tables["cells"]) for v in machines}
+    measured = (f"{sum(per_machine.values())} cells measured on {len(machines)} machines ("
+                + ", ".join(f"{label}: {n}" for label, n in per_machine.items()) + ")" if several
+                else f"{len(cells)} cells measured")
+    lead = Note(measured + "; " + (f"{count} missing (listed under Missing cells)" if count else "none missing")
+                + ". Every number links to its provenance entry."
+                + (f" The sections after Machines compared show the first machine, **{machines[0].label}** "
+                   f"({machines[0].device})." if several else ""), "bad" if count else "")
     shown = conditions or list(dict.fromkeys(summary.condition))
-    if len(machines) > 1:
-        lead = Note(lead.text + f" Several machines were measured: the sections after Machines compared show the "
-                    f"first, **{machines[0].label}** ({machines[0].device}).", lead.tone)
     sections = [
         _answer(summary, claims, facts, shown),
         *_machines(machines, baseline, shown),
