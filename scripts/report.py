@@ -6,11 +6,10 @@ downloads (list), claims, predictions + predictions_stamp (optional). params: na
 conditions), name, model_note, baseline, study_setup, server_args, stand_in_tasks, task_order, condition_order,
 expected_cells, config_sha256, workflow_commit."""
 
-from dataclasses import replace
 from pathlib import Path
 
 from specbench.claims import evaluate, load_claims
-from specbench.comparability import assess
+from specbench.comparability import assess, device_label
 from specbench.entry import logged_to
 from specbench.figures import png_data_uri, report_figures
 from specbench.files import read_json, write_atomic, write_json_atomic
@@ -48,13 +47,14 @@ with logged_to(snakemake.log[0]):
     claims = judged(inp.claims)
     machines = []
     if len(by_machine) > 1:  # several machines: each one's ordering and verdict claims, judged on its own cells
+        study_claims = load_claims(Path(inp.claims), params.names)
         for label, machine_tables in by_machine.items():
             where = index["machines"].get(label, {})
-            view = machine_view(label, machine_tables, where, None, model,
-                                params.machine_descriptions.get(label, ""))
-            machine_claims = evaluate(load_claims(Path(inp.claims), params.names), machine_tables,
-                                      baseline=params.baseline, comparable=False, device=view.device)
-            machines.append(replace(view, claims=machine_claims))
+            device = device_label(where.get("device", {}), where.get("machine", {}))
+            machine_claims = evaluate(study_claims, machine_tables, baseline=params.baseline, comparable=False,
+                                      device=device)
+            machines.append(machine_view(label, machine_tables, where, machine_claims, model,
+                                         params.machine_descriptions.get(label, "")))
     write_atomic(Path(out.claims), csv_copy(claims).to_csv(index=False).encode("utf-8"))
     predictions, integrity_check = None, None
     if hasattr(inp, "predictions"):

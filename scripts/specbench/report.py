@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from .claims import NOT_MEASURED
-from .comparability import Comparability
+from .comparability import Comparability, device_label
 from .summaries import NOISE_LIMIT
 
 Row = Mapping[str, Any]
@@ -596,8 +596,6 @@ def machine_view(label: str, tables: Mapping[str, pd.DataFrame], where: Mapping[
     """A machine's view from its tables, the cell index's entry for it (device, host, where imported cells came
     from), its judged claims, this run's model manifest (its size is the ceiling's bytes per token when the
     machine ran the same model file) and the config's description of it."""
-    from .comparability import device_label
-
     cells, device, host = tables["cells"], where.get("device", {}), where.get("machine", {})
     known = bandwidth(device)
     models = sorted(set(cells.model_sha256.dropna()))
