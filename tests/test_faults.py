@@ -28,7 +28,15 @@ from specbench.cell import Setup, run_cells
 from specbench.cells import Cell
 from specbench.files import read_json
 from specbench.server import listening_sockets, socket_inodes
-from workflow_helpers import OUTPUT_CACHE, REPO, job_counts, llama_server_pids_using, snakemake, write_yaml
+from workflow_helpers import (
+    OUTPUT_CACHE,
+    REPO,
+    job_counts,
+    live_processes,
+    llama_server_pids_using,
+    snakemake,
+    write_yaml,
+)
 
 TINY = REPO / "config" / "tiny.yaml"
 TASK = "essay"
@@ -122,34 +130,12 @@ def _generating(run: dict, cell: Cell, attempt: int = 1) -> Callable[[], bool]:
 
 def _processes_under(path: Path) -> list[tuple[int, str]]:
     """Processes (pid, command line) whose command line mentions ``path``: a cell's bash, script and server."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if str(path) in cmdline and state != "Z":
-            found.append((int(proc.name), cmdline.strip()))
-    return found
+    return [(pid, " ".join(argv)) for pid, argv, _ in live_processes() if str(path) in " ".join(argv)]
 
 
 def _servers(run: dict) -> list[int]:
     """Pids of the llama-servers running in the run's working directory (cells start them there)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            argv0 = (proc / "cmdline").read_bytes().split(b"\0")[0]
-            cwd = os.readlink(proc / "cwd")
-        except OSError:
-            continue
-        if argv0.endswith(b"llama-server") and Path(cwd) == run["work"]:
-            pids.append(int(proc.name))
-    return pids
+    return [pid for pid, argv, cwd in live_processes() if argv[0].endswith("llama-server") and cwd == run["work"]]
 
 
 def _orphans(run: dict) -> list[tuple[int, str]]:

@@ -89,16 +89,26 @@ def job_counts(dry_run_output: str) -> dict[str, int]:
     return counts
 
 
-def llama_server_pids_using(path: Path) -> list[int]:
-    """Pids of running processes whose command line mentions ``path`` (to prove no server was left behind)."""
-    pids = []
+def live_processes() -> list[tuple[int, list[str], Path | None]]:
+    """Every live process but this one: (pid, argv, working directory or None when unreadable); zombies left out."""
+    found = []
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
             continue
         try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            argv = [a.decode(errors="replace") for a in (proc / "cmdline").read_bytes().split(b"\0") if a]
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if cmdline and b"llama-server" in cmdline[0] and str(path).encode() in b" ".join(cmdline):
-            pids.append(int(proc.name))
-    return pids
+        try:
+            cwd: Path | None = Path(os.readlink(proc / "cwd"))
+        except OSError:
+            cwd = None
+        if argv and state != "Z":
+            found.append((int(proc.name), argv, cwd))
+    return found
+
+
+def llama_server_pids_using(path: Path) -> list[int]:
+    """Pids of running processes whose command line mentions ``path`` (to prove no server was left behind)."""
+    return [pid for pid, argv, _ in live_processes() if "llama-server" in argv[0] and str(path) in " ".join(argv)]
