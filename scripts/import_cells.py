@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from specbench.entry import fail, logged_to
-from specbench.imports import ImportRefused, import_cells, write_index
+from specbench.files import write_json_atomic
+from specbench.imports import ImportRefused, import_cells
 
 snakemake = globals()["snakemake"]
 out, params = snakemake.output, snakemake.params
@@ -12,7 +13,7 @@ with logged_to(snakemake.log[0]):
         index = import_cells(Path(params.source), Path(out.cells), params.label, params.names)
     except ImportRefused as error:
         fail(f"import '{params.label}': {error}", snakemake.log[0])
-    write_index(index, Path(out.index))
+    write_json_atomic(Path(out.index), index)
     print(f"import '{params.label}': {len(index['records'])} cell records from {params.source} (measured as "
           f"'{index['measured_as']}'), {len(index['skipped'])} skipped")
     for skipped in index["skipped"]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from .cell import RECORD_VERSION
 from .cells import DEFAULT_MACHINE, Cell
-from .files import read_json, sha256_file, write_json_atomic
+from .files import read_json, sha256_file
 
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".zip")
 SIBLINGS = (".server.log", ".gpu.jsonl")  # a cell's logs beside its record: r1.json -> r1.server.log, ...
@@ -115,7 +115,3 @@ def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -
         staged.rename(dest)
     return {"label": label, "source": str(source), "source_sha256": sha256_file(source) if source.is_file() else None,
             "measured_as": measured_as[0], "records": kept, "skipped": skipped}
-
-
-def write_index(index: dict[str, Any], path: Path) -> None:
-    write_json_atomic(path, index)
