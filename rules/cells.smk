@@ -1,6 +1,6 @@
 # One cell = one fresh llama-server on 127.0.0.1, one request, one atomically written record. Every cell rule
-# reads the same inputs (cell_inputs: build, prompts, models, the measurement code's manifest) and one params
-# function (cell_params: its cells in serving order, the server's argv, the measurement settings).
+# reads its condition's setup (condition_setup: build, models, measurement code, server argv, settings) and its
+# tasks' prompt manifests; its cells, in serving order, follow from its wildcards (specbench.cells.job_cells).
 # A "warm" condition runs several cells on one server, in order (each cell still its own file): per config
 # 'warm_scope', a task's repeats at one temperature (cell_sequence) or every selected cell of the condition
 # (condition_sequence); only the configured scope's rule exists (the other's many outputs would slow planning).
@@ -8,7 +8,8 @@
 
 rule cell:
     input:
-        unpack(cell_inputs),
+        setup=CONDITION_SETUP,
+        prompt=PROMPT_MANIFEST,
     output:
         CELL_PATTERN,
     log:
@@ -26,7 +27,6 @@ rule cell:
     resources:
         **rule_resources("cell"),
     params:
-        cell=cell_params,
         scope="fresh",
     script:
         "../scripts/run_cells.py"
@@ -36,7 +36,8 @@ if WARM_SCOPE == "task":
 
     rule cell_sequence:
         input:
-            unpack(cell_inputs),
+            setup=CONDITION_SETUP,
+            prompt=PROMPT_MANIFEST,
         output:
             expand(CELL_PATTERN, repeat=REPEATS, allow_missing=True),
         log:
@@ -54,7 +55,6 @@ if WARM_SCOPE == "task":
         resources:
             **rule_resources("cell_sequence"),
         params:
-            cell=cell_params,
             scope="task",
         script:
             "../scripts/run_cells.py"
@@ -64,7 +64,8 @@ if WARM_SCOPE == "condition":
 
     rule condition_sequence:
         input:
-            unpack(cell_inputs),
+            setup=CONDITION_SETUP,
+            prompt=expand(PROMPT_MANIFEST, task=SELECTED_TASKS),
         output:
             expand(
                 CELL_PATTERN,
@@ -88,10 +89,32 @@ if WARM_SCOPE == "condition":
         resources:
             **rule_resources("condition_sequence"),
         params:
-            cell=cell_params,
             scope="condition",
         script:
             "../scripts/run_cells.py"
+
+
+rule condition_setup:
+    # What every cell of a condition is served with, resolved once: the binary and its build manifest, the verified
+    # models, the measurement code's fingerprint, the server's argv and the measurement settings. A change to any
+    # of them makes it again, and so reruns the condition's cells.
+    input:
+        unpack(setup_inputs),
+    output:
+        CONDITION_SETUP,
+    log:
+        "logs/setup/{condition}.log",
+    benchmark:
+        "benchmarks/setup/{condition}.tsv"
+    conda:
+        "../envs/pipeline.yaml"
+    threads: rule_threads("condition_setup")
+    resources:
+        **rule_resources("condition_setup"),
+    params:
+        settings=setup_settings,
+    script:
+        "../scripts/condition_setup.py"
 
 
 rule code_manifest:

@@ -163,29 +163,25 @@ def _code(script):
     return tuple(str(path) for path in import_closure(BASE / "scripts" / script))
 
 
-def cell_inputs(wildcards):
-    """What a cell job reads: the build, the prompts of its tasks, the target (and the draft if its condition needs
-    one), the code. Computed once per task and condition (a large matrix asks for it once per cell).
+# What a cell job reads: its condition's setup (made by condition_setup: the build, the verified models, the
+# measurement code, the settings) and its tasks' prompt manifests. Two plain patterns - no input function and no
+# per-job params - so planning a large matrix stays fast.
+CONDITION_SETUP = "results/setup/{condition}.json"
+PROMPT_MANIFEST = "results/prompts/{task}.json"
+
+
+def setup_inputs(wildcards):
+    """What a condition's setup reads: the build, the target's (and the draft's, if the condition loads one)
+    verified manifest, the measurement code's manifest, and the predictions stamp when there is one.
     """
-    return dict(_cell_inputs(job_tasks(wildcards), wildcards.condition))
-
-
-def job_tasks(wildcards):
-    """The tasks of a cell job: its own, or every selected one (a whole-condition warm sequence)."""
-    return (wildcards.task,) if hasattr(wildcards, "task") else tuple(SELECTED_TASKS)
-
-
-@functools.cache
-def _cell_inputs(tasks, condition):
     inputs = {
         "build": LLAMA_BIN_DIR,
-        "prompt": [f"results/prompts/{task}.json" for task in tasks],
         # The verified manifests stand for the GGUFs (verify_model reads each GGUF; a changed or missing one makes
-        # its manifest again): one input each instead of two keeps planning a large matrix fast
+        # its manifest again)
         "model_manifest": model_manifest("target"),
         "code": CELL_CODE_MANIFEST,
     }
-    if "draft" in config["conditions"][condition]["requires"]:
+    if "draft" in config["conditions"][wildcards.condition]["requires"]:
         inputs["draft_manifest"] = model_manifest("draft")
     if PREDICTIONS:
         inputs["predictions"] = (
@@ -216,7 +212,7 @@ def server_args(condition):
     ]
 
 
-# The measurement settings every cell job passes on (each a field of specbench.cell.Setup)
+# The measurement settings every cell passes on (each a field of specbench.cell.Setup)
 MEASUREMENT_SETTINGS = {
     "reasoning": config["reasoning"],
     "base_seed": config["seed"],
@@ -229,48 +225,20 @@ MEASUREMENT_SETTINGS = {
 }
 
 
-def cell_params(wildcards):
-    """A cell job's params, one function (a large matrix evaluates it once per job): its cells in serving order,
-    the server's argv, what the condition requires, max_tokens by task, and the measurement settings.
-    """
+def setup_settings(wildcards):
+    """A condition's serving settings (params of condition_setup): the server's argv, what the condition
+    requires, the measurement settings."""
     return {
-        "cells": job_cells(wildcards),
-        **_condition_params(job_tasks(wildcards), wildcards.condition),
-    }
-
-
-@functools.cache
-def _condition_params(tasks, condition):
-    return {
-        "server_args": server_args(condition),
-        "requires": list(config["conditions"][condition]["requires"]),
-        "max_tokens": {
-            task: config["tasks"][task].get("max_tokens", config["max_tokens"])
-            for task in tasks
-        },
+        "server_args": server_args(wildcards.condition),
+        "requires": list(config["conditions"][wildcards.condition]["requires"]),
         **MEASUREMENT_SETTINGS,
     }
 
 
-def job_cells(wildcards):
-    """The (task, temperature, repeat) of a cell job's cells, in the order its server answers them: one cell
-    (fresh), a task's repeats at one temperature (warm_scope task), or every selected cell of the condition in the
-    study's order (warm_scope condition: cells.condition_sequence), on the job's machine.
-    """
-    if hasattr(wildcards, "repeat"):
-        return [[wildcards.task, float(wildcards.temperature), int(wildcards.repeat)]]
-    if hasattr(wildcards, "task"):
-        return [[wildcards.task, float(wildcards.temperature), r] for r in REPEATS]
-    order = sb_cells.condition_sequence(
-        CELLS, wildcards.condition, list(config["tasks"]), wildcards.machine
-    )
-    return [[c.task, c.temperature, c.repeat] for c in order]
-
-
 def cell_priority(wildcards):
     """Earlier in the interleaved run order (cells.run_order) = higher priority; a warm sequence by its first cell."""
-    task, temperature, repeat = job_cells(wildcards)[0]
-    key = (wildcards.machine, task, wildcards.condition, temperature, repeat)
+    first = sb_cells.job_cells(config, dict(wildcards.items()))[0]
+    key = (first.machine, first.task, first.condition, first.temperature, first.repeat)
     return len(RUN_ORDER) - RUN_ORDER[key]
 
 

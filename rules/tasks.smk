@@ -5,7 +5,7 @@ rule render_prompt:
     input:
         unpack(task_inputs),
     output:
-        "results/prompts/{task}.json",
+        PROMPT_MANIFEST,
     log:
         "logs/prompts/{task}.log",
     benchmark:
@@ -17,6 +17,9 @@ rule render_prompt:
         **rule_resources("render_prompt"),
     params:
         task=lambda wc: config["tasks"][wc.task],
+        max_tokens=lambda wc: config["tasks"][wc.task].get(
+            "max_tokens", config["max_tokens"]
+        ),
     script:
         "../scripts/render_prompt.py"
 

@@ -16,5 +16,6 @@ with logged_to(snakemake.log[0]):
     manifest = render_prompt(snakemake.wildcards.task, Path(snakemake.input.template), inputs, rows)
     if task.get("dataset"):
         manifest["dataset_source"] = task["dataset"]
+    manifest["max_tokens"] = snakemake.params.max_tokens  # what a cell asks for at most, with this prompt
     write_json_atomic(Path(snakemake.output[0]), manifest)
     print("prompt sha256:", manifest["sha256"])

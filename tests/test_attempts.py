@@ -6,6 +6,7 @@ outcomes; the decision on real sample sequences is tested in test_gpuwatch.py.""
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from specbench import cell as cell_module
-from specbench.cell import CellError, Setup, run_cells
+from specbench.cell import CellError, Setup, condition_setup, job_setup, run_cells
 from specbench.cells import Cell
 from specbench.client import Exchange
 
@@ -189,3 +190,28 @@ def test_a_cell_of_a_task_without_a_prompt_is_refused_before_any_server(tmp_path
     monkeypatch.setattr(cell_module, "_attempt", lambda *a: pytest.fail("no server may start"))
     with pytest.raises(CellError, match=r"no prompt or max_tokens given for task\(s\) \['todo-app'\]"):
         run_cells(_setup(tmp_path), [CELL, Cell("todo-app", "off", 0.0, 1)])
+
+
+def test_a_condition_s_setup_file_and_the_prompt_manifests_make_the_job_s_setup(tmp_path: Path) -> None:
+    build = tmp_path / "bin"
+    build.mkdir()
+    (build / "manifest.json").write_text(json.dumps({"binaries": {"llama-server": {"sha256": "ab"}}}))
+    model = {"path": str(tmp_path / "m.gguf"), "sha256": "cd", "mtp": {"present": True}}
+    draft = {"path": str(tmp_path / "d.gguf"), "sha256": "ee"}
+    settings = {"server_args": ["-m", "m.gguf", "--spec-type", "draft"], "requires": ["draft"], "reasoning": False,
+                "base_seed": 7, "startup_timeout_s": 5, "request_timeout_s": 9, "sample_interval_s": 0.5,
+                "max_attempts": 2, "max_load_per_cpu": None, "max_foreign_cpu": 0.25}
+    written = condition_setup("dflash", build, model, draft, {"fingerprint": "c0de"}, settings)
+    on_disk = json.loads(json.dumps(written))  # what the rule writes is plain JSON
+    prompts = [{"task": "essay", "sha256": "ef", "messages": [], "max_tokens": 64},
+               {"task": "gsm8k", "sha256": "12", "messages": [], "max_tokens": 256}]
+    setup = job_setup(on_disk, prompts, scope="condition", server_log=tmp_path / "s.log", gpu_samples=tmp_path / "g")
+    assert setup.server_binary == build / "llama-server" and setup.model_path == tmp_path / "m.gguf"
+    assert setup.draft_path == tmp_path / "d.gguf" and setup.draft_manifest == draft
+    assert setup.build_manifest["binaries"]["llama-server"]["sha256"] == "ab" and setup.code_fingerprint == "c0de"
+    assert setup.max_tokens == {"essay": 64, "gsm8k": 256} and set(setup.prompt_manifests) == {"essay", "gsm8k"}
+    assert (setup.scope, setup.max_attempts, setup.max_foreign_cpu, setup.base_seed) == ("condition", 2, 0.25, 7)
+    no_draft = job_setup(json.loads(json.dumps(condition_setup("off", build, model, None, {"fingerprint": "c"},
+                                                               settings))),
+                         prompts[:1], scope="fresh", server_log=tmp_path / "s.log", gpu_samples=tmp_path / "g")
+    assert no_draft.draft_path is None and no_draft.draft_manifest is None

@@ -12,6 +12,7 @@ from specbench.cells import (
     Cell,
     condition_sequence,
     format_temperature,
+    job_cells,
     run_order,
     selected_cells,
     wildcard_constraints,
@@ -110,3 +111,14 @@ def test_condition_sequence_is_one_machine_s(study_config: dict) -> None:
     config = validate_config({**study_config, "machines": [{"label": "a100"}, {"label": "h200"}]}, REPO)
     order = condition_sequence(selected_cells(config), "ngram-mod-warm", list(config["tasks"]), "h200")
     assert len(order) == 4 * 2 * 3 and {c.machine for c in order} == {"h200"}
+
+
+def test_a_cell_job_s_cells_follow_from_its_wildcards(study_config: dict) -> None:
+    config = validate_config({**study_config, "machines": [{"label": "a100"}, {"label": "h200"}]}, REPO)
+    fresh = {"machine": "h200", "task": "essay", "condition": "mtp", "temperature": "1.0", "repeat": "2"}
+    assert job_cells(config, fresh) == [Cell("essay", "mtp", 1.0, 2, "h200")]
+    task = {"machine": "a100", "task": "gsm8k", "condition": "ngram-mod-warm", "temperature": "0.0"}
+    assert job_cells(config, task) == [Cell("gsm8k", "ngram-mod-warm", 0.0, r, "a100") for r in (1, 2, 3)]
+    whole = job_cells(config, {"machine": "a100", "condition": "ngram-mod-warm"})
+    assert whole == condition_sequence(selected_cells(config), "ngram-mod-warm", list(config["tasks"]), "a100")
+    assert len(whole) == 4 * 2 * 3

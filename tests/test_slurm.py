@@ -45,7 +45,8 @@ UNUSED = ["tiny_draft_checkpoint", "convert_draft"]
 # job (snakemake 9.27.1) a cached rule whose input is a cached rule's directory fails (IsADirectoryError while
 # hashing it), and a bare --cache is not passed on to jobs at all.
 LLAMA_CPP = ["llama_cpp_fetch", "llama_cpp_source", "llama_cpp_build"]
-LOCAL = ["render_prompt", "verify_model", "record_predictions", "code_manifest", "aggregate", "report", *LLAMA_CPP]
+LOCAL = ["render_prompt", "verify_model", "record_predictions", "code_manifest", "condition_setup", "aggregate",
+         "report", *LLAMA_CPP]
 TOOLS = ["munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd", "sbatch", "sacct",
          "sacctmgr", "unshare", "nsenter"]
 SLICE = {

@@ -476,8 +476,8 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
     assert _plan(run)[0] == {}
     fresh = len(TASKS) * (len(CONDITIONS) - 1) * REPEATS  # the warm condition is one sequence job per task
     cases = {
-        "client.py": {"code_manifest": 1, "cell": fresh, "cell_sequence": len(TASKS), "aggregate": 1, "report": 1,
-                      "all": 1},
+        "client.py": {"code_manifest": 1, "condition_setup": len(CONDITIONS), "cell": fresh,
+                      "cell_sequence": len(TASKS), "aggregate": 1, "report": 1, "all": 1},
         "summaries.py": {"aggregate": 1, "report": 1, "all": 1},
         "figures.py": {"report": 1, "all": 1},
     }

@@ -65,6 +65,39 @@ class Setup:
     watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
 
 
+# The Setup fields resolved once per condition (rule condition_setup writes them as JSON); a cell job adds its
+# tasks' prompt manifests (which carry max_tokens), its logs and its scope.
+_PATH_FIELDS = ("server_binary", "model_path", "draft_path")
+
+
+def condition_setup(condition: str, build_dir: Path, model_manifest: dict[str, Any],
+                    draft_manifest: dict[str, Any] | None, code_manifest: dict[str, Any],
+                    settings: dict[str, Any]) -> dict[str, Any]:
+    """What every cell of a condition is served with, as JSON: the binary and its build, the verified models, the
+    code's fingerprint, and ``settings`` (server_args, requires and the measurement settings of Setup)."""
+    return {
+        "condition": condition,
+        "server_binary": str(build_dir / "llama-server"),
+        "build_manifest": json.loads((build_dir / "manifest.json").read_text()),
+        "model_path": model_manifest["path"],
+        "model_manifest": model_manifest,
+        "draft_path": draft_manifest["path"] if draft_manifest else None,
+        "draft_manifest": draft_manifest,
+        "code_fingerprint": code_manifest["fingerprint"],
+        **settings,
+    }
+
+
+def job_setup(condition_setup: dict[str, Any], prompt_manifests: list[dict[str, Any]], *, scope: str,
+              server_log: Path, gpu_samples: Path) -> Setup:
+    """A cell job's Setup: its condition's setup file, the prompt manifests of its tasks, its own logs."""
+    fields = {k: Path(v) if k in _PATH_FIELDS and v is not None else v for k, v in condition_setup.items()}
+    return Setup(**fields,
+                 prompt_manifests={m["task"]: m for m in prompt_manifests},
+                 max_tokens={m["task"]: m["max_tokens"] for m in prompt_manifests},
+                 scope=scope, server_log=server_log, gpu_samples=gpu_samples)
+
+
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 

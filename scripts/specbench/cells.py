@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 CELLS_DIR = "results/cells"
@@ -91,6 +92,20 @@ def condition_sequence(cells: list[Cell], condition: str, tasks: list[str], mach
     is one task's repeats back to back)."""
     own = [c for c in cells if c.condition == condition and c.machine == machine]
     return sorted(own, key=lambda c: (tasks.index(c.task), c.temperature, c.repeat))
+
+
+def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:
+    """The cells of one cell job, in the order its server answers them, from the job's wildcards: one cell (a
+    fresh server), a task's repeats at one temperature (warm_scope task), or every selected cell of the condition
+    (warm_scope condition: ``condition_sequence``); all on the job's machine."""
+    condition, machine = wildcards["condition"], wildcards["machine"]
+    if "repeat" in wildcards:
+        return [Cell.from_wildcards(wildcards["task"], condition, wildcards["temperature"], wildcards["repeat"],
+                                    machine)]
+    if "task" in wildcards:
+        return [Cell(wildcards["task"], condition, float(wildcards["temperature"]), repeat, machine)
+                for repeat in range(1, config["repeats"] + 1)]
+    return condition_sequence(selected_cells(config), condition, list(config["tasks"]), machine)
 
 
 def wildcard_constraints(config: dict) -> dict[str, str]:
