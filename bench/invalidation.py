@@ -30,7 +30,9 @@ REPO = Path(__file__).resolve().parents[1]
 FILES = ("Snakefile", "rules", "scripts", "config", "envs", "report")
 CACHE = Path(os.environ.get("SPECBENCH_TEST_CACHE", Path.home() / ".cache" / "specbench-tests")) / \
     "snakemake-output-cache"
-MATRIX = {"name": "invalidation bench", "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod", "mtp"]},
+# dflash is selected so that the draft GGUF (the "another model" case's target) is made
+MATRIX = {"name": "invalidation bench",
+          "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod", "mtp", "dflash"]},
           "temperatures": [0.0], "repeats": 2, "max_tokens": 32}
 
 

@@ -489,6 +489,22 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
         assert _plan(run)[0] == {}, module  # the old content again: nothing to do
 
 
+def test_a_changed_flag_or_max_tokens_reruns_only_the_cells_it_touches(run: dict, tmp_path: Path) -> None:
+    # One condition's server flags: that condition's setup, then its cells (not the other conditions')
+    flags = write_yaml(tmp_path / "flags.yaml", {"conditions": {"mtp": {"args": ["--spec-type", "draft-mtp",
+                                                                                   "--draft-max", "4"]}}})
+    counts, output = _plan(run, flags)
+    assert counts == {"condition_setup": 1, "cell": len(TASKS) * REPEATS, "aggregate": 1, "report": 1, "all": 1}, \
+        output[-3000:]
+    assert "results/setup/mtp.json" in output
+    # One task's max_tokens: that task's prompt manifest, then its cells of every condition
+    limit = write_yaml(tmp_path / "limit.yaml", {"tasks": {"essay": {"max_tokens": 8}}})
+    counts, output = _plan(run, limit)
+    assert counts == {"render_prompt": 1, "cell": (len(CONDITIONS) - 1) * REPEATS, "cell_sequence": 1, "aggregate": 1,
+                      "report": 1, "all": 1}, output[-3000:]
+    assert _plan(run)[0] == {}  # the config as run: nothing to do
+
+
 def test_another_model_in_the_same_directory_leaves_this_one_alone(run: dict, tmp_path: Path) -> None:
     # The tiny draft as target: a real GGUF without an MTP layer, which verify refuses (require_mtp).
     draft = {"source": "gguf", "gguf": {"path": str(_model_file(run, "resources/models/tiny-draft-*/bf16.gguf"))}}
