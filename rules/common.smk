@@ -38,7 +38,7 @@ LLAMA_BIN_DIR = "resources/llama.cpp/bin"
 CELL_PATTERN = sb_cells.CELL_PATTERN
 CELL_STEM = CELL_PATTERN.removesuffix(".json")
 SEQUENCE_STEM = CELL_STEM.replace("r{repeat}", "warm")
-REPEATS = list(range(1, config["repeats"] + 1))
+REPEATS = sb_cells.repeats(config)
 # What one server of a warm condition answers (config 'warm_scope'): a task's repeats at one temperature (rule
 # cell_sequence), or every selected cell of the condition (rule condition_sequence); only that rule is defined.
 WARM_SCOPE = config["warm_scope"]

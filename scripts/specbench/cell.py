@@ -20,6 +20,7 @@ import httpx
 
 from .cells import Cell
 from .client import RequestRefused, run_exchange
+from .files import read_json
 from .gpuwatch import DeviceError, GpuWatch, assigned_devices, device_info, judge
 from .gsm8k import score_gsm8k
 from .parse import derived_figures, parse_speculative_log
@@ -78,7 +79,7 @@ def condition_setup(condition: str, build_dir: Path, model_manifest: dict[str, A
     return {
         "condition": condition,
         "server_binary": str(build_dir / "llama-server"),
-        "build_manifest": json.loads((build_dir / "manifest.json").read_text()),
+        "build_manifest": read_json(build_dir / "manifest.json"),
         "model_path": model_manifest["path"],
         "model_manifest": model_manifest,
         "draft_path": draft_manifest["path"] if draft_manifest else None,
@@ -88,10 +89,10 @@ def condition_setup(condition: str, build_dir: Path, model_manifest: dict[str, A
     }
 
 
-def job_setup(condition_setup: dict[str, Any], prompt_manifests: list[dict[str, Any]], *, scope: str,
+def job_setup(served: dict[str, Any], prompt_manifests: list[dict[str, Any]], *, scope: str,
               server_log: Path, gpu_samples: Path) -> Setup:
     """A cell job's Setup: its condition's setup file, the prompt manifests of its tasks, its own logs."""
-    fields = {k: Path(v) if k in _PATH_FIELDS and v is not None else v for k, v in condition_setup.items()}
+    fields = {k: Path(v) if k in _PATH_FIELDS and v is not None else v for k, v in served.items()}
     return Setup(**fields,
                  prompt_manifests={m["task"]: m for m in prompt_manifests},
                  max_tokens={m["task"]: m["max_tokens"] for m in prompt_manifests},

@@ -62,6 +62,11 @@ def machine_labels(config: dict) -> list[str]:
     return [m["label"] for m in config.get("machines") or [{"label": DEFAULT_MACHINE}]]
 
 
+def repeats(config: dict) -> list[int]:
+    """The repeat indices of a validated config: 1 .. ``repeats``."""
+    return list(range(1, config["repeats"] + 1))
+
+
 def selected_cells(config: dict) -> list[Cell]:
     """The cells of a validated config (restricted by ``select`` where it names tasks or conditions), stably ordered."""
     select = config.get("select", {})
@@ -73,7 +78,7 @@ def selected_cells(config: dict) -> list[Cell]:
         for task in tasks
         for condition in conditions
         for temperature in config["temperatures"]
-        for repeat in range(1, config["repeats"] + 1)
+        for repeat in repeats(config)
     ]
 
 
@@ -104,7 +109,7 @@ def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:
                                     machine)]
     if "task" in wildcards:
         return [Cell(wildcards["task"], condition, float(wildcards["temperature"]), repeat, machine)
-                for repeat in range(1, config["repeats"] + 1)]
+                for repeat in repeats(config)]
     return condition_sequence(selected_cells(config), condition, list(config["tasks"]), machine)
 
 
@@ -119,5 +124,5 @@ def wildcard_constraints(config: dict) -> dict[str, str]:
         "task": alternatives(list(config["tasks"])),
         "condition": alternatives(list(config["conditions"])),
         "temperature": alternatives([format_temperature(t) for t in config["temperatures"]]),
-        "repeat": alternatives([str(r) for r in range(1, config["repeats"] + 1)]),
+        "repeat": alternatives([str(r) for r in repeats(config)]),
     }
