@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from specbench.files import read_json, sha256_file
-from specbench.llama_cpp import SOURCE_INFO, SourceError, extract_source, fetch_archive, git_checkout
+from specbench.llama_cpp import SOURCE_INFO, SourceError, build_env, extract_source, fetch_archive, git_checkout
 
 
 def _make_tree(root: Path) -> None:
@@ -83,3 +83,33 @@ def test_git_route_checks_out_the_pinned_commit(tmp_path: Path) -> None:
     assert (tmp_path / "src" / "CHANGES").read_text() == "first"
     with pytest.raises(SourceError):
         git_checkout(str(upstream), "deadbee", tmp_path / "src2", None)
+
+
+def _commit_seen_by_build_info(tree: Path, env: dict[str, str] | None) -> str | None:
+    """What llama.cpp's cmake/build-info.cmake asks git for, run in the tree: its commit, or None when git fails."""
+    result = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, env=env, capture_output=True,
+                            text=True)
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def test_an_unpacked_tree_inside_the_workflows_clone_does_not_take_its_commit(tmp_path: Path) -> None:
+    """Seen on the H200 device check: an sdist unpacked under a clone's resources/ built as 'build 104, commit
+    <the workflow's HEAD>'. With the build's environment git no longer looks above the tree."""
+    clone = tmp_path / "clone"
+    tree = clone / "resources" / "llama.cpp" / "src"
+    _make_tree(tree)
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    (clone / "Snakefile").write_text("")
+    _git(clone, "add", "Snakefile")
+    _git(clone, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "workflow")
+    assert _commit_seen_by_build_info(tree, None) == _git(clone, "rev-parse", "--short", "HEAD")  # the bug
+    assert _commit_seen_by_build_info(tree, build_env(tree)) is None  # llama.cpp then says 'commit unknown'
+
+
+def test_a_git_checkout_still_reports_its_own_commit(tmp_path: Path) -> None:
+    tree = tmp_path / "clone" / "resources" / "llama.cpp" / "src"
+    _make_tree(tree)
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    _git(tree, "add", "-A")
+    _git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "llama.cpp")
+    assert _commit_seen_by_build_info(tree, build_env(tree)) == _git(tree, "rev-parse", "--short", "HEAD")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 import shutil
@@ -25,11 +26,12 @@ class SourceError(RuntimeError):
     """The source could not be obtained or is not what the config pinned."""
 
 
-def _run(argv: list[str], capture: bool = False) -> str:
+def _run(argv: list[str], capture: bool = False, env: dict[str, str] | None = None) -> str:
     """Run a command, echoing it; its output streams to the log (or is returned with ``capture``)."""
     print("+", " ".join(argv), file=sys.stderr, flush=True)
     sys.stderr.flush()
-    result = subprocess.run(argv, stdout=subprocess.PIPE if capture else sys.stderr, stderr=sys.stderr, text=True)
+    result = subprocess.run(argv, stdout=subprocess.PIPE if capture else sys.stderr, stderr=sys.stderr, text=True,
+                            env=env)
     if result.returncode != 0:
         raise SourceError(f"command failed ({result.returncode}): {' '.join(argv)}")
     return result.stdout if capture else ""
@@ -160,13 +162,21 @@ def cuda_architectures(work_dir: Path) -> list[str]:
     return sorted(found, key=lambda entry: (int(re.sub(r"\D", "", entry.split("-")[0]) or 0), entry))
 
 
+def build_env(source: Path) -> dict[str, str]:
+    """The environment CMake runs in: llama.cpp's build info asks git for the tree's commit, which may come from
+    the tree's own repository (the git route) but never from one the tree sits inside (an unpacked archive in the
+    workflow's clone would otherwise report the workflow's commit and commit count as llama.cpp's build)."""
+    return {**os.environ, "GIT_CEILING_DIRECTORIES": str(source.resolve().parent)}
+
+
 def build(source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], cuda: bool, targets: list[str],
           jobs: int) -> dict[str, Any]:
     """Configure and build ``targets``; copy the binaries to ``out_dir/bin`` and write ``out_dir/manifest.json``."""
     argv = [*cmake_args, f"-DGGML_CUDA={'ON' if cuda else 'OFF'}"]
     started = time.monotonic()
-    _run(["cmake", "-S", str(source), "-B", str(work_dir), *argv])
-    _run(["cmake", "--build", str(work_dir), "--parallel", str(jobs), "--target", *targets])
+    env = build_env(source)
+    _run(["cmake", "-S", str(source), "-B", str(work_dir), *argv], env=env)
+    _run(["cmake", "--build", str(work_dir), "--parallel", str(jobs), "--target", *targets], env=env)
     bin_dir = out_dir / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     binaries = {}
