@@ -63,10 +63,7 @@ def speeds(cells: pd.DataFrame) -> pd.DataFrame:
     """Per task x condition x temperature: runs and mean/median/min/max/CV of tokens/s, the values, the cells."""
     grouped = cells.groupby(GROUP, sort=False).agg(
         runs=("tokens_per_s", "size"),
-        mean_tokens_per_s=("tokens_per_s", "mean"),
-        median_tokens_per_s=("tokens_per_s", "median"),
-        min_tokens_per_s=("tokens_per_s", "min"),
-        max_tokens_per_s=("tokens_per_s", "max"),
+        **{f"{stat}_tokens_per_s": ("tokens_per_s", stat) for stat in ("mean", "median", "min", "max")},
         std=("tokens_per_s", "std"),
         tokens_per_s_values=("tokens_per_s", _sorted_list),
         cells=("cell_file", _sorted_list),
