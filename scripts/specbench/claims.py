@@ -2,59 +2,8 @@
 
 ``load_claims`` validates a claims file (or a predictions file: the same format, ``source`` optional) against
 config/claims.schema.yaml with the config's validator, and the tasks and conditions it names against the config;
-``evaluate`` gives one typed row per claim and variant (``RESULT_COLUMNS``). The judges (claims_judge.py) read
-summaries.tables: ``summary``, ``acceptance``, ``identity``, ``cells``.
-
-Verdicts: ``reproduced`` within the claim's tolerance (per kind below); ``same direction`` outside it but on the
-published side of the kind's pivot, with the same verdict direction, or the same ordering in most pairs; ``not
-reproduced`` neither; ``not measured in this run`` when a row the claim needs is absent or its value NaN/empty (a task
-or condition not run, fewer repeats than the claim is about; a claim over several tasks needs every one).
-
-Scope (``SCOPES``, per kind unless the claim sets ``scope``): ``absolute`` figures (speeds, multipliers, acceptance,
-token counts, identity, GSM8K answers, warm per-repeat speeds) hold only on the study's setup: when the run is not
-``comparable`` their verdict is ``not comparable`` (measured and cells still filled). ``relative`` claims (verdict,
-ordering, warm faster than fresh: "the ordering across tasks is expected to hold") are judged on any hardware, their
-detail then naming the ``device`` ("ordering reproduced on NVIDIA H200: ..."). ``background`` claims (figures the
-study quotes, that no run measures; no task or condition needed) read ``BACKGROUND``.
-
-Rows: a claim's ``variants`` (conditions named ``<condition>-<suffix>``, e.g. dflash-n15 for dflash) stand in for
-that condition (in ``condition``, ``conditions`` and ordering tiers), one row each, id ``<id>@<variant>``,
-``variant_of`` the claim's id. Every claim at temperature 0 except identity is judged again at temperature 1.0
-(``verdict_t1``, ``measured_t1_text``; None and "" where not applicable).
-
-Per kind (a numeric ``published`` may be a ``[low, high]`` range, widened by the tolerance at both ends; every task
-must fall inside):
-
-* ``speedup`` (summary.speedup: mean over mean, relative tolerance): outside it, ``same direction`` when every task
-  is on the published side of 1.0x (a range wholly on one side; a published 1.00x has no side).
-* ``tokens_per_s`` (summary.mean_tokens_per_s, relative tolerance): no direction; outside it ``not reproduced``.
-* ``acceptance`` (acceptance.pooled_rate, absolute tolerance): outside it, ``same direction`` on the published side
-  of 50% ("most drafts accepted" vs "rejected"; 50% has no side). ``metric: accepted_per_step`` has no direction.
-* ``acceptance`` with ``metric: draft_n`` (cells.draft_n, relative tolerance): every run inside; no direction.
-* ``verdict`` (summary.verdict, the all-runs rule, per task x condition): ``reproduced`` when every verdict is the
-  published one; for ``faster``/``slower``, ``same direction`` when every multiplier is on that side of 1.0x.
-  ``not slower``/``not faster``: ``reproduced`` when none has that verdict, else ``not reproduced``.
-* ``identity`` (identity table, temperature 0; a claim on the baseline is about its control, repeats vs r1):
-  ``identical``: every task's compared repeats identical, else ``not reproduced``. ``not identical``: every task has
-  a differing repeat; with ``token_counts`` ([own, baseline] length per task) ``reproduced`` needs every differing
-  repeat's counts within the relative tolerance, else ``same direction``. An integer N: exactly N tasks differ is
-  ``reproduced``, another non-zero number ``same direction``, none ``not reproduced``. Repeats without a baseline
-  are named in the detail; a task with none compared is not measured.
-* ``gsm8k`` (cells.gsm8k_* of the claim's task): ``reproduced`` when every run scores the published count (and, if
-  the claim names a wrong problem, that one is wrong in every run, with the published wrong answer if given: 25,000
-  = 25000); ``same direction`` when some runs score it, or all do but another problem or answer is wrong; else ``not
-  reproduced``. Runs scored on another number of problems are not a measurement of the claim.
-* ``warm_vs_fresh`` (warm ``condition``, ``fresh`` condition): per-repeat speeds (one task, warm repeats 1..n,
-  relative tolerance): ``same direction`` when they rise with each repeat. ``faster``: ``reproduced`` when on every
-  task each warm repeat from the second on beats every fresh run, ``same direction`` when the warm median beats the
-  fresh median on every task; two warm repeats are needed.
-* ``ordering`` (``metric``: speedup, tokens_per_s, pooled_rate, accepted_per_step): ``published`` lists tiers, best
-  first (an inner list: members not ordered among themselves), over tasks (per condition) or conditions (one task).
-  Every pair across tiers as published is ``reproduced``, a strict majority ``same direction``. With
-  ``versus_temperature`` the reference is this run's own ordering per condition at that temperature (the
-  "temperature 1.0 had the same shape" claim); ties in the reference are not counted.
-
-Nothing divides by a measured value; relative tolerances multiply the published value, which must be positive.
+``evaluate`` gives one typed row per claim and variant (``RESULT_COLUMNS``), judged by claims_judge.py on the tables
+of summaries.tables. The verdicts, scopes and rules per kind are in docs/claims.md.
 """
 
 from __future__ import annotations

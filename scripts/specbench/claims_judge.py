@@ -1,4 +1,4 @@
-"""One judge per claim kind, reading the typed tables of summaries.tables (the verdict rules are in claims.py)."""
+"""One judge per claim kind, reading the typed tables of summaries.tables (the rules: docs/claims.md)."""
 
 from __future__ import annotations
 
