@@ -31,9 +31,11 @@ from specbench.server import listening_sockets, socket_inodes
 from workflow_helpers import (
     OUTPUT_CACHE,
     REPO,
+    frozen,
     job_counts,
     live_processes,
     llama_server_pids_using,
+    llama_servers_in,
     snakemake,
     write_yaml,
 )
@@ -133,15 +135,10 @@ def _processes_under(path: Path) -> list[tuple[int, str]]:
     return [(pid, " ".join(argv)) for pid, argv, _ in live_processes() if str(path) in " ".join(argv)]
 
 
-def _servers(run: dict) -> list[int]:
-    """Pids of the llama-servers running in the run's working directory (cells start them there)."""
-    return [pid for pid, argv, cwd in live_processes() if argv[0].endswith("llama-server") and cwd == run["work"]]
-
-
 def _orphans(run: dict) -> list[tuple[int, str]]:
     """Anything still running for this working directory: Snakemake's job scripts or a server on its model."""
     scripts = _processes_under(run["work"] / ".snakemake" / "scripts")
-    servers = [(pid, "llama-server") for pid in _servers(run)]
+    servers = [(pid, "llama-server") for pid in llama_servers_in(run["work"])]
     return scripts + servers
 
 
@@ -169,12 +166,13 @@ def test_server_listens_on_loopback_only_and_kill_9_of_snakemake_leaves_nothing_
     cell_file = _break(run)
     with _started(run, [CELL.path]) as proc:
         _wait_for("the server to generate", _generating(run, CELL))
-        [server_pid] = _servers(run)
+        [server_pid] = llama_servers_in(run["work"])
         ours = socket_inodes(server_pid)
         listening = [(address, port) for address, port, inode in listening_sockets() if inode in ours]
         assert listening and all(address == "127.0.0.1" for address, _ in listening), listening
-        os.kill(proc.pid, signal.SIGKILL)  # Snakemake only: its job's bash, script and server are left alone
-        proc.wait(timeout=10)
+        with frozen(server_pid, hold_s=2.0):  # the answer cannot complete before the script sees Snakemake die
+            os.kill(proc.pid, signal.SIGKILL)  # Snakemake only: its job's bash, script and server are left alone
+            proc.wait(timeout=10)
         _wait_for("the cell's script and server to stop", lambda: not _orphans(run), timeout_s=30)
     assert not cell_file.exists() and not _no_partial_files(run)
     # Snakemake's lock outlives a kill -9; Snakemake says to unlock (the README says the same).
@@ -193,7 +191,9 @@ def test_sigterm_of_the_job_stops_the_cell_and_says_what_to_run(run: dict) -> No
     cell_file = _break(run)
     with _started(run, [CELL.path]) as proc:
         _wait_for("the server to generate", _generating(run, CELL))
-        os.killpg(proc.pid, signal.SIGTERM)  # a batch scheduler's time-out: every process of the job
+        [server_pid] = llama_servers_in(run["work"])
+        with frozen(server_pid):  # the answer cannot complete before the signal lands
+            os.killpg(proc.pid, signal.SIGTERM)  # a batch scheduler's time-out: every process of the job
         _, stderr = proc.communicate(timeout=60)
     assert proc.returncode != 0
     line = next((ln for ln in stderr.splitlines() if ln.startswith("specbench: ")), "")
@@ -211,7 +211,7 @@ def test_server_killed_mid_generation_is_recorded_and_measured_again(run: dict) 
     cell_file = _break(run)
     with _started(run, [CELL.path]) as proc:
         _wait_for("the server to generate", _generating(run, CELL))
-        [server_pid] = _servers(run)
+        [server_pid] = llama_servers_in(run["work"])
         os.kill(server_pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=180)
     assert proc.returncode == 0, stderr[-4000:]

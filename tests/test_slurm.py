@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from specbench.files import read_json
-from workflow_helpers import OUTPUT_CACHE, REPO, TEST_CACHE, llama_server_pids_using, write_yaml
+from workflow_helpers import OUTPUT_CACHE, REPO, TEST_CACHE, llama_servers_in, write_yaml
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
@@ -185,7 +185,7 @@ def test_slurm_and_local_runs_agree(runs: dict) -> None:
     report = (runs["slurm"] / "results" / "report.md").read_text()
     assert "## Machines compared" in report and "| kind-a | kind-b |" in report  # the two machines side by side
     assert (runs["slurm"] / "results" / "report.html").is_file()
-    assert not llama_server_pids_using(runs["slurm"]) and not llama_server_pids_using(runs["local"])
+    assert not llama_servers_in(runs["slurm"]) and not llama_servers_in(runs["local"])
 
 
 def test_timings_measured(runs: dict) -> None:

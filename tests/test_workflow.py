@@ -28,8 +28,9 @@ from workflow_helpers import (
     OUTPUT_CACHE,
     REPO,
     copy_workflow,
+    frozen,
     job_counts,
-    llama_server_pids_using,
+    llama_servers_in,
     populate_hf_cache,
     snakemake,
     write_yaml,
@@ -318,7 +319,7 @@ def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> No
     assert "qwen99" in (work / "results/cells/local/file-rewrite/off/t0.0/r1.server.log").read_text()
     assert not (work / target.path).exists()
     assert not list((work / "results/cells").rglob("*.json"))
-    assert llama_server_pids_using(broken) == []
+    assert llama_servers_in(work) == []
 
 
 def test_missing_mtp_layer_stops_before_any_mtp_cell(run: dict, tiny_checkpoint: Path, tmp_path: Path) -> None:
@@ -436,14 +437,15 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> Non
             time.sleep(0.2)
         else:
             pytest.fail("the cell's server never started")
-        time.sleep(0.5)
-        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does to the foreground process group
+        [server] = llama_servers_in(run["work"])
+        with frozen(server):  # mid-generation: the answer cannot complete before Ctrl-C lands
+            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does to the foreground process group
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     time.sleep(1.0)
-    assert llama_server_pids_using(_model_file(run, "resources/models/tiny-draft-*/bf16.gguf")) == []
+    assert llama_servers_in(run["work"]) == []
     assert not path.exists()
     assert not list(path.parent.glob(".r1.json.*"))  # no half-written temp file
     resumed = snakemake(run["work"], ["all"], run["configs"], env=run["env"], snakefile=run["snakefile"])

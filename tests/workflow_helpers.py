@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -110,5 +114,26 @@ def live_processes() -> list[tuple[int, list[str], Path | None]]:
 
 
 def llama_server_pids_using(path: Path) -> list[int]:
-    """Pids of running processes whose command line mentions ``path`` (to prove no server was left behind)."""
+    """Pids of running llama-servers whose command line names ``path`` as given: servers a test started itself
+    with an absolute model path (a workflow's servers name their files relative to it: ``llama_servers_in``)."""
     return [pid for pid, argv, _ in live_processes() if "llama-server" in argv[0] and str(path) in " ".join(argv)]
+
+
+def llama_servers_in(work: Path) -> list[int]:
+    """Pids of the llama-servers running in a workflow's working directory (a cell starts its server there)."""
+    work = work.resolve()
+    return [pid for pid, argv, cwd in live_processes() if argv[0].endswith("llama-server") and cwd == work]
+
+
+@contextlib.contextmanager
+def frozen(pid: int, hold_s: float = 1.0) -> Iterator[None]:
+    """Stop a process (SIGSTOP) while the block runs and for ``hold_s`` after, then let it go on (SIGCONT): a
+    server frozen mid-generation cannot finish its answer before an interrupt sent in the block has landed (the
+    cell's script stops it; a stopped server's pending SIGTERM acts once it goes on)."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+        time.sleep(hold_s)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
