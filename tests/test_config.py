@@ -39,6 +39,16 @@ def test_tiny_config_merges_over_study(study_config: dict) -> None:
     assert set(config["conditions"]) >= {"off", "ngram-mod", "mtp", "dflash"}
 
 
+def test_tiny_gpu_config_merges_over_tiny(study_config: dict) -> None:
+    tiny, gpu = (yaml.safe_load((REPO / "config" / name).read_text()) for name in ("tiny.yaml", "tiny-gpu.yaml"))
+    config = validate_config(merge_into(merge_into(study_config, tiny), gpu), REPO)
+    assert config["llama_cpp"]["cuda"] is True
+    assert "-DCMAKE_CUDA_ARCHITECTURES=native" in config["llama_cpp"]["cmake_args"]
+    assert llama_source(config)["kind"] == "pypi-sdist"  # tiny.yaml's source, unchanged
+    assert model_source(config, "target") == {"kind": "tiny", "seed": 0, "weights": "agree"}
+    assert config["resources"]["rules"]["cell"]["gpu"] == 1
+
+
 @pytest.mark.parametrize(
     ("mutate", "key", "words"),
     [
