@@ -7,7 +7,11 @@ status=0
 # Cancel what is still queued or running on this cluster (its own slurmctld, so only the tests' jobs).
 if [ -s "$state/pids/slurmctld.pid" ] && [ -f "$state/slurm.conf" ]; then
     SLURM_CONF="$state/slurm.conf" timeout 10 "$state/bin/scancel" --full --user=root 2>/dev/null
-    sleep 1
+    # Wait until slurmd has ended the cancelled jobs' processes: none may outlive the cluster and load the machine.
+    for _ in $(seq 1 60); do
+        [ -z "$(SLURM_CONF="$state/slurm.conf" timeout 5 "$state/bin/squeue" --noheader 2>/dev/null)" ] && break
+        sleep 1
+    done
 fi
 for name in slurmd slurmctld slurmdbd mariadbd munged; do
     pidfile="$state/pids/$name.pid"
