@@ -28,7 +28,6 @@ from workflow_helpers import (
     OUTPUT_CACHE,
     REPO,
     copy_workflow,
-    frozen,
     job_counts,
     llama_servers_in,
     populate_hf_cache,
@@ -421,26 +420,24 @@ def test_report_opens_in_chromium(run: dict, tmp_path: Path) -> None:
 
 def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> None:
     cell = Cell("essay", "dflash", 0.0, 1)
-    path = run["work"] / cell.path
-    # The watch's scratch file for this attempt: its 'request-start' sample is written (and flushed) just before the
-    # request goes out, unlike the server's log, which may reach the file only after the answer.
-    samples = path.with_name(".r1.gpu.jsonl.attempt1")
+    path, log = run["work"] / cell.path, run["work"] / cell.path.replace(".json", ".server.log")
     argv = [sys.executable, "-m", "snakemake", cell.path, "--forcerun", "cell", "--snakefile", str(run["snakefile"]),
             "--directory", str(run["work"]), "--cores", "2", "--cache", "--configfile", *map(str, run["configs"])]
     env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **run["env"]}
+    started = log.stat().st_mtime if log.exists() else 0.0
     proc = subprocess.Popen(argv, cwd=run["work"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:  # wait until this run's request is going out
-            if samples.exists() and "request-start" in samples.read_text(errors="replace"):
+        while time.monotonic() < deadline:  # wait until this run's server is up and generating
+            fresh = log.exists() and log.stat().st_mtime > started
+            if fresh and "processing task" in log.read_text(errors="replace"):
                 break
-            time.sleep(0.1)
+            time.sleep(0.2)
         else:
             pytest.fail("the cell's server never started")
-        [server] = llama_servers_in(run["work"])
-        with frozen(server):  # the answer cannot complete before Ctrl-C lands
-            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does to the foreground process group
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does to the foreground process group
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
