@@ -100,3 +100,60 @@ def test_workflow_commit_is_dirty_only_for_the_workflows_own_files(clone: Path) 
     (clone / "rules/common.smk").write_text("changed")
     assert workflow_commit(clone) == clean + "-dirty"
     assert workflow_commit(clone.parent / "not-a-repo") == "unknown"
+
+
+def _package(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_closure_resolves_sub_packages_at_any_depth(tmp_path: Path) -> None:
+    """Dotted and relative imports in nested modules, and each sub-package's __init__.py: editing any of these
+    files must rerun the rule whose script reaches it (the closure once kept only the first part of a name)."""
+    _package(tmp_path, {
+        "specbench/__init__.py": "",
+        "specbench/core/__init__.py": "",
+        "specbench/core/files.py": "import json\n",
+        "specbench/core/util.py": "",
+        "specbench/core/unused.py": "",
+        "specbench/measure/__init__.py": "",
+        "specbench/measure/cell.py": "from ..core.files import x\nfrom . import server\nfrom .record import make\n",
+        "specbench/measure/server.py": "from specbench.core import util\n",
+        "specbench/measure/record.py": "import specbench.deep.inner.leaf\n",
+        "specbench/deep/__init__.py": "",
+        "specbench/deep/inner/__init__.py": "",
+        "specbench/deep/inner/leaf.py": "from ...core.files import y\n",
+        "entry.py": "from specbench.measure.cell import run\n",
+    })
+    closure = [p.relative_to(tmp_path).as_posix() for p in import_closure(tmp_path / "entry.py")]
+    assert closure == ["entry.py", "specbench/__init__.py", "specbench/core/__init__.py", "specbench/core/files.py",
+                       "specbench/core/util.py", "specbench/deep/__init__.py", "specbench/deep/inner/__init__.py",
+                       "specbench/deep/inner/leaf.py", "specbench/measure/__init__.py", "specbench/measure/cell.py",
+                       "specbench/measure/record.py", "specbench/measure/server.py"]
+
+
+def test_fingerprint_names_files_by_their_place_in_the_package(tmp_path: Path) -> None:
+    """Two modules of one name in different sub-packages are two files, and a copy of the workflow elsewhere gives
+    the same fingerprint."""
+    for root in (tmp_path / "a", tmp_path / "b"):
+        _package(root, {"specbench/__init__.py": "", "specbench/x/__init__.py": "", "specbench/x/model.py": "v = 1\n",
+                        "specbench/y/__init__.py": "", "specbench/y/model.py": "v = 2\n"})
+    files = {root: sorted(root.rglob("*.py")) for root in (tmp_path / "a", tmp_path / "b")}
+    assert fingerprint(files[tmp_path / "a"]) == fingerprint(files[tmp_path / "b"])
+    (tmp_path / "b/specbench/x/model.py").write_text("v = 2\n")
+    (tmp_path / "b/specbench/y/model.py").write_text("v = 1\n")  # the same contents, swapped between packages
+    assert fingerprint(files[tmp_path / "a"]) != fingerprint(files[tmp_path / "b"])
+
+
+def test_the_repository_root_is_found_from_any_depth(tmp_path: Path) -> None:
+    from specbench.config import REPO_ROOT, find_repo_root
+
+    assert (REPO_ROOT / "Snakefile").is_file() and REPO_ROOT == REPO
+    (tmp_path / "Snakefile").write_text("")
+    (tmp_path / "config").mkdir()
+    deep = tmp_path / "scripts/specbench/a/b"
+    deep.mkdir(parents=True)
+    assert find_repo_root(deep) == tmp_path == find_repo_root(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        find_repo_root(tmp_path.parent)

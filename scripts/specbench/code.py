@@ -15,49 +15,99 @@ from pathlib import Path
 PACKAGE = "specbench"
 
 
+def _module_file(package_root: Path, dotted: str) -> Path | None:
+    """The file of ``specbench.<dotted>``: a module ``a/b.py`` or a package ``a/b/__init__.py`` ('' is the package
+    root's ``__init__.py``); None when there is neither."""
+    base = package_root.joinpath(*dotted.split(".")) if dotted else package_root
+    candidates = (base.with_suffix(".py"), base / "__init__.py") if dotted else (base / "__init__.py",)
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def _own_package(path: Path, package_root: Path) -> list[str]:
+    """The package a file belongs to, as parts below the package root ([] for the root and for entry scripts)."""
+    try:
+        relative = path.parent.relative_to(package_root)
+    except ValueError:
+        return []
+    return list(relative.parts)
+
+
 @functools.cache
-def _imported_modules(path: Path) -> frozenset[str]:
-    """Names of the specbench modules one file imports (``from specbench.x``, ``from .x``, ``from . import x``).
-    Cached per file: the workflow asks for the closures of a dozen scripts that share most modules."""
+def _imported_modules(path: Path, package_root: Path) -> frozenset[str]:
+    """The specbench modules one file imports, as dotted names below the package ('' is the package itself):
+    ``import specbench.a.b``, ``from specbench.a import b`` (b a module or a name of a), ``from .b import x``,
+    ``from ..c import y`` and ``from . import d`` at any depth. Cached per file: the workflow asks for the closures
+    of a dozen scripts that share most modules."""
     found: set[str] = set()
+    own = _own_package(path, package_root)
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.ImportFrom):
-            module = node.module or ""
-            if node.level == 0 and module.split(".")[0] != PACKAGE:
+        if isinstance(node, ast.Import):
+            found.update(a.name.removeprefix(PACKAGE).lstrip(".") for a in node.names
+                         if a.name == PACKAGE or a.name.startswith(f"{PACKAGE}."))
+            continue
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level == 0:
+            if node.module != PACKAGE and not (node.module or "").startswith(f"{PACKAGE}."):
                 continue
-            base = module.removeprefix(PACKAGE).lstrip(".")
-            if base:
-                found.add(base.split(".")[0])
-            else:
-                found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith(f"{PACKAGE}."))
+            parts = (node.module or "").split(".")[1:]
+        else:
+            if node.level - 1 > len(own):
+                continue  # above the package: not ours
+            parts = own[:len(own) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+        base = ".".join(parts)
+        found.add(base)
+        for alias in node.names:  # `from a import b` imports the module a.b when there is one
+            child = f"{base}.{alias.name}" if base else alias.name
+            if _module_file(package_root, child) is not None:
+                found.add(child)
     return frozenset(found)
+
+
+def _with_parents(dotted: str) -> list[str]:
+    """A module and every package above it (importing a.b.c runs the package root's, a's and a.b's __init__)."""
+    parts = dotted.split(".") if dotted else []
+    return [".".join(parts[:i]) for i in range(len(parts) + 1)]
 
 
 @functools.cache
 def import_closure(script: Path) -> tuple[Path, ...]:
-    """The script and every specbench module it needs, transitively (sorted; the package's __init__ included)."""
-    package = script.parent / PACKAGE if (script.parent / PACKAGE).is_dir() else script.parent
+    """The script and every specbench file it needs, transitively: each imported module and the ``__init__.py`` of
+    every package on its path (sorted). A script outside the package finds it beside itself (scripts/specbench)."""
+    package_root = script.parent / PACKAGE if (script.parent / PACKAGE).is_dir() else _package_root_of(script)
     seen: set[Path] = {script}
     todo = [script]
     while todo:
-        for name in _imported_modules(todo.pop()):
-            module = package / f"{name}.py"
-            if module.is_file() and module not in seen:
-                seen.add(module)
-                todo.append(module)
-    init = package / "__init__.py"
-    if len(seen) > 1 and init.is_file():
-        seen.add(init)
+        for dotted in _imported_modules(todo.pop(), package_root):
+            for name in _with_parents(dotted):
+                module = _module_file(package_root, name)
+                if module is not None and module not in seen:
+                    seen.add(module)
+                    todo.append(module)
     return tuple(sorted(seen))
 
 
+def _package_root_of(path: Path) -> Path:
+    """The top of the package that holds ``path``: its folder, and upwards while the folder above is a package."""
+    root = path.parent
+    while (root.parent / "__init__.py").is_file():
+        root = root.parent
+    return root
+
+
+def _label(path: Path) -> str:
+    """A file's name in a fingerprint: its path from the package's folder on ('specbench/measure/server.py'), or
+    its bare name outside the package (an entry script), so that a copy of the workflow elsewhere fingerprints
+    the same while two modules of one name in different sub-packages stay apart."""
+    inside = [parent for parent in path.parents if parent.name == PACKAGE and (parent / "__init__.py").is_file()]
+    return path.relative_to(inside[0].parent).as_posix() if inside else path.name
+
+
 def fingerprint(paths: Iterable[str | Path]) -> str:
-    """sha256 over the files' names and contents (order-independent)."""
+    """sha256 over the files' labels (see ``_label``) and contents (order-independent)."""
     digest = hashlib.sha256()
-    for path in sorted(Path(p) for p in paths):
-        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for path in sorted((Path(p) for p in paths), key=_label):
+        digest.update(_label(path).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
 
 

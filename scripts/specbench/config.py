@@ -17,7 +17,17 @@ import yaml
 from .files import sha256_file
 from .tasks import template_fields
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+
+def find_repo_root(start: Path) -> Path:
+    """The workflow's root: the nearest folder at or above ``start`` that holds the Snakefile and config/ (so a
+    module finds it wherever in the package it sits)."""
+    for folder in (start, *start.parents):
+        if (folder / "Snakefile").is_file() and (folder / "config").is_dir():
+            return folder
+    raise FileNotFoundError(f"no Snakefile with a config/ folder at or above {start}")
+
+
+REPO_ROOT = find_repo_root(Path(__file__).resolve().parent)
 SCHEMA_PATH = REPO_ROOT / "config" / "schema.yaml"
 
 # --spec-type names known to llama.cpp builds b11223 .. b11434 (common/speculative.cpp).
