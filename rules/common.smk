@@ -9,11 +9,15 @@ from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
-from specbench import cells as sb_cells  # noqa: E402
+from specbench.core import matrix as sb_cells  # noqa: E402
 from specbench import claims as sb_claims  # noqa: E402
-from specbench import config as sb_config  # noqa: E402
-from specbench import files as sb_files  # noqa: E402
-from specbench.code import fingerprint, import_closure, workflow_commit  # noqa: E402
+from specbench.core import config as sb_config  # noqa: E402
+from specbench.core import files as sb_files  # noqa: E402
+from specbench.core.code import (
+    fingerprint,
+    import_closure,
+    workflow_commit,
+)  # noqa: E402
 from specbench.llama_cpp import host_cpu  # noqa: E402
 
 BASE = Path(workflow.basedir)

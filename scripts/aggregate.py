@@ -4,8 +4,8 @@ and of its summaries per machine, and the index of what produced each cell."""
 from pathlib import Path
 
 from specbench.aggregate import cells_index, imported_records
-from specbench.entry import fail, logged_to
-from specbench.files import write_atomic, write_json_atomic
+from specbench.core.entry import fail, logged_to
+from specbench.core.files import write_atomic, write_json_atomic
 from specbench.summaries import combined, tables_by_machine
 from specbench.table import MixedCodeError, cell_table, check_code, csv_copy, load_records, write_table
 

@@ -3,9 +3,9 @@ input that stands for the dozen files of the cells' measurement code."""
 
 from pathlib import Path
 
-from specbench.code import manifest
-from specbench.entry import logged_to
-from specbench.files import write_json_atomic
+from specbench.core.code import manifest
+from specbench.core.entry import logged_to
+from specbench.core.files import write_json_atomic
 
 snakemake = globals()["snakemake"]
 with logged_to(snakemake.log[0]):

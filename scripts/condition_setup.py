@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from specbench.cell import condition_setup
-from specbench.entry import logged_to
-from specbench.files import read_json, write_json_atomic
+from specbench.core.entry import logged_to
+from specbench.core.files import read_json, write_json_atomic
 
 snakemake = globals()["snakemake"]
 inp = snakemake.input

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from specbench.entry import logged_to
+from specbench.core.entry import logged_to
 from specbench.models import convert_checkpoint
 
 snakemake = globals()["snakemake"]

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from specbench.entry import fail, logged_to
-from specbench.files import write_json_atomic
+from specbench.core.entry import fail, logged_to
+from specbench.core.files import write_json_atomic
 from specbench.models import PreparationError, hf_snapshot
 
 snakemake = globals()["snakemake"]

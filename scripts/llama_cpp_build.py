@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from specbench.entry import logged_to
+from specbench.core.entry import logged_to
 from specbench.llama_cpp import build
 
 snakemake = globals()["snakemake"]

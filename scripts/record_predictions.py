@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from specbench.entry import logged_to
-from specbench.files import write_json_atomic
+from specbench.core.entry import logged_to
+from specbench.core.files import write_json_atomic
 from specbench.predictions import stamp
 
 snakemake = globals()["snakemake"]

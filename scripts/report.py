@@ -10,9 +10,9 @@ from pathlib import Path
 
 from specbench.claims import evaluate, load_claims
 from specbench.comparability import assess, device_label
-from specbench.entry import logged_to
+from specbench.core.entry import logged_to
+from specbench.core.files import read_json, write_atomic, write_json_atomic
 from specbench.figures import png_data_uri, report_figures
-from specbench.files import read_json, write_atomic, write_json_atomic
 from specbench.html_report import render_html
 from specbench.predictions import integrity
 from specbench.provenance import report_numbers

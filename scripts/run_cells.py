@@ -7,9 +7,9 @@ death of the Snakemake process above this script stop the server and end the scr
 from pathlib import Path
 
 from specbench.cell import CellError, job_setup, run_cells
-from specbench.cells import job_cells
-from specbench.entry import fail, logged_to
-from specbench.files import read_json, write_json_atomic
+from specbench.core.entry import fail, logged_to
+from specbench.core.files import read_json, write_json_atomic
+from specbench.core.matrix import job_cells
 from specbench.server import Interrupted, interrupt_guard
 
 snakemake = globals()["snakemake"]

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from specbench.entry import logged_to
+from specbench.core.entry import logged_to
 from specbench.tiny import write_tiny_dflash, write_tiny_target
 
 snakemake = globals()["snakemake"]

@@ -16,8 +16,8 @@ import pytest
 
 from specbench import cell as cell_module
 from specbench.cell import CellError, Setup, condition_setup, job_setup, run_cells
-from specbench.cells import Cell
 from specbench.client import Exchange
+from specbench.core.matrix import Cell
 
 CELL = Cell("essay", "off", 0.0, 1)
 TIMINGS = {"prompt_n": 10, "prompt_ms": 5.0, "predicted_n": 4, "predicted_ms": 40.0, "predicted_per_second": 100.0}

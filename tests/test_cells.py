@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from specbench.cells import (
+from specbench.core.config import validate_config
+from specbench.core.matrix import (
     DEFAULT_MACHINE,
     Cell,
     condition_sequence,
@@ -17,7 +18,6 @@ from specbench.cells import (
     selected_cells,
     wildcard_constraints,
 )
-from specbench.config import validate_config
 
 REPO = Path(__file__).resolve().parents[1]
 

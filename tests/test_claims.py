@@ -28,7 +28,7 @@ from specbench.claims import (
     load_claims,
     parse_claims,
 )
-from specbench.config import load_config
+from specbench.core.config import load_config
 from specbench.summaries import tables as summary_tables
 from specbench.table import frame_of
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.code import fingerprint, import_closure, manifest, workflow_commit
+from specbench.core.code import fingerprint, import_closure, manifest, workflow_commit
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "scripts"
@@ -147,7 +147,7 @@ def test_fingerprint_names_files_by_their_place_in_the_package(tmp_path: Path) -
 
 
 def test_the_repository_root_is_found_from_any_depth(tmp_path: Path) -> None:
-    from specbench.config import REPO_ROOT, find_repo_root
+    from specbench.core.config import REPO_ROOT, find_repo_root
 
     assert (REPO_ROOT / "Snakefile").is_file() and REPO_ROOT == REPO
     (tmp_path / "Snakefile").write_text("")

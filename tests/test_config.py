@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specbench.config import ConfigError, llama_source, merge_into, model_source, validate_config
+from specbench.core.config import ConfigError, llama_source, merge_into, model_source, validate_config
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specbench.claims import ClaimError, parse_claims
-from specbench.config import ConfigError, merge_into, validate_config
-from specbench.tasks import fill_template, render_prompt, template_fields
+from specbench.core.config import ConfigError, merge_into, validate_config
+from specbench.core.templates import fill_template, template_fields
+from specbench.tasks import render_prompt
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

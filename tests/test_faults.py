@@ -25,8 +25,8 @@ import pytest
 
 from specbench import server as server_module
 from specbench.cell import Setup, run_cells
-from specbench.cells import Cell
-from specbench.files import read_json
+from specbench.core.files import read_json
+from specbench.core.matrix import Cell
 from specbench.server import listening_sockets, socket_inodes
 from workflow_helpers import (
     OUTPUT_CACHE,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from gguf import GGUFWriter, LlamaFileType
 
-from specbench.files import sha256_file
+from specbench.core.files import sha256_file
 from specbench.gguf_info import ModelCheckError, check_model, inspect_gguf
 
 

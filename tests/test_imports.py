@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from specbench.cell import RECORD_VERSION
-from specbench.files import sha256_file
+from specbench.core.files import sha256_file
 from specbench.imports import ImportRefused, import_cells
 
 CONFIG = {"tasks": ["essay", "gsm8k"], "conditions": ["off", "mtp"], "temperatures": [0.0, 1.0]}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.files import read_json, sha256_file
+from specbench.core.files import read_json, sha256_file
 from specbench.llama_cpp import SOURCE_INFO, SourceError, build_env, extract_source, fetch_archive, git_checkout
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from specbench.comparability import Comparability, Fact
-from specbench.config import ConfigError, validate_config
+from specbench.core.config import ConfigError, validate_config
 from specbench.html_report import render_html
 from specbench.provenance import report_numbers, row_id
 from specbench.report import Facts, Report, build_report, machine_view, render_markdown

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.files import read_json
+from specbench.core.files import read_json
 from workflow_helpers import OUTPUT_CACHE, REPO, TEST_CACHE, llama_servers_in, write_yaml
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]

@@ -414,7 +414,7 @@ def test_identity_check_fails_on_a_diverging_pair() -> None:
 def test_config_chooses_the_tiny_weights(study_config: dict, weights: str | None) -> None:
     import yaml
 
-    from specbench.config import ConfigError, merge_into, model_source, validate_config
+    from specbench.core.config import ConfigError, merge_into, model_source, validate_config
 
     repo = Path(__file__).resolve().parents[1]
     demo = yaml.safe_load((repo / "config" / "tiny.yaml").read_text())

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from specbench.cells import DEFAULT_MACHINE, Cell
-from specbench.files import read_json
+from specbench.core.files import read_json
+from specbench.core.matrix import DEFAULT_MACHINE, Cell
 from workflow_helpers import REPO, llama_servers_in, snakemake, write_yaml
 
 pytestmark = pytest.mark.workflow

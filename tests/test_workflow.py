@@ -19,8 +19,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from specbench.cells import Cell
-from specbench.files import read_json, sha256_file
+from specbench.core.files import read_json, sha256_file
+from specbench.core.matrix import Cell
 from specbench.summaries import tables
 from specbench.table import read_table
 from specbench.tiny import write_tiny_target

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from specbench.code import WORKFLOW_FILES
+from specbench.core.code import WORKFLOW_FILES
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_CACHE = Path(os.environ.get("SPECBENCH_TEST_CACHE", Path.home() / ".cache" / "specbench-tests")).expanduser()

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .files import read_json
+from .core.files import read_json
 from .provenance import describe, unresolved
 
 

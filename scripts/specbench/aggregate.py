@@ -8,8 +8,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .cells import DEFAULT_MACHINE
-from .files import read_json
+from .core.files import read_json
+from .core.matrix import DEFAULT_MACHINE
 
 
 def cell_chain(record: dict[str, Any], path: str) -> dict[str, Any]:

@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 
-from .cells import Cell
 from .client import RequestRefused, run_exchange
-from .files import read_json
+from .core.files import read_json
+from .core.matrix import Cell
 from .gpuwatch import DeviceError, GpuWatch, assigned_devices, device_info, judge
 from .gsm8k import score_gsm8k
 from .parse import derived_figures, parse_speculative_log

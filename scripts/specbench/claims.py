@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from .config import REPO_ROOT, ConfigError, load_schema, validate_document
+from .core.config import REPO_ROOT, ConfigError, load_schema, validate_document
 
 if TYPE_CHECKING:
     import pandas as pd

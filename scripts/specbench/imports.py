@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from .cell import RECORD_VERSION
-from .cells import DEFAULT_MACHINE, Cell
-from .files import read_json, sha256_file
+from .core.files import read_json, sha256_file
+from .core.matrix import DEFAULT_MACHINE, Cell
 
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".zip")
 SIBLINGS = (".server.log", ".gpu.jsonl")  # a cell's logs beside its record: r1.json -> r1.server.log, ...

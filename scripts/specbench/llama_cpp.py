@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from .files import read_json, sha256_file, write_json_atomic
+from .core.files import read_json, sha256_file, write_json_atomic
 
 SOURCE_INFO = ".specbench-source.json"
 

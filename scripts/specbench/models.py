@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .files import sha256_file
+from .core.files import sha256_file
 
 
 class PreparationError(RuntimeError):

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .cells import DEFAULT_MACHINE
+from .core.matrix import DEFAULT_MACHINE
 from .table import GROUP, MACHINE, machines_of
 
 SPEED_COLUMNS = ["task", "condition", "temperature", "runs", "mean_tokens_per_s", "median_tokens_per_s",

@@ -18,8 +18,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .cells import DEFAULT_MACHINE
-from .files import read_json, write_atomic
+from .core.files import read_json, write_atomic
+from .core.matrix import DEFAULT_MACHINE
 
 COORDINATES = ["task", "condition", "temperature", "repeat"]
 GROUP = ["task", "condition", "temperature"]

@@ -3,25 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
-from .files import sha256_file, sha256_text
-
-# A placeholder is a name in braces, '{source}'; '{{source}}' writes '{source}' literally. Any other brace (a JSON
-# example in the prompt, a Python dict) is ordinary text.
-_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def template_fields(template: str) -> set[str]:
-    """The ``{name}`` placeholders of a prompt template."""
-    return {m.group(2) for m in _PLACEHOLDER.finditer(template) if m.group(2)}
-
-
-def fill_template(template: str, values: dict[str, str]) -> str:
-    """The template with each ``{name}`` replaced by its value (KeyError for a name without one)."""
-    return _PLACEHOLDER.sub(lambda m: "{" + m.group(1) + "}" if m.group(1) else values[m.group(2)], template)
+from .core.files import sha256_file, sha256_text
+from .core.templates import fill_template
 
 
 def read_dataset_rows(path: Path, rows: list[int]) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ import jsonschema
 import yaml
 
 from .files import sha256_file
-from .tasks import template_fields
+from .templates import template_fields
 
 
 def find_repo_root(start: Path) -> Path:
