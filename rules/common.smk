@@ -18,7 +18,7 @@ from specbench.core.code import (
     import_closure,
     workflow_commit,
 )  # noqa: E402
-from specbench.llama_cpp import host_cpu  # noqa: E402
+from specbench.build.cmake import host_cpu  # noqa: E402
 
 BASE = Path(workflow.basedir)
 

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from specbench.core.entry import logged_to
-from specbench.models import hf_dataset_split
+from specbench.tasks.datasets import hf_dataset_split
 
 snakemake = globals()["snakemake"]
 with logged_to(snakemake.log[0]):

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from specbench.core.entry import fail, logged_to
 from specbench.core.files import write_json_atomic
-from specbench.models import PreparationError, hf_snapshot
+from specbench.models.hub import PreparationError, hf_snapshot
 
 snakemake = globals()["snakemake"]
 with logged_to(snakemake.log[0]):

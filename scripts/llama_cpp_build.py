@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
+from specbench.build.cmake import build
 from specbench.core.entry import logged_to
-from specbench.llama_cpp import build
 
 snakemake = globals()["snakemake"]
 params = snakemake.params

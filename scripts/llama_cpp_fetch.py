@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
+from specbench.build.source import fetch_archive, fetch_pypi_sdist
 from specbench.core.entry import logged_to
-from specbench.llama_cpp import fetch_archive, fetch_pypi_sdist
 
 snakemake = globals()["snakemake"]
 source = snakemake.params.source

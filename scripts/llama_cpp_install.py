@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
+from specbench.build.cmake import install
 from specbench.core.entry import logged_to
-from specbench.llama_cpp import install
 
 snakemake = globals()["snakemake"]
 with logged_to(snakemake.log[0]):

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
+from specbench.build.source import extract_source, git_checkout
 from specbench.core.entry import logged_to
-from specbench.llama_cpp import extract_source, git_checkout
 
 snakemake = globals()["snakemake"]
 source = snakemake.params.source

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from specbench.core.entry import logged_to
-from specbench.models import quantize
+from specbench.models.convert import quantize
 
 snakemake = globals()["snakemake"]
 with logged_to(snakemake.log[0]):

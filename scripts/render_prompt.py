@@ -4,7 +4,7 @@ from pathlib import Path
 
 from specbench.core.entry import logged_to
 from specbench.core.files import write_json_atomic
-from specbench.tasks import read_dataset_rows, render_prompt
+from specbench.tasks.prompts import read_dataset_rows, render_prompt
 
 snakemake = globals()["snakemake"]
 task = snakemake.params.task

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from specbench.core.entry import fail, logged_to
 from specbench.core.files import write_json_atomic
-from specbench.gguf_info import ModelCheckError, check_model, inspect_gguf
+from specbench.models.verify import ModelCheckError, check_model, inspect_gguf
 
 snakemake = globals()["snakemake"]
 params = snakemake.params

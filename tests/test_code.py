@@ -38,7 +38,7 @@ def test_report_and_aggregate_closures_do_not_reach_the_measurement_code() -> No
     assert "summaries.py" in _names("aggregate.py") and "summaries.py" in _names("report.py")
     assert not _names("report.py") & {"cell.py", "client.py", "server.py", "gpuwatch.py"}
     assert _names("llama_cpp_build.py") == {"llama_cpp_build.py", "__init__.py", "entry.py", "files.py",
-                                            "llama_cpp.py"}
+                                            "commands.py", "cmake.py", "source.py"}
 
 
 def test_closure_follows_relative_and_absolute_imports(tmp_path: Path) -> None:

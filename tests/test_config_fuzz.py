@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from specbench.claims import ClaimError, parse_claims
 from specbench.core.config import ConfigError, merge_into, validate_config
 from specbench.core.templates import fill_template, template_fields
-from specbench.tasks import render_prompt
+from specbench.tasks.prompts import render_prompt
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

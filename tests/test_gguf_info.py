@@ -9,7 +9,7 @@ import pytest
 from gguf import GGUFWriter, LlamaFileType
 
 from specbench.core.files import sha256_file
-from specbench.gguf_info import ModelCheckError, check_model, inspect_gguf
+from specbench.models.verify import ModelCheckError, check_model, inspect_gguf
 
 
 def _write(path: Path, *, nextn_layers: int | None, nextn_tensors: bool, file_type: int) -> Path:

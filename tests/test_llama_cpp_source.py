@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from specbench.build.cmake import build_env
+from specbench.build.source import SOURCE_INFO, SourceError, extract_source, fetch_archive, git_checkout
 from specbench.core.files import read_json, sha256_file
-from specbench.llama_cpp import SOURCE_INFO, SourceError, build_env, extract_source, fetch_archive, git_checkout
 
 
 def _make_tree(root: Path) -> None:

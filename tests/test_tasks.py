@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from specbench.core.files import sha256_file
-from specbench.tasks import read_dataset_rows, reference_answer, render_prompt
+from specbench.tasks.prompts import read_dataset_rows, reference_answer, render_prompt
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = REPO / "config" / "tasks"

@@ -1,27 +1,19 @@
-"""Model preparation: Hugging Face snapshot, conversion with the pinned converter, quantization."""
+"""A pinned Hugging Face snapshot of a model: downloaded (or reused from the cache) through huggingface_hub, checked
+file by file, linked into the workflow's folder, with a manifest of every file."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from .core.files import sha256_file
+from ..core.files import sha256_file
 
 
 class PreparationError(RuntimeError):
     """A preparation step failed; the message says which and where to look."""
-
-
-def _run(argv: list[str], env: dict[str, str] | None = None) -> None:
-    print("+", " ".join(argv), file=sys.stderr, flush=True)
-    result = subprocess.run(argv, env=env, stdout=sys.stderr, stderr=sys.stderr)
-    if result.returncode != 0:
-        raise PreparationError(f"command failed ({result.returncode}): {' '.join(argv)}")
 
 
 def file_manifest(root: Path) -> list[dict[str, Any]]:
@@ -96,40 +88,3 @@ def check_snapshot(snapshot: Path, label: str) -> None:
                     raise PreparationError(f"{label}: shard {shard} listed in {relative} is missing from {snapshot}")
 
 
-def hf_dataset_split(dataset: dict[str, Any], out: Path) -> dict[str, Any]:
-    """Every row of one split (parquet files of a hub dataset at a pinned revision) as JSON lines in ``out``."""
-    import pandas as pd
-    from huggingface_hub import snapshot_download
-
-    folder = f"{dataset['config']}/" if dataset.get("config") else ""
-    pattern = f"{folder}{dataset['split']}-*.parquet"
-    snapshot = Path(snapshot_download(repo_id=dataset["repo"], repo_type="dataset",
-                                      revision=dataset.get("revision", "main"), allow_patterns=[pattern]))
-    files = sorted(snapshot.glob(pattern))
-    if not files:
-        raise PreparationError(f"{dataset['repo']}@{snapshot.name}: no files match {pattern}")
-    frame = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-    partial = out.with_name(out.name + ".part")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_json(partial, orient="records", lines=True, force_ascii=False)
-    partial.replace(out)
-    return {"repo": dataset["repo"], "commit": snapshot.name, "files": [f.name for f in files], "rows": len(frame)}
-
-
-def convert_checkpoint(llama_src: Path, checkpoint: Path, out: Path, outtype: str, extra: list[str]) -> None:
-    """Run the pinned tree's own convert_hf_to_gguf.py (with its own gguf-py) into ``out`` atomically."""
-    if "--no-mtp" in extra or "--no-nextn" in extra:
-        print("warning: converting WITHOUT the MTP layer", file=sys.stderr)
-    partial = out.with_name(out.name + ".part")
-    env = {k: v for k, v in os.environ.items() if k != "NO_LOCAL_GGUF"}
-    env["PYTHONPATH"] = os.pathsep.join([str(llama_src / "gguf-py"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    _run([sys.executable, str(llama_src / "convert_hf_to_gguf.py"), str(checkpoint), "--outtype", outtype,
-          "--outfile", str(partial), *extra], env=env)
-    partial.replace(out)
-
-
-def quantize(binary: Path, source: Path, out: Path, quant: str, threads: int) -> None:
-    """``llama-quantize`` without an importance matrix, written atomically."""
-    partial = out.with_name(out.name + ".part")
-    _run([str(binary), str(source), str(partial), quant, str(threads)])
-    partial.replace(out)

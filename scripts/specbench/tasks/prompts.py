@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .core.files import sha256_file, sha256_text
-from .core.templates import fill_template
+from ..core.files import sha256_file, sha256_text
+from ..core.templates import fill_template
 
 
 def read_dataset_rows(path: Path, rows: list[int]) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from gguf import GGUFReader, GGUFValueType, LlamaFileType
 
-from .core.files import sha256_file
+from ..core.files import sha256_file
 
 _KEY_METADATA = ("general.name", "general.architecture", "general.file_type", "general.quantization_version",
                  "tokenizer.ggml.pre", "tokenizer.ggml.model")

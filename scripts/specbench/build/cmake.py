@@ -1,4 +1,5 @@
-"""Obtain llama.cpp at a pinned commit (git or a checksummed source archive) and build it with CMake."""
+"""Build llama.cpp's binaries with CMake and write the build manifest (source, flags, CUDA architectures, compiler,
+the binaries' sha256); install them where the cells run them."""
 
 from __future__ import annotations
 
@@ -7,115 +8,13 @@ import platform
 import re
 import shutil
 import subprocess
-import sys
-import tarfile
-import tempfile
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from .core.files import read_json, sha256_file, write_json_atomic
-
-SOURCE_INFO = ".specbench-source.json"
-
-
-class SourceError(RuntimeError):
-    """The source could not be obtained or is not what the config pinned."""
-
-
-def _run(argv: list[str], capture: bool = False, env: dict[str, str] | None = None) -> str:
-    """Run a command, echoing it; its output streams to the log (or is returned with ``capture``)."""
-    print("+", " ".join(argv), file=sys.stderr, flush=True)
-    sys.stderr.flush()
-    result = subprocess.run(argv, stdout=subprocess.PIPE if capture else sys.stderr, stderr=sys.stderr, text=True,
-                            env=env)
-    if result.returncode != 0:
-        raise SourceError(f"command failed ({result.returncode}): {' '.join(argv)}")
-    return result.stdout if capture else ""
-
-
-def verify_sha256(path: Path, expected: str) -> str:
-    """Check a file against the pinned sha256; return it."""
-    actual = sha256_file(path)
-    if actual != expected:
-        raise SourceError(f"{path}: sha256 is {actual}, but the config pins {expected}")
-    return actual
-
-
-def fetch_pypi_sdist(package: str, version: str, sha256: str, dest: Path) -> None:
-    """Download a PyPI source distribution with pip (no install, no dependencies) and verify it."""
-    with tempfile.TemporaryDirectory() as tmp:
-        _run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", package,
-             "-d", tmp, f"{package}=={version}"]
-        )
-        files = sorted(Path(tmp).iterdir())
-        if len(files) != 1:
-            raise SourceError(f"pip download of {package}=={version} gave {[f.name for f in files]}")
-        verify_sha256(files[0], sha256)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(files[0]), dest)
-
-
-def fetch_archive(url: str, sha256: str, dest: Path) -> None:
-    """Copy a local archive or download one over HTTPS, then verify its sha256."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    partial = dest.with_name(dest.name + ".part")
-    if url.startswith(("http://", "https://")):
-        with httpx.stream("GET", url, follow_redirects=True, timeout=60.0) as response, open(partial, "wb") as out:
-            response.raise_for_status()
-            for block in response.iter_bytes(1 << 20):
-                out.write(block)
-    else:
-        shutil.copyfile(Path(url).expanduser(), partial)
-    verify_sha256(partial, sha256)
-    partial.replace(dest)
-
-
-def _extract(archive: Path, into: Path) -> None:
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as zf:
-            zf.extractall(into)
-    else:
-        with tarfile.open(archive) as tf:
-            tf.extractall(into, filter="data")
-
-
-def extract_source(archive: Path, sha256: str, subdir: str, dest: Path, origin: dict[str, Any]) -> dict[str, Any]:
-    """Unpack the archive's llama.cpp tree into ``dest`` and record what it is (``origin``: the config's route)."""
-    verify_sha256(archive, sha256)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
-        _extract(archive, Path(tmp))
-        roots = [p for p in Path(tmp).iterdir()]
-        top = roots[0] if len(roots) == 1 and roots[0].is_dir() else Path(tmp)
-        tree = top / subdir if subdir else top
-        if not (tree / "CMakeLists.txt").is_file():
-            raise SourceError(f"{archive}: no CMakeLists.txt under '{subdir or '.'}' (set llama_cpp.source.subdir)")
-        if dest.exists():
-            shutil.rmtree(dest)
-        shutil.move(str(tree), dest)
-    info = {**origin, "sha256": sha256, "subdir": subdir, "commit": None}
-    write_json_atomic(dest / SOURCE_INFO, info)
-    return info
-
-
-def git_checkout(url: str, commit: str, dest: Path, label: str | None = None) -> dict[str, Any]:
-    """Clone ``url``, check out ``commit`` (short or full) and verify that HEAD is exactly that commit."""
-    if dest.exists():
-        shutil.rmtree(dest)
-    _run(["git", "clone", "--no-checkout", "--filter=blob:none", url, str(dest)])
-    full = _run(["git", "-C", str(dest), "rev-parse", "--verify", f"{commit}^{{commit}}"], capture=True).strip()
-    _run(["git", "-C", str(dest), "checkout", "--detach", full])
-    head = _run(["git", "-C", str(dest), "rev-parse", "HEAD"], capture=True).strip()
-    if not head.startswith(commit) or head != full:
-        raise SourceError(f"checked out {head}, but the config pins {commit}")
-    info = {"kind": "git", "url": url, "commit": head, "label": label, "sha256": None}
-    write_json_atomic(dest / SOURCE_INFO, info)
-    return info
+from ..core.commands import run_command
+from ..core.files import read_json, sha256_file, write_json_atomic
+from .source import SOURCE_INFO, SourceError
 
 
 def host_cpu() -> str:
@@ -175,8 +74,9 @@ def build(source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], cu
     argv = [*cmake_args, f"-DGGML_CUDA={'ON' if cuda else 'OFF'}"]
     started = time.monotonic()
     env = build_env(source)
-    _run(["cmake", "-S", str(source), "-B", str(work_dir), *argv], env=env)
-    _run(["cmake", "--build", str(work_dir), "--parallel", str(jobs), "--target", *targets], env=env)
+    run_command(["cmake", "-S", str(source), "-B", str(work_dir), *argv], env=env, error=SourceError)
+    run_command(["cmake", "--build", str(work_dir), "--parallel", str(jobs), "--target", *targets], env=env,
+                error=SourceError)
     bin_dir = out_dir / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     binaries = {}
