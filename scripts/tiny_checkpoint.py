@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from specbench.core.entry import logged_to
-from specbench.tiny import write_tiny_dflash, write_tiny_target
+from specbench.tiny.checkpoints import write_tiny_dflash, write_tiny_target
 
 snakemake = globals()["snakemake"]
 out = Path(snakemake.output[0])

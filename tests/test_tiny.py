@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench import tiny
+from specbench.tiny import checkpoints, construction, dflash, layout, weights
 
 TARGET_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
 DRAFT_FILES = ("config.json", "model.safetensors")
@@ -28,8 +28,8 @@ def _load(path: Path) -> dict:
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("tiny")
-    target = tiny.write_tiny_target(root / "target")
-    draft = tiny.write_tiny_dflash(root / "dflash", target_dir=target)
+    target = checkpoints.write_tiny_target(root / "target")
+    draft = checkpoints.write_tiny_dflash(root / "dflash", target_dir=target)
     return target, draft
 
 
@@ -41,21 +41,22 @@ def test_writes_expected_files(pair: tuple[Path, Path]) -> None:
 
 def test_same_seed_is_byte_identical_other_seed_differs(pair: tuple[Path, Path], tmp_path: Path) -> None:
     target, draft = pair
-    again = tiny.write_tiny_target(tmp_path / "again")
+    again = checkpoints.write_tiny_target(tmp_path / "again")
     assert _digests(again) == _digests(target)
-    assert _digests(tiny.write_tiny_dflash(tmp_path / "again-dflash", target_dir=again)) == _digests(draft)
+    assert _digests(checkpoints.write_tiny_dflash(tmp_path / "again-dflash", target_dir=again)) == _digests(draft)
 
-    other = tiny.write_tiny_dflash(tmp_path / "other-dflash", target_dir=again, seed=7)
+    other = checkpoints.write_tiny_dflash(tmp_path / "other-dflash", target_dir=again, seed=7)
     assert _digests(other)["model.safetensors"] != _digests(draft)["model.safetensors"]
     assert _digests(other)["config.json"] == _digests(draft)["config.json"]
 
 
 def test_target_seed_changes_weights_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # shrink the vocabulary-sized embedding to keep this fast; the seed logic is the same
-    monkeypatch.setattr(tiny, "VOCAB_SIZE", tiny.N_BPE + 64)
-    a = _digests(tiny.write_tiny_target(tmp_path / "a", seed=0))
-    b = _digests(tiny.write_tiny_target(tmp_path / "b", seed=0))
-    c = _digests(tiny.write_tiny_target(tmp_path / "c", seed=1))
+    for module in (layout, weights):  # the random target reads it in both
+        monkeypatch.setattr(module, "VOCAB_SIZE", layout.N_BPE + 64)
+    a = _digests(checkpoints.write_tiny_target(tmp_path / "a", seed=0))
+    b = _digests(checkpoints.write_tiny_target(tmp_path / "b", seed=0))
+    c = _digests(checkpoints.write_tiny_target(tmp_path / "c", seed=1))
     assert a == b
     assert a["model.safetensors"] != c["model.safetensors"]
     assert {k: v for k, v in a.items() if k != "model.safetensors"} == {
@@ -94,7 +95,7 @@ def test_dflash_config(pair: tuple[Path, Path]) -> None:
 def test_dflash_rejects_non_tiny_target(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 4096, "vocab_size": 248_320}))
     with pytest.raises(ValueError, match="not a tiny target"):
-        tiny.write_tiny_dflash(tmp_path / "out", target_dir=tmp_path)
+        checkpoints.write_tiny_dflash(tmp_path / "out", target_dir=tmp_path)
 
 
 def test_tokenizer_round_trip_and_special_ids(pair: tuple[Path, Path]) -> None:
@@ -109,11 +110,11 @@ def test_tokenizer_round_trip_and_special_ids(pair: tuple[Path, Path]) -> None:
     assert tok.token_to_id("</think>") == 248_069
     for token_id, text in QWEN3_5_SPECIAL_TOKENS:
         assert tok.token_to_id(text) == token_id
-    assert tok.get_vocab_size(with_added_tokens=False) == tiny.N_BPE
+    assert tok.get_vocab_size(with_added_tokens=False) == layout.N_BPE
 
     text = "Hello, world! Ünïcödé 你好 🦙 def f(x):\n    return x * 2\n"
     ids = tok.encode(text).ids
-    assert all(i < tiny.N_BPE for i in ids)
+    assert all(i < layout.N_BPE for i in ids)
     assert tok.decode(ids) == text
 
     chat = tok.encode("<|im_start|>user\nHi there<|im_end|>").ids
@@ -138,7 +139,7 @@ def test_tokenizer_config_and_chat_template(pair: tuple[Path, Path]) -> None:
 
 def test_target_tensors(pair: tuple[Path, Path]) -> None:
     tensors = _load(pair[0] / "model.safetensors")
-    hidden = tiny.HIDDEN
+    hidden = layout.HIDDEN
     assert tensors["mtp.fc.weight"].shape == (hidden, 2 * hidden)
     for name in ("mtp.pre_fc_norm_embedding.weight", "mtp.pre_fc_norm_hidden.weight", "mtp.norm.weight"):
         assert tensors[name].shape == (hidden,)
@@ -152,8 +153,8 @@ def test_target_tensors(pair: tuple[Path, Path]) -> None:
 
     embed = tensors["model.embed_tokens.weight"].float()
     assert embed.shape == (248_320, hidden)
-    assert embed[tiny.N_BPE :].abs().sum(dim=1).nonzero().flatten().tolist() == [tiny.MASK_TOKEN_ID - tiny.N_BPE]
-    assert embed[: tiny.N_BPE].abs().sum(dim=1).min() > 0
+    assert embed[layout.N_BPE :].abs().sum(dim=1).nonzero().flatten().tolist() == [layout.MASK_TOKEN_ID - layout.N_BPE]
+    assert embed[: layout.N_BPE].abs().sum(dim=1).min() > 0
     assert all(t.isfinite().all() for t in tensors.values())
     # Qwen3.5 norms are offsets from one, except the gated delta net's output norm
     assert tensors["model.norm.weight"].float().abs().max() == 0
@@ -170,14 +171,14 @@ def test_target_tensors_match_transformers(pair: tuple[Path, Path]) -> None:
     with torch.device("meta"):
         model = transformers.Qwen3_5ForCausalLM(config)
     expected = {n: tuple(t.shape) for n, t in model.state_dict().items() if n != "lm_head.weight"}
-    ours = {n: tuple(s) for n, s, _ in tiny.target_tensors() if not n.startswith("mtp.")}
+    ours = {n: tuple(s) for n, s, _ in weights.target_tensors() if not n.startswith("mtp.")}
     assert ours == expected
 
 
 def test_dflash_tensors(pair: tuple[Path, Path]) -> None:
     tensors = _load(pair[1] / "model.safetensors")
-    hidden = tiny.HIDDEN
-    assert tensors["fc.weight"].shape == (hidden, hidden * len(tiny.DFLASH_TARGET_LAYER_IDS))
+    hidden = layout.HIDDEN
+    assert tensors["fc.weight"].shape == (hidden, hidden * len(layout.DFLASH_TARGET_LAYER_IDS))
     assert tensors["hidden_norm.weight"].shape == (hidden,)
     assert tensors["norm.weight"].shape == (hidden,)
     assert {n.split(".")[1] for n in tensors if n.startswith("layers.")} == {"0", "1"}
@@ -187,17 +188,17 @@ def test_dflash_tensors(pair: tuple[Path, Path]) -> None:
 
 def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as err:
-        tiny.main(["--help"])
+        checkpoints.main(["--help"])
     assert err.value.code == 0
     assert "dflash" in capsys.readouterr().out
-    assert tiny.main(["dflash", str(tmp_path / "d"), "--target", str(tmp_path / "missing")]) == 1
+    assert checkpoints.main(["dflash", str(tmp_path / "d"), "--target", str(tmp_path / "missing")]) == 1
     assert "error" in capsys.readouterr().err
 
 
 # --- constructed kinds ------------------------------------------------------------------------------------------
 
 
-def _rms(x, weight=None, eps: float = tiny.RMS_EPS):
+def _rms(x, weight=None, eps: float = layout.RMS_EPS):
     import numpy as np
 
     out = x / np.sqrt(np.mean(np.square(x), axis=-1, keepdims=True) + eps)
@@ -207,15 +208,15 @@ def _rms(x, weight=None, eps: float = tiny.RMS_EPS):
 @pytest.fixture(scope="module")
 def agree_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("agree")
-    target = tiny.write_tiny_target(root / "target", kind="agree")
-    return target, tiny.write_tiny_dflash(root / "dflash", target_dir=target)
+    target = checkpoints.write_tiny_target(root / "target", kind="agree")
+    return target, checkpoints.write_tiny_dflash(root / "dflash", target_dir=target)
 
 
 def test_unknown_kind_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown tiny target kind 'bogus'"):
-        tiny.write_tiny_target(tmp_path / "t", kind="bogus")
+        checkpoints.write_tiny_target(tmp_path / "t", kind="bogus")
     with pytest.raises(ValueError, match="no construction"):
-        tiny.Construction(0, "random")
+        construction.Construction(0, "random")
 
 
 @pytest.mark.parametrize(("kind", "rate"), [("agree", 1.0), ("half", 0.5)])
@@ -223,9 +224,9 @@ def test_constructed_rates_on_the_float_weights(kind: str, rate: float) -> None:
     """Target greedy function and MTP agreement computed from the float weights, not from the bookkeeping."""
     import numpy as np
 
-    c = tiny.Construction(3, kind)
+    c = construction.Construction(3, kind)
     embed, head, fc = c.embedding(), c.lm_head(), c.mtp_fc()
-    assert len(set(c.cycle)) == tiny.CYCLE_LEN and all(t < tiny.N_BPE for t in c.cycle)
+    assert len(set(c.cycle)) == construction.CYCLE_LEN and all(t < layout.N_BPE for t in c.cycle)
 
     def target(tokens):  # silenced blocks: the residual is the embedding; final norm weight 1 (0 stored)
         return (_rms(embed[tokens]) @ head.T).argmax(axis=-1)
@@ -241,7 +242,7 @@ def test_constructed_rates_on_the_float_weights(kind: str, rate: float) -> None:
     assert agreement == rate == c.mtp_agreement()
 
     # every other token, special ones included, maps into the cycle; no special token is ever produced
-    others = np.array([0, 13, 1234, 151_643, tiny.N_BPE - 1, 248_044, 248_045, 248_046, 248_068, 248_319])
+    others = np.array([0, 13, 1234, 151_643, layout.N_BPE - 1, 248_044, 248_045, 248_046, 248_068, 248_319])
     nxt = target(others)
     assert set(nxt.tolist()) <= set(c.cycle)
     assert nxt.tolist() == [c.target_next(int(t)) for t in others]
@@ -251,10 +252,10 @@ def test_constructed_rates_on_the_float_weights(kind: str, rate: float) -> None:
 
 
 def test_half_mtp_drafts_are_rejected_as_predicted() -> None:
-    c = tiny.Construction(0, "half")
+    c = construction.Construction(0, "half")
     expected = c.expected_mtp(c.cycle[0], n_predict=96, n_max=3)
     assert 0.2 < expected["draft_n_accepted"] / expected["draft_n"] < 0.45
-    agree = tiny.Construction(0, "agree").expected_mtp(c.cycle[0], n_predict=96, n_max=3)
+    agree = construction.Construction(0, "agree").expected_mtp(c.cycle[0], n_predict=96, n_max=3)
     assert agree["draft_n"] == agree["draft_n_accepted"] > 0
 
 
@@ -272,7 +273,7 @@ def test_real_layout_matches_transformers_conditional_generation(agree_pair: tup
     with torch.device("meta"):
         model = transformers.Qwen3_5ForConditionalGeneration(hf_config)
     expected = {n: tuple(t.shape) for n, t in model.state_dict().items()}
-    ours = {n: tuple(s) for n, s, _ in tiny.constructed_target_tensors(tiny.Construction(0, "agree"))}
+    ours = {n: tuple(s) for n, s, _ in construction.constructed_target_tensors(construction.Construction(0, "agree"))}
     assert {n: s for n, s in ours.items() if not n.startswith("mtp.")} == expected
     assert any(n.startswith("model.visual.blocks.0.") for n in ours)
     assert {n for n in ours if n.startswith("mtp.") and not n.startswith("mtp.layers.")} == {
@@ -288,7 +289,7 @@ def test_agree_target_greedy_function_in_transformers(agree_pair: tuple[Path, Pa
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     model = transformers.Qwen3_5ForConditionalGeneration.from_pretrained(agree_pair[0], dtype=torch.float32)
-    c = tiny.Construction(0, "agree")
+    c = construction.Construction(0, "agree")
     prompt = [248_045, 872, 198, 9_707, 11, 1_879, 0, 248_046, 198, 248_045, 77_091, 198]
     ids = list(prompt)
     with torch.no_grad():
@@ -309,11 +310,11 @@ def test_agree_mtp_block_on_the_stored_weights(agree_pair: tuple[Path, Path]) ->
     t = {k: v.float().numpy() for k, v in _load(agree_pair[0] / "model.safetensors").items()}
     for name in ("self_attn.o_proj.weight", "mlp.down_proj.weight"):
         assert not t[f"mtp.layers.0.{name}"].any()
-    for index in range(len(tiny.LAYER_TYPES)):
+    for index in range(len(layout.LAYER_TYPES)):
         layer = f"model.language_model.layers.{index}."
         out = "linear_attn.out_proj.weight" if f"{layer}linear_attn.out_proj.weight" in t else "self_attn.o_proj.weight"
         assert not t[layer + out].any() and not t[layer + "mlp.down_proj.weight"].any()
-    c = tiny.Construction(0, "agree")
+    c = construction.Construction(0, "agree")
     embed, head = t["model.language_model.embed_tokens.weight"], t["lm_head.weight"]
     tokens = np.array(c.cycle)
     one = 1.0  # Qwen3.5 norms scale by (1 + stored weight); all stored as 0
@@ -324,7 +325,7 @@ def test_agree_mtp_block_on_the_stored_weights(agree_pair: tuple[Path, Path]) ->
     assert pred.tolist() == [c.target_next(int(x)) for x in tokens]
 
 
-def _rope(x, positions, theta: float = tiny.ROPE_THETA):
+def _rope(x, positions, theta: float = layout.ROPE_THETA):
     """NeoX RoPE over the whole head (the draft of an M-RoPE target ropes on the temporal section only)."""
     import numpy as np
 
@@ -345,16 +346,16 @@ def test_agree_dflash_block_predicts_every_position(agree_pair: tuple[Path, Path
     target = {k: v.float().numpy() for k, v in _load(agree_pair[0] / "model.safetensors").items()}
     d = {k: v.float().numpy() for k, v in _load(agree_pair[1] / "model.safetensors").items()}
     config = json.loads((agree_pair[1] / "config.json").read_text())
-    assert config["num_hidden_layers"] == tiny.dflash_constructed_layers() == 4
+    assert config["num_hidden_layers"] == dflash.dflash_constructed_layers() == 4
     embed, head = target["model.language_model.embed_tokens.weight"], target["lm_head.weight"]
-    c = tiny.Construction(0, "agree")
-    hd, nh, nkv = tiny.HEAD_DIM, tiny.N_HEAD, tiny.N_HEAD_KV
+    c = construction.Construction(0, "agree")
+    hd, nh, nkv = layout.HEAD_DIM, layout.N_HEAD, layout.N_HEAD_KV
     for n_ctx, anchor in ((7, c.cycle[0]), (40, c.cycle[17]), (300, 1234)):
         # the target's layer inputs are its embeddings (its blocks add nothing): features = 3 x embedding
-        context = [c.cycle[(5 + i) % tiny.CYCLE_LEN] for i in range(n_ctx)]
-        features = np.concatenate([embed[context]] * len(tiny.DFLASH_TARGET_LAYER_IDS), axis=-1)
+        context = [c.cycle[(5 + i) % construction.CYCLE_LEN] for i in range(n_ctx)]
+        features = np.concatenate([embed[context]] * len(layout.DFLASH_TARGET_LAYER_IDS), axis=-1)
         g = _rms(features @ d["fc.weight"].T, d["hidden_norm.weight"])
-        tokens = [anchor] + [tiny.MASK_TOKEN_ID] * n_max
+        tokens = [anchor] + [layout.MASK_TOKEN_ID] * n_max
         x = embed[tokens]
         pos_ctx, pos_blk = np.arange(n_ctx, dtype=float), np.arange(n_ctx, n_ctx + n_max + 1, dtype=float)
         for il in range(config["num_hidden_layers"]):

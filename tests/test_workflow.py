@@ -23,7 +23,7 @@ from specbench.core.files import read_json, sha256_file
 from specbench.core.matrix import Cell
 from specbench.summaries import tables
 from specbench.table import read_table
-from specbench.tiny import write_tiny_target
+from specbench.tiny.checkpoints import write_tiny_target
 from workflow_helpers import (
     OUTPUT_CACHE,
     REPO,
@@ -600,7 +600,7 @@ def test_converted_target_has_a_nextn_layer_and_no_vision_tower(run: dict) -> No
 def test_greedy_output_follows_the_constructed_function(run: dict) -> None:
     from itertools import pairwise
 
-    from specbench.tiny import Construction
+    from specbench.tiny.construction import Construction
 
     construction = Construction(0, "agree")
     for task in TASKS:
@@ -611,7 +611,7 @@ def test_greedy_output_follows_the_constructed_function(run: dict) -> None:
 def test_mtp_acceptance_is_the_constructed_rate(run: dict) -> None:
     """'agree': the MTP layer agrees on every token, so (nearly) every draft is accepted and each target step
     yields close to n_max + 1 tokens. The band allows for the last steps of a request, which draft fewer."""
-    from specbench.tiny import Construction
+    from specbench.tiny.construction import Construction
 
     construction = Construction(0, "agree")
     for task in TASKS:
