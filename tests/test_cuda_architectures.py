@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from specbench.build.cmake import cuda_architectures
-from specbench.gpuwatch import DeviceError, check_build_covers
+from specbench.contention.devices import DeviceError, check_build_covers
 
 DATA = Path(__file__).resolve().parent / "data" / "nvml"
 CUDA_DIR = "ggml/src/ggml-cuda/CMakeFiles/ggml-cuda.dir"

@@ -12,7 +12,9 @@ import textwrap
 import time
 from pathlib import Path
 
-from specbench.gpuwatch import CpuSampler, Sample, foreign_cpu, judge
+from specbench.contention.cpu import CpuSampler
+from specbench.contention.judge import foreign_cpu, judge
+from specbench.contention.samples import Sample
 from specbench.server import listening_sockets, socket_inodes, socket_owners
 
 REPO = Path(__file__).resolve().parents[1]

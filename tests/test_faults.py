@@ -505,7 +505,7 @@ def test_a_damaged_hf_cache_is_refused_naming_the_file(run: dict, tmp_path: Path
 
 def _foreign_share(seconds: float) -> float:
     """The share of the machine's CPU time used by processes other than this one over ``seconds``."""
-    from specbench.gpuwatch import CpuSampler
+    from specbench.contention.cpu import CpuSampler
 
     sampler = CpuSampler()
     first, t0 = sampler(), time.time()

@@ -10,8 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from specbench import gpuwatch
-from specbench.gpuwatch import GpuWatch, NvmlSampler, Sample, Verdict, device_info, judge, read_samples
+from specbench.contention import devices, nvml, samples
+from specbench.contention.judge import judge
+from specbench.contention.nvml import NvmlSampler, device_info
+from specbench.contention.samples import Sample, Verdict, read_samples
+from specbench.contention.watch import GpuWatch
 
 DATA = Path(__file__).resolve().parent / "data" / "nvml"
 H200_SERVER, A100_SERVER = 48213, 5120
@@ -140,7 +143,7 @@ def test_recordings_have_the_documented_device_fields() -> None:
               "sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w", "processes"}
     for path in DATA.glob("*.jsonl"):
         for sample in read_samples(path):
-            assert sample.phase in gpuwatch.PHASES
+            assert sample.phase in samples.PHASES
             assert all(set(device) == fields for device in sample.devices), path.name
 
 
@@ -294,7 +297,7 @@ def _fake_pynvml(*, init_error: Exception | None = None, processes_error: bool =
 
 def test_nvml_sampler_reads_fields_and_guards_unsupported_ones(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     fake = _fake_pynvml()
-    monkeypatch.setattr(gpuwatch, "_load_pynvml", lambda: fake)
+    monkeypatch.setattr(nvml, "_load_pynvml", lambda: fake)
     watch = GpuWatch(tmp_path / "s.jsonl", interval_s=60.0)
     first = watch.sample_now("before")
     with watch:
@@ -314,12 +317,12 @@ def test_nvml_sampler_reads_fields_and_guards_unsupported_ones(monkeypatch: pyte
 def test_nvml_sampler_power_in_watts(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _fake_pynvml()
     fake.nvmlDeviceGetPowerUsage = lambda h: 412337
-    monkeypatch.setattr(gpuwatch, "_load_pynvml", lambda: fake)
+    monkeypatch.setattr(nvml, "_load_pynvml", lambda: fake)
     assert NvmlSampler()("during").devices[0]["power_w"] == pytest.approx(412.337)
 
 
 def test_nvml_sampler_failed_process_list_is_a_failed_sample(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gpuwatch, "_load_pynvml", lambda: _fake_pynvml(processes_error=True))
+    monkeypatch.setattr(nvml, "_load_pynvml", lambda: _fake_pynvml(processes_error=True))
     sample = NvmlSampler([0])("during")
     assert not sample.ok
     assert sample.error == "device 0 processes: NVMLError_Unknown: Unknown Error"
@@ -328,7 +331,7 @@ def test_nvml_sampler_failed_process_list_is_a_failed_sample(monkeypatch: pytest
 
 def test_nvml_sampler_no_driver_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _fake_pynvml(init_error=NVMLError_DriverNotLoaded("Driver Not Loaded"))
-    monkeypatch.setattr(gpuwatch, "_load_pynvml", lambda: fake)
+    monkeypatch.setattr(nvml, "_load_pynvml", lambda: fake)
     sampler = NvmlSampler()
     samples = [sampler("before"), sampler("during")]
     assert not sampler.nvml_available
@@ -339,7 +342,7 @@ def test_nvml_sampler_no_driver_is_unavailable(monkeypatch: pytest.MonkeyPatch) 
 
 def test_nvml_sampler_other_init_errors_are_failed_samples_and_retried(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _fake_pynvml(init_error=NVMLError_LibRmVersionMismatch("RM has detected an NVML/RM version mismatch."))
-    monkeypatch.setattr(gpuwatch, "_load_pynvml", lambda: fake)
+    monkeypatch.setattr(nvml, "_load_pynvml", lambda: fake)
     sampler = NvmlSampler()
     samples = [sampler("before"), sampler("during")]
     assert sampler.nvml_available
@@ -350,7 +353,7 @@ def test_nvml_sampler_other_init_errors_are_failed_samples_and_retried(monkeypat
 
 def test_device_info_with_fake_nvml(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _fake_pynvml()
-    monkeypatch.setattr(gpuwatch, "_load_pynvml", lambda: fake)
+    monkeypatch.setattr(nvml, "_load_pynvml", lambda: fake)
     assert device_info() == {
         "nvml": "ok", "error": None, "driver": "570.124.06", "cuda_driver_version": "12.8",
         "devices": [{"index": 0, "uuid": "GPU-7c1f3a52-9e0b-4d6e-8a43-2f5d19c0b7e1", "name": "NVIDIA H200",
@@ -364,7 +367,7 @@ def test_device_info_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing() -> None:
         raise ImportError("No module named 'pynvml'")
 
-    monkeypatch.setattr(gpuwatch, "_load_pynvml", missing)
+    monkeypatch.setattr(nvml, "_load_pynvml", missing)
     info = device_info()
     assert info["nvml"] == "unavailable" and "ImportError" in info["error"] and info["devices"] == []
 
@@ -373,7 +376,7 @@ def test_device_info_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _nvml_initialises() -> bool:
-    nv = gpuwatch._load_pynvml()
+    nv = nvml._load_pynvml()
     try:
         nv.nvmlInit()
     except nv.NVMLError:
@@ -413,7 +416,7 @@ DEVICE_2 = "GPU-5d0a2e6c-3b5f-4a7c-9e8d-0f1a2b3c4d62"
     [(None, None), ("", []), ("2", ["2"]), ("0, 3", ["0", "3"]), ("GPU-5d0a,,1", ["GPU-5d0a"])],
 )
 def test_parse_visible_devices(value: str | None, entries: list[str] | None) -> None:
-    assert gpuwatch.parse_visible_devices(value) == entries
+    assert devices.parse_visible_devices(value) == entries
 
 
 @pytest.mark.parametrize(
@@ -428,13 +431,13 @@ def test_parse_visible_devices(value: str | None, entries: list[str] | None) -> 
     ],
 )
 def test_select_devices_by_index_or_uuid(visible: str | None, uuids: list[str]) -> None:
-    chosen = gpuwatch.select_devices(gpuwatch.parse_visible_devices(visible), NODE["devices"])
+    chosen = devices.select_devices(devices.parse_visible_devices(visible), NODE["devices"])
     assert [d["uuid"] for d in chosen] == uuids
 
 
 def test_select_devices_in_a_confined_job() -> None:
     """SLURM with ConstrainDevices: the job's GPU is 0 to both CUDA and NVML, and its UUID is the node's device 2."""
-    chosen = gpuwatch.select_devices(["0"], CONFINED["devices"])
+    chosen = devices.select_devices(["0"], CONFINED["devices"])
     assert [d["uuid"] for d in chosen] == [DEVICE_2]
 
 
@@ -449,15 +452,15 @@ def test_select_devices_in_a_confined_job() -> None:
     ],
 )
 def test_select_devices_refuses_to_guess(visible: str, message: str) -> None:
-    with pytest.raises(gpuwatch.DeviceError, match=message):
-        gpuwatch.select_devices(gpuwatch.parse_visible_devices(visible), NODE["devices"])
+    with pytest.raises(devices.DeviceError, match=message):
+        devices.select_devices(devices.parse_visible_devices(visible), NODE["devices"])
 
 
 def test_only_the_cells_device_is_judged_on_a_shared_node() -> None:
     samples = read_samples(DATA / "h200x4_shared_node.jsonl")
     everything = judge(samples, {H200_SERVER}, nvml_available=True)
     assert everything.contended and everything.foreign_pids == [77001]  # another job's server, on device 0
-    ours = gpuwatch.select_devices(["2"], NODE["devices"])
+    ours = devices.select_devices(["2"], NODE["devices"])
     verdict = judge(samples, {H200_SERVER}, nvml_available=True, watched={d["uuid"] for d in ours})
     assert not verdict.contended and verdict.reason.startswith("clean")
     # Watching the wrong device (device 0, as a watch pinned to index 0 would) rejects a clean cell.
@@ -481,16 +484,16 @@ def test_only_the_cells_device_is_judged_on_a_shared_node() -> None:
     ],
 )
 def test_arch_covers(architectures: list[str], capability: str, covered: bool) -> None:
-    assert gpuwatch.arch_covers(architectures, capability) is covered
+    assert devices.arch_covers(architectures, capability) is covered
 
 
 def test_a_build_for_one_gpu_is_refused_on_another() -> None:
     h200_build = ["90-real"]
-    gpuwatch.check_build_covers(h200_build, NODE["devices"])
-    with pytest.raises(gpuwatch.DeviceError, match=r"compute capability 8\.0") as error:
-        gpuwatch.check_build_covers(h200_build, MIXED["devices"][:1])
+    devices.check_build_covers(h200_build, NODE["devices"])
+    with pytest.raises(devices.DeviceError, match=r"compute capability 8\.0") as error:
+        devices.check_build_covers(h200_build, MIXED["devices"][:1])
     assert "NVIDIA A100-SXM4-80GB" in str(error.value) and "GPU-a1000000" in str(error.value)
-    gpuwatch.check_build_covers(["80-real", "89-real", "90-real"], MIXED["devices"] + NODE["devices"])
+    devices.check_build_covers(["80-real", "89-real", "90-real"], MIXED["devices"] + NODE["devices"])
 
 
 @pytest.mark.parametrize(
@@ -498,15 +501,15 @@ def test_a_build_for_one_gpu_is_refused_on_another() -> None:
     [(None, "does not record"), ([], "does not record"), (["native"], "not resolved"), (["sm_90"], "not understood")],
 )
 def test_an_unknown_build_is_refused_on_a_gpu(architectures: list[str] | None, message: str) -> None:
-    with pytest.raises(gpuwatch.DeviceError, match=message):
-        gpuwatch.check_build_covers(architectures, NODE["devices"][:1])
+    with pytest.raises(devices.DeviceError, match=message):
+        devices.check_build_covers(architectures, NODE["devices"][:1])
 
 
 def test_assigned_devices() -> None:
     env = {"CUDA_VISIBLE_DEVICES": "2"}
-    assert [d["uuid"] for d in gpuwatch.assigned_devices(NODE, env, ["90-real"], cuda=True)] == [DEVICE_2]
-    with pytest.raises(gpuwatch.DeviceError, match="compute capability 8.9"):
-        gpuwatch.assigned_devices(MIXED, {"CUDA_VISIBLE_DEVICES": "1"}, ["90-real"], cuda=True)
+    assert [d["uuid"] for d in devices.assigned_devices(NODE, env, ["90-real"], cuda=True)] == [DEVICE_2]
+    with pytest.raises(devices.DeviceError, match="compute capability 8.9"):
+        devices.assigned_devices(MIXED, {"CUDA_VISIBLE_DEVICES": "1"}, ["90-real"], cuda=True)
     # No driver, or a CPU build: no device is the cell's, nothing to check.
-    assert gpuwatch.assigned_devices({"nvml": "unavailable", "devices": []}, env, None, cuda=True) == []
-    assert gpuwatch.assigned_devices(NODE, env, None, cuda=False) == []
+    assert devices.assigned_devices({"nvml": "unavailable", "devices": []}, env, None, cuda=True) == []
+    assert devices.assigned_devices(NODE, env, None, cuda=False) == []

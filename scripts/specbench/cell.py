@@ -19,9 +19,12 @@ from typing import Any
 import httpx
 
 from .client import RequestRefused, run_exchange
+from .contention.devices import DeviceError, assigned_devices
+from .contention.judge import judge
+from .contention.nvml import device_info
+from .contention.watch import GpuWatch
 from .core.files import read_json
 from .core.matrix import Cell
-from .gpuwatch import DeviceError, GpuWatch, assigned_devices, device_info, judge
 from .gsm8k import score_gsm8k
 from .parse import derived_figures, parse_speculative_log
 from .server import RunningServer, ServerError, check_identity, exit_description, llama_server
