@@ -3,11 +3,12 @@ and of its summaries per machine, and the index of what produced each cell."""
 
 from pathlib import Path
 
-from specbench.aggregate import cells_index, imported_records
+from specbench.analysis.cell_index import cells_index, imported_records
+from specbench.analysis.records import load_records
+from specbench.analysis.summaries import combined, tables_by_machine
+from specbench.analysis.table import MixedCodeError, cell_table, check_code, csv_copy, write_table
 from specbench.core.entry import fail, logged_to
 from specbench.core.files import write_atomic, write_json_atomic
-from specbench.summaries import combined, tables_by_machine
-from specbench.table import MixedCodeError, cell_table, check_code, csv_copy, load_records, write_table
 
 snakemake = globals()["snakemake"]
 out, params = snakemake.output, snakemake.params

@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from specbench.cell import condition_setup
 from specbench.core.entry import logged_to
 from specbench.core.files import read_json, write_json_atomic
+from specbench.measure.setup import condition_setup
 
 snakemake = globals()["snakemake"]
 inp = snakemake.input

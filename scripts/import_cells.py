@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
+from specbench.analysis.imports import ImportRefused, import_cells
 from specbench.core.entry import fail, logged_to
 from specbench.core.files import write_json_atomic
-from specbench.imports import ImportRefused, import_cells
 
 snakemake = globals()["snakemake"]
 out, params = snakemake.output, snakemake.params

@@ -8,6 +8,8 @@ expected_cells, config_sha256, workflow_commit."""
 
 from pathlib import Path
 
+from specbench.analysis.summaries import tables_by_machine
+from specbench.analysis.table import csv_copy, read_table
 from specbench.claims import evaluate, load_claims
 from specbench.comparability import assess, device_label
 from specbench.core.entry import logged_to
@@ -17,8 +19,6 @@ from specbench.html_report import render_html
 from specbench.predictions import integrity
 from specbench.provenance import report_numbers
 from specbench.report import Facts, Figure, build_report, environment, machine_view, missing_cells, render_markdown
-from specbench.summaries import tables_by_machine
-from specbench.table import csv_copy, read_table
 
 snakemake = globals()["snakemake"]
 inp, out, params = snakemake.input, snakemake.output, snakemake.params

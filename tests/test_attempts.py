@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from specbench import cell as cell_module
-from specbench.cell import CellError, Setup, condition_setup, job_setup, run_cells
-from specbench.client import Exchange
 from specbench.core.matrix import Cell
+from specbench.measure import runner as cell_module
+from specbench.measure.client import Exchange
+from specbench.measure.runner import CellError, run_cells
+from specbench.measure.setup import Setup, condition_setup, job_setup
 
 CELL = Cell("essay", "off", 0.0, 1)
 TIMINGS = {"prompt_n": 10, "prompt_ms": 5.0, "predicted_n": 4, "predicted_ms": 40.0, "predicted_per_second": 100.0}
@@ -51,7 +52,7 @@ def test_contended_attempt_is_rejected_then_measured_again(tmp_path: Path, monke
     (tmp_path / "server.log").write_text("main: server is listening\n")
     [record] = run_cells(_setup(tmp_path), [CELL])
     assert record["attempt"] == 2
-    assert record["figures"]["tokens_per_s"] == 126.0
+    assert record["response"]["timings"]["predicted_per_second"] == 126.0
     assert record["rejected_attempts"] == [{"attempt": 1, "outcome": "contended",
                                             "reason": "pid 7781 in 3 sample(s) (during)",
                                             "foreign_pids": [7781], "server_pid": 11, "tokens_per_s": [52.0]}]
@@ -175,7 +176,9 @@ def test_one_server_answers_cells_of_several_tasks_each_with_its_own_prompt(
     assert all(r["server"]["sequence_length"] == 3 for r in records)
     assert [r["provenance"]["prompt_sha256"] for r in records] == ["95", "95", "e5"]
     assert [len(r["response"]["tokens"]) for r in records] == [3, 3, 6]
-    assert records[0]["task_check"]["correct"] == 1 and records[2]["task_check"] is None
+    # the references it was asked about, not a score: scoring is the table's
+    assert records[0]["references"] == [{"row": None, "reference": "42"}] and records[2]["references"] is None
+    assert not any("task_check" in r or "figures" in r for r in records)
 
 
 def test_a_fresh_cell_records_its_scope(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from specbench.analysis.summaries import tables as summary_tables
+from specbench.analysis.table import frame_of
 from specbench.claims import (
     BACKGROUND,
     KINDS,
@@ -29,8 +31,6 @@ from specbench.claims import (
     parse_claims,
 )
 from specbench.core.config import load_config
-from specbench.summaries import tables as summary_tables
-from specbench.table import frame_of
 
 REPO = Path(__file__).resolve().parents[1]
 CLAIMS_FILE = REPO / "config" / "claims.yaml"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specbench.client import assemble_stream, completion_request, sse_events
+from specbench.measure.client import assemble_stream, completion_request, sse_events
 
 STREAM = [
     'data: {"index":0,"content":"Hel","tokens":[9707],"stop":false,"id_slot":0,"tokens_predicted":1}',

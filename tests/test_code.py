@@ -14,8 +14,31 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "scripts"
 
 
+PACKAGE = SCRIPTS / "specbench"
+# Which stages each stage may import (the core is everyone's): dependencies point one way, from the measurement
+# towards the report; the preparation stages stand alone.
+ALLOWED = {
+    "core": {"core"},
+    "build": {"core", "build"},
+    "models": {"core", "models"},
+    "tasks": {"core", "tasks"},
+    "tiny": {"core", "tiny"},
+    "contention": {"core", "contention"},
+    "measure": {"core", "contention", "measure"},
+    "analysis": {"core", "analysis"},
+    "claims": {"core", "analysis", "claims"},
+    "report": {"core", "analysis", "claims", "report"},
+}
+
+
 def _names(script: str) -> set[str]:
     return {p.name for p in import_closure(SCRIPTS / script)}
+
+
+def _stages(script: str) -> set[str]:
+    """The sub-packages a script's closure reaches ('' for the package's own __init__ and __main__)."""
+    return {p.relative_to(PACKAGE).parts[0] if len(p.relative_to(PACKAGE).parts) > 1 else ""
+            for p in import_closure(SCRIPTS / script) if p.is_relative_to(PACKAGE)}
 
 
 def _third_party(path: Path) -> set[str]:
@@ -25,20 +48,51 @@ def _third_party(path: Path) -> set[str]:
     return names
 
 
-def test_cell_runner_closure_is_the_measurement_code_only() -> None:
+def _module_graph() -> dict[str, set[str]]:
+    """Every package module's imports of other package modules (function-level imports included), by dotted name."""
+    graph = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+        deps = {".".join(p.relative_to(PACKAGE).with_suffix("").parts) for p in import_closure_of_file(path)}
+        graph[name] = deps - {name}
+    return graph
+
+
+def import_closure_of_file(path: Path) -> set[Path]:
+    """The package modules one file imports directly (not transitively), and no __init__.py it passes through."""
+    from specbench.core.code import _imported_modules, _module_file
+
+    found = {_module_file(PACKAGE, dotted) for dotted in _imported_modules(path, PACKAGE)}
+    return {p for p in found if p is not None and p.name != "__init__.py"}
+
+
+def test_the_measurement_rules_code_is_the_measurement_contention_and_core_only() -> None:
+    """An edit anywhere else (the GSM8K scorer, the log parser, the table, the report) reruns no cell."""
+    assert _stages("run_cells.py") == {"", "core", "contention", "measure"}
+    assert _stages("condition_setup.py") <= {"", "core", "measure"}
     closure = _names("run_cells.py")
-    assert {"run_cells.py", "cell.py", "client.py", "server.py", "gpuwatch.py", "parse.py", "gsm8k.py"} <= closure
-    assert not closure & {"table.py", "summaries.py", "report.py", "html_report.py", "figures.py", "claims.py"}
+    assert {"run_cells.py", "runner.py", "record.py", "client.py", "server.py", "guard.py", "watch.py",
+            "judge.py"} <= closure
+    assert not closure & {"gsm8k.py", "server_log.py", "derived.py", "table.py"}
     used = set().union(*(_third_party(p) for p in import_closure(SCRIPTS / "run_cells.py")))
-    assert not used & {"pandas", "pyarrow", "matplotlib"}, used  # scoring GSM8K needs no pandas
+    assert not used & {"pandas", "pyarrow", "matplotlib", "scipy"}, used
 
 
-def test_report_and_aggregate_closures_do_not_reach_the_measurement_code() -> None:
-    assert not _names("aggregate.py") & {"cell.py", "client.py", "server.py", "gpuwatch.py", "figures.py"}
-    assert "summaries.py" in _names("aggregate.py") and "summaries.py" in _names("report.py")
-    assert not _names("report.py") & {"cell.py", "client.py", "server.py", "gpuwatch.py"}
-    assert _names("llama_cpp_build.py") == {"llama_cpp_build.py", "__init__.py", "entry.py", "files.py",
-                                            "commands.py", "cmake.py", "source.py"}
+def test_the_table_and_report_do_not_reach_the_measurement_code() -> None:
+    for script in ("aggregate.py", "import_cells.py", "report.py"):
+        assert not _stages(script) & {"measure", "contention"}, script
+    assert {"gsm8k.py", "server_log.py", "summaries.py"} <= _names("aggregate.py")
+    assert _stages("llama_cpp_build.py") == {"", "core", "build"}
+
+
+def test_every_stage_imports_only_the_stages_before_it() -> None:
+    wrong = []
+    for module, deps in _module_graph().items():
+        stage = module.split(".")[0] if "." in module else None
+        if stage is None:
+            continue  # the package's __main__ is the command line over every stage
+        wrong += [f"{module} -> {dep}" for dep in deps if dep.split(".")[0] not in ALLOWED[stage]]
+    assert not wrong, wrong
 
 
 def test_closure_follows_relative_and_absolute_imports(tmp_path: Path) -> None:

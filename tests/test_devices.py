@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from test_attempts import CELL, _outcome, _setup
 
-from specbench import cell as cell_module
-from specbench.cell import CellError, Setup, run_cells
+from specbench.measure import runner as cell_module
+from specbench.measure.runner import CellError, run_cells
+from specbench.measure.setup import Setup
 
 DATA = Path(__file__).resolve().parent / "data" / "nvml"
 NODE = json.loads((DATA / "device_info_h200x4.json").read_text())

@@ -15,7 +15,7 @@ from pathlib import Path
 from specbench.contention.cpu import CpuSampler
 from specbench.contention.judge import foreign_cpu, judge
 from specbench.contention.samples import Sample
-from specbench.server import listening_sockets, socket_inodes, socket_owners
+from specbench.measure.server import listening_sockets, socket_inodes, socket_owners
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -72,7 +72,7 @@ def test_cpu_sampler_sees_another_process_burn_a_core() -> None:
 _GUARDED = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {scripts!r})
-    from specbench.server import Interrupted, interrupt_guard
+    from specbench.measure.guard import Interrupted, interrupt_guard
     try:
         with interrupt_guard(watch_pid={watch}, interval_s=0.1):
             print("ready", flush=True)

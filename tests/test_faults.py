@@ -23,11 +23,12 @@ from typing import ClassVar
 
 import pytest
 
-from specbench import server as server_module
-from specbench.cell import Setup, run_cells
 from specbench.core.files import read_json
 from specbench.core.matrix import Cell
-from specbench.server import listening_sockets, socket_inodes
+from specbench.measure import server as server_module
+from specbench.measure.runner import run_cells
+from specbench.measure.server import listening_sockets, socket_inodes
+from specbench.measure.setup import Setup
 from workflow_helpers import (
     OUTPUT_CACHE,
     REPO,

@@ -13,6 +13,8 @@ import pandas as pd
 import pytest
 
 from specbench import figures
+from specbench.analysis.summaries import cell_multipliers, tables
+from specbench.analysis.table import frame_of
 from specbench.figures import (
     ACCEPTANCE_SIZE,
     BASELINE_STYLE,
@@ -28,8 +30,6 @@ from specbench.figures import (
     report_figures,
     timeline_figure,
 )
-from specbench.summaries import cell_multipliers, tables
-from specbench.table import frame_of
 
 DATA = Path(__file__).resolve().parent / "data" / "report"
 STUDY = ["off", "ngram-mod", "mtp", "dflash", "ngram-mod-warm"]

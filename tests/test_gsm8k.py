@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specbench.gsm8k import extract_final_numbers, normalise_number, numbers_equal, score_gsm8k
+from specbench.analysis.gsm8k import extract_final_numbers, normalise_number, numbers_equal, score_gsm8k
 
 # GSM8K test rows 0, 1, 2 (ducks' eggs, robe bolts, house flip), references as reference_answer() gives them.
 REFERENCES = ["18", "3", "70000"]

@@ -9,12 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from specbench.analysis.summaries import tables
+from specbench.analysis.table import frame_of
 from specbench.comparability import Comparability, Fact
 from specbench.html_report import linked, render_html, table
 from specbench.provenance import report_numbers
 from specbench.report import Facts, Figure, build_report, ceiling_rows, fmt, render_markdown
-from specbench.summaries import tables
-from specbench.table import frame_of
 
 DATA = Path(__file__).parent / "data" / "report"
 A100 = {"nvml": "ok", "devices": [{"name": "NVIDIA A100-SXM4-80GB", "memory_bus_width_bits": 5120,

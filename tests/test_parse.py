@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from specbench.parse import derived_figures, parse_speculative_log
+from specbench.analysis.derived import derived_figures
+from specbench.analysis.server_log import parse_speculative_log
 
 # Lines as llama-server b11223 prints them (draft-dflash start-up and a slot's end-of-request statistics).
 DFLASH_LOG = """\

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from specbench.analysis.summaries import tables
+from specbench.analysis.table import frame_of
 from specbench.provenance import describe, number_id, report_numbers, row_id, unresolved
 from specbench.report import missing_cells
-from specbench.summaries import tables
-from specbench.table import frame_of
 
 
 def _runs() -> pd.DataFrame:

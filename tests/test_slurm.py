@@ -197,7 +197,7 @@ def test_timings_measured(runs: dict) -> None:
     per_job = []
     for record in _cells(runs["slurm"]):
         job = jobs[record["machine"]["scheduler"]["SLURM_JOB_ID"]]
-        cell_s = record["figures"]["cell_wall_s"]
+        cell_s = record["timing"]["cell_wall_s"]
         per_job.append({"cell": record["cell"]["label"], "job": job["JobIDRaw"], "partition": job["Partition"],
                         "queued_s": _seconds(job["Submit"], job["Start"]),
                         "job_s": _seconds(job["Start"], job["End"]), "cell_wall_s": round(cell_s, 2),

@@ -9,18 +9,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specbench.summaries import (
+from specbench.analysis.intervals import ratio_interval, runs_for_precision
+from specbench.analysis.summaries import (
     acceptance,
     cell_multipliers,
     identity,
-    ratio_interval,
-    runs_for_precision,
     summary,
     tables,
     tokens_per_step,
     verdict,
 )
-from specbench.table import compare_tokens, csv_copy, frame_of, read_table, write_table
+from specbench.analysis.table import compare_tokens, csv_copy, frame_of, read_table, write_table
 
 BASE = [151644, 872, 198, 2610, 525, 264, 10950, 17847, 13, 151645]
 

@@ -19,10 +19,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from specbench.analysis.server_log import parse_speculative_log
+from specbench.analysis.summaries import tables
+from specbench.analysis.table import read_table
 from specbench.core.files import read_json, sha256_file
 from specbench.core.matrix import Cell
-from specbench.summaries import tables
-from specbench.table import read_table
 from specbench.tiny.checkpoints import write_tiny_target
 from workflow_helpers import (
     OUTPUT_CACHE,
@@ -130,13 +131,16 @@ def test_download_conversion_and_verification(run: dict, tiny_checkpoint: Path) 
 
 
 def test_every_cell_has_real_server_figures(run: dict) -> None:
+    rows = _tables(run)["cells"].set_index("cell_file")
     for task in TASKS:
         for condition in CONDITIONS:
             for repeat in range(1, REPEATS + 1):
                 record = _record(run, task, condition, repeat)
                 timings = record["response"]["timings"]
                 assert timings["predicted_per_second"] > 0 and timings["predicted_n"] > 0
-                assert record["figures"]["tokens_per_s"] == timings["predicted_per_second"]
+                assert "figures" not in record and "task_check" not in record  # the record holds what was measured
+                row = rows.loc[Cell(task, condition, 0.0, repeat).path]  # the table derives the figures from it
+                assert row.tokens_per_s == timings["predicted_per_second"] and row.predicted_n == timings["predicted_n"]
                 assert len(record["response"]["tokens"]) == timings["predicted_n"]
                 argv = record["server"]["argv"]
                 assert argv[argv.index("--host") + 1] == "127.0.0.1"
@@ -145,7 +149,7 @@ def test_every_cell_has_real_server_figures(run: dict) -> None:
                 assert Path(run["work"] / record["server"]["log"]).is_file()
                 assert record["provenance"]["model"]["sha256"] == read_json(
                     _model_file(run, "results/models/specbench-test--*.json"))["sha256"]
-                assert 0 < record["figures"]["overhead_s"] < record["figures"]["cell_wall_s"]
+                assert 0 < row.overhead_s < row.cell_wall_s == record["timing"]["cell_wall_s"]
 
 
 def test_speculative_conditions_drafted(run: dict) -> None:
@@ -155,7 +159,9 @@ def test_speculative_conditions_drafted(run: dict) -> None:
                 record = _record(run, task, condition, repeat)
                 assert record["response"]["timings"]["draft_n"] > 0, (task, condition, repeat)
     dflash = _record(run, "essay", "dflash", 1)
-    assert dflash["server"]["speculative"]["settings"]["draft-dflash"]["block_size"] == 16
+    assert any("block_size=16" in line for line in dflash["server"]["log_lines"])  # as the server logged it
+    rows = _tables(run)["cells"].set_index("cell_file")
+    assert rows.loc[Cell("essay", "dflash", 0.0, 1).path].spec_block_size == 16  # as the table reads it
     # ngram-mod drafts where the output repeats earlier text: the essay task's output repeats itself.
     for repeat in range(1, REPEATS + 1):
         record = _record(run, "essay", "ngram-mod", repeat)
@@ -186,7 +192,7 @@ def test_watch_and_attempts_are_recorded(run: dict) -> None:
     phases = [json.loads(line)["phase"] for line in samples]
     assert phases[0] == "before" and "during" in phases
     assert all(json.loads(line)["loadavg_1m"] is not None for line in samples)
-    assert record["figures"]["client_tokens_per_s"] > 0
+    assert record["response"]["client_timing"]["decode_tokens_per_s"] > 0
 
 
 def test_greedy_output_is_identical_for_lossless_conditions(run: dict) -> None:
@@ -632,7 +638,8 @@ def test_dflash_acceptance_is_the_constructed_rate(run: dict) -> None:
         for repeat in range(1, REPEATS + 1):
             record = _record(run, task, "dflash", repeat)
             timings = record["response"]["timings"]
-            assert record["server"]["speculative"]["settings"]["draft-dflash"]["n_max"] == MTP_N_MAX
+            assert parse_speculative_log("\n".join(record["server"]["log_lines"]))["settings"]["draft-dflash"][
+                "n_max"] == MTP_N_MAX
             acceptance = timings["draft_n_accepted"] / timings["draft_n"]
             assert 0.95 <= acceptance <= 1.0, (task, repeat, timings)
             assert _steps(timings) >= 0.85 * (MTP_N_MAX + 1), (task, repeat, timings)

@@ -37,7 +37,7 @@ from matplotlib.ticker import (
     PercentFormatter,
 )
 
-from .summaries import cell_multipliers
+from .analysis.summaries import cell_multipliers
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DPI = 110

@@ -15,9 +15,9 @@ from typing import Any
 
 import pandas as pd
 
+from .analysis.summaries import NOISE_LIMIT
 from .claims import NOT_MEASURED
 from .comparability import Comparability, device_label
-from .summaries import NOISE_LIMIT
 
 Row = Mapping[str, Any]
 

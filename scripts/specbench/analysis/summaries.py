@@ -35,9 +35,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from .core.matrix import DEFAULT_MACHINE
+from ..core.matrix import DEFAULT_MACHINE
+from .intervals import ratio_interval, runs_for_precision
 from .table import GROUP, MACHINE, machines_of
 
 SPEED_COLUMNS = ["task", "condition", "temperature", "runs", "mean_tokens_per_s", "median_tokens_per_s",
@@ -47,7 +47,6 @@ SUMMARY_COLUMNS = [*SPEED_COLUMNS[:-1], "baseline_mean_tokens_per_s", "baseline_
                    "speedup_ci_low", "speedup_ci_high", "speedup_median", "speedup_min", "speedup_max",
                    "runs_for_5pct", "verdict", "verdict_chance", "cells"]
 NOISE_LIMIT = 0.03
-CONFIDENCE = 0.95
 ACCEPTANCE_COLUMNS = ["task", "condition", "temperature", "runs", "drafted", "accepted", "pooled_rate", "min_rate",
                       "max_rate", "predicted", "tokens_per_step", "accepted_per_step", "spec_n_max", "spec_block_size",
                       "cells"]
@@ -128,34 +127,6 @@ def summary(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     out["cells"] = [own if own_base else sorted(own + base)
                     for own_base, own, base in zip(is_base, out.cells, out.baseline_cells, strict=True)]
     return out[SUMMARY_COLUMNS].sort_values(GROUP, kind="stable").reset_index(drop=True)
-
-
-def _log_se(cv: float, n: int, base_cv: float, base_n: int) -> tuple[float, float]:
-    """Standard error of log(mean_a / mean_b) and its Welch-Satterthwaite degrees of freedom."""
-    a, b = cv * cv / n, base_cv * base_cv / base_n
-    se = math.sqrt(a + b)
-    df = (a + b) ** 2 / (a * a / (n - 1) + b * b / (base_n - 1)) if a + b > 0 else math.inf
-    return se, df
-
-
-def ratio_interval(ratio: float, cv: float, n: int, base_cv: float, base_n: float) -> tuple[float, float]:
-    """The CONFIDENCE interval of a ratio of means (see the module docstring); NaN with fewer than 2 runs a side."""
-    if not (ratio > 0) or pd.isna(base_n) or n < 2 or base_n < 2 or pd.isna(cv) or pd.isna(base_cv):
-        return math.nan, math.nan
-    se, df = _log_se(cv, n, base_cv, int(base_n))
-    half = stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se if se > 0 else 0.0
-    return ratio * math.exp(-half), ratio * math.exp(half)
-
-
-def runs_for_precision(cv: float, base_cv: float, precision: float = 0.05, most: int = 1000) -> float:
-    """Runs per side that make the interval of the ratio +-``precision`` given these CVs (NaN when unknown)."""
-    if pd.isna(cv) or pd.isna(base_cv):
-        return math.nan
-    for n in range(2, most + 1):
-        se, df = _log_se(cv, n, base_cv, n)
-        if se == 0 or stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se <= math.log1p(precision):
-            return float(n)
-    return math.inf
 
 
 def cell_multipliers(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .cell import RECORD_VERSION
-from .core.files import read_json, sha256_file
-from .core.matrix import DEFAULT_MACHINE, Cell
+from ..core.files import read_json, sha256_file
+from ..core.matrix import DEFAULT_MACHINE, Cell
+from .records import READABLE_VERSIONS
 
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".zip")
 SIBLINGS = (".server.log", ".gpu.jsonl")  # a cell's logs beside its record: r1.json -> r1.server.log, ...
@@ -74,10 +74,12 @@ def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -
         if not found:
             raise ImportRefused(f"{source}: no cell records (JSON files with 'cell' and 'record_version') in it")
         old = [f"{p.relative_to(root)} (version {r['record_version']})" for p, r in found
-               if r["record_version"] != RECORD_VERSION]
+               if r["record_version"] not in READABLE_VERSIONS]
         if old:
-            raise ImportRefused(f"{source}: {len(old)} record(s) of another record version than {RECORD_VERSION}, "
-                               f"e.g. {old[0]}: import records made by this version of the workflow")
+            readable = ", ".join(map(str, READABLE_VERSIONS))
+            raise ImportRefused(f"{source}: {len(old)} record(s) of a record version this workflow cannot read (it "
+                               f"reads {readable}), e.g. {old[0]}: measure them again with this version of the "
+                               "workflow")
         measured_as = sorted({r["cell"].get("machine", DEFAULT_MACHINE) for _, r in found})
         if len(measured_as) > 1:
             raise ImportRefused(f"{source}: records of several machines {measured_as}: import each machine's folder "

@@ -18,8 +18,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .core.files import read_json, write_atomic
-from .core.matrix import DEFAULT_MACHINE
+from ..core.files import write_atomic
+from ..core.matrix import DEFAULT_MACHINE
+from .derived import derived_figures
+from .gsm8k import score_gsm8k
+from .server_log import parse_speculative_log
 
 COORDINATES = ["task", "condition", "temperature", "repeat"]
 GROUP = ["task", "condition", "temperature"]
@@ -94,18 +97,28 @@ class MixedCodeError(RuntimeError):
     """Cell records made by different measurement code would be mixed in one table."""
 
 
-def load_records(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:
-    """Every cell file once, as (path, record)."""
-    return [(str(p), read_json(Path(p))) for p in paths]
-
-
 def _gsm8k(record: dict[str, Any]) -> dict[str, Any]:
-    check = record.get("task_check")
-    if not check:
+    """The answer's score against the references the cell was asked about (computed here, from the response text)."""
+    refs = record.get("references")
+    if not refs:
         return {"gsm8k_correct": None, "gsm8k_total": None, "gsm8k_wrong": []}
+    response = record["response"]
+    complete = response.get("stop_type") not in ("limit", None)
+    check = score_gsm8k(response.get("content", ""), [r["reference"] for r in refs], complete=complete)
     wrong = [{"problem": p["problem"], "extracted": p["extracted"], "reference": p["reference"]}
              for p in check["per_problem"] if not p["correct"]]
     return {"gsm8k_correct": check["correct"], "gsm8k_total": check["total"], "gsm8k_wrong": wrong}
+
+
+def _figures(record: dict[str, Any]) -> dict[str, Any]:
+    """The server's figures (``derived_figures`` of its timings), the wall times, the client's decode rate, and the
+    overhead: the cell's wall time beyond the server's own prompt and decode time."""
+    figures = derived_figures(record["response"]["timings"])
+    timing = record["timing"]
+    server_s = (figures["prompt_ms"] + figures["decode_ms"]) / 1000.0
+    wall = timing.get("cell_wall_s")
+    return {**figures, **timing, "client_tokens_per_s": record["response"]["client_timing"].get("decode_tokens_per_s"),
+            "overhead_s": None if wall is None else wall - server_s}
 
 
 def _first(settings: dict[str, dict[str, Any]], key: str) -> Any:
@@ -113,11 +126,12 @@ def _first(settings: dict[str, dict[str, Any]], key: str) -> Any:
 
 
 def _speculative(record: dict[str, Any]) -> dict[str, Any]:
-    """The effective speculative settings the server logged (n_max, n_min, p_min, block size; all as logged)."""
-    spec = record["server"].get("speculative") or {}
-    settings: dict[str, dict[str, Any]] = spec.get("settings") or {}
+    """The effective speculative settings the server logged (n_max, n_min, p_min, block size; all as logged), parsed
+    here from the log lines the record kept."""
+    spec = parse_speculative_log("\n".join(record["server"].get("log_lines") or []))
+    settings: dict[str, dict[str, Any]] = spec["settings"]
     return {
-        "spec_implementations": list(spec.get("implementations") or []),
+        "spec_implementations": list(spec["implementations"]),
         **{f"spec_{key}": _first(settings, key) for key in ("n_max", "n_min", "p_min", "block_size")},
         "spec_settings": [{"implementation": impl, "key": key, "value": str(value)}
                           for impl, values in settings.items() for key, value in values.items()],
@@ -127,10 +141,11 @@ def _speculative(record: dict[str, Any]) -> dict[str, Any]:
 def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
     """One row: the coordinates, the server's figures, the answer check, how it was measured and by what."""
     prov, server, rejected = record["provenance"], record["server"], record.get("rejected_attempts", [])
+    figures = _figures(record)
     return {
         MACHINE: record["cell"].get(MACHINE, DEFAULT_MACHINE),
         **{key: record["cell"][key] for key in COORDINATES},
-        **{key: record["figures"].get(key) for key in _FIGURES},
+        **{key: figures.get(key) for key in _FIGURES},
         "tokens": list(record["response"].get("tokens", [])),
         **_gsm8k(record),
         **_speculative(record),
@@ -142,7 +157,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         "server_pid": server["pid"],
         "server_shared": bool(server.get("shared", False)),
         "server_position": server.get("position", 1),
-        "server_scope": server.get("scope") or ("task" if server.get("shared") else "fresh"),  # before record 5
+        "server_scope": server["scope"],
         "started_at": record["started_at"],
         "ended_at": record["ended_at"],
         "server_sha256": prov["server_binary"]["sha256"],

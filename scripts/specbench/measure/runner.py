@@ -9,97 +9,27 @@ import contextlib
 import datetime as dt
 import json
 import os
-import platform
 import subprocess
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from ..contention.devices import DeviceError, assigned_devices
+from ..contention.judge import judge
+from ..contention.nvml import device_info
+from ..contention.watch import GpuWatch
+from ..core.matrix import Cell
 from .client import RequestRefused, run_exchange
-from .contention.devices import DeviceError, assigned_devices
-from .contention.judge import judge
-from .contention.nvml import device_info
-from .contention.watch import GpuWatch
-from .core.files import read_json
-from .core.matrix import Cell
-from .gsm8k import score_gsm8k
-from .parse import derived_figures, parse_speculative_log
+from .record import cell_record, last_log_section, machine_info, provenance, speculative_lines
 from .server import RunningServer, ServerError, check_identity, exit_description, llama_server
-
-RECORD_VERSION = 6  # 5: cell.machine; 6: server.scope
+from .setup import Setup
 
 
 class CellError(RuntimeError):
     """A cell failed; the message is one line naming the cell and the log to read."""
-
-
-@dataclass(frozen=True)
-class Setup:
-    """What every cell of one condition needs, resolved by the workflow (``server_args``: the argv after the
-    binary, model and draft paths included; the cell adds only the loopback host and the port). Prompts and
-    max_tokens are keyed by task, so one server can answer cells of several tasks; ``scope`` says what one server
-    answers: 'fresh' (one cell), 'task' (a task's repeats at one temperature) or 'condition' (every cell of it)."""
-
-    condition: str
-    server_binary: Path
-    build_manifest: dict[str, Any]
-    model_path: Path
-    model_manifest: dict[str, Any]
-    draft_path: Path | None
-    draft_manifest: dict[str, Any] | None
-    prompt_manifests: dict[str, dict[str, Any]]  # task -> its prompt manifest
-    server_args: list[str]
-    requires: list[str]
-    max_tokens: dict[str, int]  # task -> its max_tokens
-    reasoning: bool
-    base_seed: int
-    startup_timeout_s: float
-    request_timeout_s: float
-    server_log: Path
-    gpu_samples: Path
-    code_fingerprint: str
-    sample_interval_s: float = 2.0
-    max_attempts: int = 3
-    max_load_per_cpu: float | None = None
-    max_foreign_cpu: float | None = None
-    scope: str = "fresh"
-    watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
-
-
-# The Setup fields resolved once per condition (rule condition_setup writes them as JSON); a cell job adds its
-# tasks' prompt manifests (which carry max_tokens), its logs and its scope.
-_PATH_FIELDS = ("server_binary", "model_path", "draft_path")
-
-
-def condition_setup(condition: str, build_dir: Path, model_manifest: dict[str, Any],
-                    draft_manifest: dict[str, Any] | None, code_manifest: dict[str, Any],
-                    settings: dict[str, Any]) -> dict[str, Any]:
-    """What every cell of a condition is served with, as JSON: the binary and its build, the verified models, the
-    code's fingerprint, and ``settings`` (server_args, requires and the measurement settings of Setup)."""
-    return {
-        "condition": condition,
-        "server_binary": str(build_dir / "llama-server"),
-        "build_manifest": read_json(build_dir / "manifest.json"),
-        "model_path": model_manifest["path"],
-        "model_manifest": model_manifest,
-        "draft_path": draft_manifest["path"] if draft_manifest else None,
-        "draft_manifest": draft_manifest,
-        "code_fingerprint": code_manifest["fingerprint"],
-        **settings,
-    }
-
-
-def job_setup(served: dict[str, Any], prompt_manifests: list[dict[str, Any]], *, scope: str,
-              server_log: Path, gpu_samples: Path) -> Setup:
-    """A cell job's Setup: its condition's setup file, the prompt manifests of its tasks, its own logs."""
-    fields = {k: Path(v) if k in _PATH_FIELDS and v is not None else v for k, v in served.items()}
-    return Setup(**fields,
-                 prompt_manifests={m["task"]: m for m in prompt_manifests},
-                 max_tokens={m["task"]: m["max_tokens"] for m in prompt_manifests},
-                 scope=scope, server_log=server_log, gpu_samples=gpu_samples)
 
 
 def _now() -> str:
@@ -113,42 +43,6 @@ def check_requirements(setup: Setup, label: str) -> None:
             f"cell {label}: condition '{setup.condition}' needs the model's MTP layer, "
             f"but {setup.model_path} has none (see its model manifest)"
         )
-
-
-# What a batch scheduler tells its job about itself (absent when not run by one).
-SCHEDULER_ENV = ("SLURM_JOB_ID", "SLURM_JOB_PARTITION", "SLURMD_NODENAME", "SLURM_CLUSTER_NAME", "SLURM_CPUS_PER_TASK",
-                 "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES")
-
-
-def machine_info(gpu: dict[str, Any], devices: list[dict[str, Any]]) -> dict[str, Any]:
-    """Where the cells ran: host, CPU count, the scheduler's job (SLURM), the GPU devices as NVML reports them
-    (``gpu``: ``device_info()``) and which of them were the cell's (``devices``: UUIDs; empty without a GPU)."""
-    return {
-        "hostname": platform.node(),
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "scheduler": {name: os.environ[name] for name in SCHEDULER_ENV if name in os.environ},
-        "gpu": gpu,
-        "devices": [{key: d.get(key) for key in ("index", "uuid", "name", "compute_capability")} for d in devices],
-    }
-
-
-def _provenance(setup: Setup) -> dict[str, Any]:
-    return {
-        "llama_cpp": {
-            key: setup.build_manifest.get(key) for key in ("source", "cmake_args", "cuda", "compiler", "server_version")
-        },
-        "server_binary": {
-            "path": str(setup.server_binary),
-            "sha256": setup.build_manifest["binaries"]["llama-server"]["sha256"],
-        },
-        "model": {"path": str(setup.model_path), "sha256": setup.model_manifest["sha256"]},
-        "draft": (
-            {"path": str(setup.draft_path), "sha256": setup.draft_manifest["sha256"]}
-            if setup.draft_path is not None and setup.draft_manifest is not None
-            else None
-        ),
-    }
 
 
 class AttemptFailed(RuntimeError):
@@ -236,81 +130,6 @@ def _keep_samples(path: Path, watch: GpuWatch, attempt: int) -> None:
             out.write(json.dumps({"attempt": attempt, "nvml": watch.nvml_available, **sample.to_json()}) + "\n")
 
 
-def task_check(prompt_manifest: dict[str, Any], response: dict[str, Any]) -> dict[str, Any] | None:
-    """Score a dataset task's answer (GSM8K) against the references in its prompt manifest; None for other tasks."""
-    rows = prompt_manifest.get("dataset")
-    if not rows:
-        return None
-    complete = response.get("stop_type") not in ("limit", None)
-    return score_gsm8k(response.get("content", ""), [row["reference"] for row in rows], complete=complete)
-
-
-def _record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[dict[str, Any]],
-            watch_verdict: dict[str, Any], sequence_length: int, shared: dict[str, Any]) -> dict[str, Any]:
-    """One cell's record; ``shared`` holds what is the same for every cell of the run (log, provenance, machine)."""
-    cell: Cell = result["cell"]
-    exchange = result["exchange"]
-    response = exchange.response
-    figures = derived_figures(response["timings"])
-    server_ms = figures["prompt_ms"] + figures["decode_ms"]
-    return {
-        "record_version": RECORD_VERSION,
-        "code_fingerprint": setup.code_fingerprint,
-        "cell": {"machine": cell.machine, "task": cell.task, "condition": cell.condition,
-                 "temperature": cell.temperature, "repeat": cell.repeat, "label": cell.label},
-        "seed": cell.seed(setup.base_seed),
-        "attempt": attempt,
-        "rejected_attempts": rejected,
-        "contention": watch_verdict,
-        "task_check": task_check(setup.prompt_manifests[cell.task], response),
-        "gpu_samples": str(setup.gpu_samples),
-        "server": {
-            **result["server"],
-            "shared": sequence_length > 1,
-            "scope": setup.scope,
-            "position": result["position"],
-            "sequence_length": sequence_length,
-            "log": str(setup.server_log),
-            "speculative": shared["speculative"],
-            "generation_settings": response.get("generation_settings", {}),
-        },
-        "request": {
-            "apply_template": exchange.template_request,
-            "prompt": exchange.prompt,
-            "completion": exchange.request,
-        },
-        "response": {
-            "content": response.get("content", ""),
-            "tokens": response.get("tokens", []),
-            "stop_type": response.get("stop_type"),
-            "timings": response["timings"],
-            "tokens_predicted": response.get("tokens_predicted"),
-            "tokens_evaluated": response.get("tokens_evaluated"),
-            "client_timing": exchange.client_timing,
-        },
-        "figures": {
-            **figures,
-            "cell_wall_s": result["wall_s"],
-            "server_ready_s": result["ready_s"],
-            "request_wall_s": exchange.client_timing["request_wall_s"],
-            "client_tokens_per_s": exchange.client_timing["decode_tokens_per_s"],
-            "overhead_s": result["wall_s"] - server_ms / 1000.0,
-            "loadavg_1m_at_end": result["loadavg"][0],
-        },
-        "provenance": {**shared["provenance"], "prompt_sha256": setup.prompt_manifests[cell.task]["sha256"]},
-        "machine": shared["machine"],
-        "started_at": result["started_at"],
-        "ended_at": result["ended_at"],
-    }
-
-
-def _last_log_section(log_text: str) -> str:
-    """The part of a server log written by the last attempt (attempts are separated by specbench header lines)."""
-    marker = "--- specbench: attempt "
-    at = log_text.rfind(marker)
-    return log_text if at < 0 else log_text[at:]
-
-
 def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
     """Run ``cells`` on one server, in the order given (one cell: the fresh-server case); measure again after a
     contended or failed attempt, up to ``max_attempts``; return the records (each says which attempt it is and why
@@ -340,10 +159,10 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
                   flush=True)
             continue
         if not verdict["contended"]:
-            log_text = _last_log_section(setup.server_log.read_text(encoding="utf-8", errors="replace"))
-            shared = {"speculative": parse_speculative_log(log_text), "provenance": _provenance(setup),
+            log_text = last_log_section(setup.server_log.read_text(encoding="utf-8", errors="replace"))
+            shared = {"log_lines": speculative_lines(log_text), "provenance": provenance(setup),
                       "machine": machine_info(gpu, devices)}
-            return [_record(setup, r, attempt, rejected, verdict, len(cells), shared) for r in results]
+            return [cell_record(setup, r, attempt, rejected, verdict, len(cells), shared) for r in results]
         rejected.append({"attempt": attempt, "outcome": "contended", "reason": verdict["reason"],
                          "foreign_pids": verdict["foreign_pids"],
                          "server_pid": results[0]["server"]["pid"] if results else None,

@@ -8,8 +8,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .core.files import read_json
-from .core.matrix import DEFAULT_MACHINE
+from ..core.files import read_json
+from ..core.matrix import DEFAULT_MACHINE
+from .records import as_current
 
 
 def cell_chain(record: dict[str, Any], path: str) -> dict[str, Any]:
@@ -82,7 +83,7 @@ def imported_records(indexes: Sequence[str | Path]) -> list[tuple[str, dict[str,
     for index_path in indexes:
         index = read_json(Path(index_path))
         for entry in index["records"]:
-            record = read_json(Path(entry["file"]))
+            record = as_current(read_json(Path(entry["file"])))
             origin = {"source": index["source"], "file": entry["source_file"], "measured_as": index["measured_as"]}
             record["cell"] = {**record["cell"], "machine": index["label"], "imported_from": origin}
             records.append((entry["file"], record))

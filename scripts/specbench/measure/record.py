@@ -1,0 +1,128 @@
+"""A cell's record: the coordinates, the request as sent, the response as received, the wall times, the speculative
+lines of the server log, the references the answer is scored against later, what served it and where; written once
+per cell by the runner. Nothing here interprets: scores and figures are the table's (analysis)."""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import Any
+
+from ..core.matrix import Cell
+from ..core.records import RECORD_VERSION
+from .setup import Setup
+
+# What a batch scheduler tells its job about itself (absent when not run by one).
+SCHEDULER_ENV = ("SLURM_JOB_ID", "SLURM_JOB_PARTITION", "SLURMD_NODENAME", "SLURM_CLUSTER_NAME", "SLURM_CPUS_PER_TASK",
+                 "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES")
+
+
+def machine_info(gpu: dict[str, Any], devices: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where the cells ran: host, CPU count, the scheduler's job (SLURM), the GPU devices as NVML reports them
+    (``gpu``: ``device_info()``) and which of them were the cell's (``devices``: UUIDs; empty without a GPU)."""
+    return {
+        "hostname": platform.node(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "scheduler": {name: os.environ[name] for name in SCHEDULER_ENV if name in os.environ},
+        "gpu": gpu,
+        "devices": [{key: d.get(key) for key in ("index", "uuid", "name", "compute_capability")} for d in devices],
+    }
+
+
+def provenance(setup: Setup) -> dict[str, Any]:
+    return {
+        "llama_cpp": {
+            key: setup.build_manifest.get(key) for key in ("source", "cmake_args", "cuda", "compiler", "server_version")
+        },
+        "server_binary": {
+            "path": str(setup.server_binary),
+            "sha256": setup.build_manifest["binaries"]["llama-server"]["sha256"],
+        },
+        "model": {"path": str(setup.model_path), "sha256": setup.model_manifest["sha256"]},
+        "draft": (
+            {"path": str(setup.draft_path), "sha256": setup.draft_manifest["sha256"]}
+            if setup.draft_path is not None and setup.draft_manifest is not None
+            else None
+        ),
+    }
+
+
+# A server log line that mentions any of these is about speculation (settings, acceptance): the record keeps them
+SPECULATIVE_WORDS = ("specul", "draft", "ngram", "mtp", "dflash")
+MAX_LOG_LINES = 400
+
+
+def speculative_lines(log_text: str) -> list[str]:
+    """The lines of a server log (one attempt's section) that mention speculation, as written (at most
+    ``MAX_LOG_LINES``): what the table reads the effective settings and the acceptance from."""
+    lines = [line.rstrip() for line in log_text.splitlines() if any(w in line.lower() for w in SPECULATIVE_WORDS)]
+    return lines[:MAX_LOG_LINES]
+
+
+def references(prompt_manifest: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The reference answers of the dataset rows a prompt asked about (GSM8K), None for a task without a dataset."""
+    rows = prompt_manifest.get("dataset")
+    return [{"row": row.get("row"), "reference": row["reference"]} for row in rows] if rows else None
+
+
+def cell_record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[dict[str, Any]],
+                watch_verdict: dict[str, Any], sequence_length: int, shared: dict[str, Any]) -> dict[str, Any]:
+    """One cell's record: what was measured, nothing derived from it; ``shared`` holds what is the same for every
+    cell of the attempt (the log's speculative lines, provenance, machine)."""
+    cell: Cell = result["cell"]
+    exchange = result["exchange"]
+    response = exchange.response
+    return {
+        "record_version": RECORD_VERSION,
+        "code_fingerprint": setup.code_fingerprint,
+        "cell": {"machine": cell.machine, "task": cell.task, "condition": cell.condition,
+                 "temperature": cell.temperature, "repeat": cell.repeat, "label": cell.label},
+        "seed": cell.seed(setup.base_seed),
+        "attempt": attempt,
+        "rejected_attempts": rejected,
+        "contention": watch_verdict,
+        "references": references(setup.prompt_manifests[cell.task]),
+        "gpu_samples": str(setup.gpu_samples),
+        "server": {
+            **result["server"],
+            "shared": sequence_length > 1,
+            "scope": setup.scope,
+            "position": result["position"],
+            "sequence_length": sequence_length,
+            "log": str(setup.server_log),
+            "log_lines": shared["log_lines"],
+            "generation_settings": response.get("generation_settings", {}),
+        },
+        "request": {
+            "apply_template": exchange.template_request,
+            "prompt": exchange.prompt,
+            "completion": exchange.request,
+        },
+        "response": {
+            "content": response.get("content", ""),
+            "tokens": response.get("tokens", []),
+            "stop_type": response.get("stop_type"),
+            "timings": response["timings"],
+            "tokens_predicted": response.get("tokens_predicted"),
+            "tokens_evaluated": response.get("tokens_evaluated"),
+            "client_timing": exchange.client_timing,
+        },
+        "timing": {
+            "cell_wall_s": result["wall_s"],
+            "server_ready_s": result["ready_s"],
+            "request_wall_s": exchange.client_timing["request_wall_s"],
+            "loadavg_1m_at_end": result["loadavg"][0],
+        },
+        "provenance": {**shared["provenance"], "prompt_sha256": setup.prompt_manifests[cell.task]["sha256"]},
+        "machine": shared["machine"],
+        "started_at": result["started_at"],
+        "ended_at": result["ended_at"],
+    }
+
+
+def last_log_section(log_text: str) -> str:
+    """The part of a server log written by the last attempt (attempts are separated by specbench header lines)."""
+    marker = "--- specbench: attempt "
+    at = log_text.rfind(marker)
+    return log_text if at < 0 else log_text[at:]

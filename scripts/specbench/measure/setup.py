@@ -1,0 +1,76 @@
+"""What every cell of a condition is served with (``Setup``): resolved once per condition by the workflow
+(``condition_setup``, rule condition_setup) and completed per cell job with its prompts and logs (``job_setup``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.files import read_json
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every cell of one condition needs, resolved by the workflow (``server_args``: the argv after the
+    binary, model and draft paths included; the cell adds only the loopback host and the port). Prompts and
+    max_tokens are keyed by task, so one server can answer cells of several tasks; ``scope`` says what one server
+    answers: 'fresh' (one cell), 'task' (a task's repeats at one temperature) or 'condition' (every cell of it)."""
+
+    condition: str
+    server_binary: Path
+    build_manifest: dict[str, Any]
+    model_path: Path
+    model_manifest: dict[str, Any]
+    draft_path: Path | None
+    draft_manifest: dict[str, Any] | None
+    prompt_manifests: dict[str, dict[str, Any]]  # task -> its prompt manifest
+    server_args: list[str]
+    requires: list[str]
+    max_tokens: dict[str, int]  # task -> its max_tokens
+    reasoning: bool
+    base_seed: int
+    startup_timeout_s: float
+    request_timeout_s: float
+    server_log: Path
+    gpu_samples: Path
+    code_fingerprint: str
+    sample_interval_s: float = 2.0
+    max_attempts: int = 3
+    max_load_per_cpu: float | None = None
+    max_foreign_cpu: float | None = None
+    scope: str = "fresh"
+    watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
+
+
+# The Setup fields resolved once per condition (rule condition_setup writes them as JSON); a cell job adds its
+# tasks' prompt manifests (which carry max_tokens), its logs and its scope.
+_PATH_FIELDS = ("server_binary", "model_path", "draft_path")
+
+
+def condition_setup(condition: str, build_dir: Path, model_manifest: dict[str, Any],
+                    draft_manifest: dict[str, Any] | None, code_manifest: dict[str, Any],
+                    settings: dict[str, Any]) -> dict[str, Any]:
+    """What every cell of a condition is served with, as JSON: the binary and its build, the verified models, the
+    code's fingerprint, and ``settings`` (server_args, requires and the measurement settings of Setup)."""
+    return {
+        "condition": condition,
+        "server_binary": str(build_dir / "llama-server"),
+        "build_manifest": read_json(build_dir / "manifest.json"),
+        "model_path": model_manifest["path"],
+        "model_manifest": model_manifest,
+        "draft_path": draft_manifest["path"] if draft_manifest else None,
+        "draft_manifest": draft_manifest,
+        "code_fingerprint": code_manifest["fingerprint"],
+        **settings,
+    }
+
+
+def job_setup(served: dict[str, Any], prompt_manifests: list[dict[str, Any]], *, scope: str,
+              server_log: Path, gpu_samples: Path) -> Setup:
+    """A cell job's Setup: its condition's setup file, the prompt manifests of its tasks, its own logs."""
+    fields = {k: Path(v) if k in _PATH_FIELDS and v is not None else v for k, v in served.items()}
+    return Setup(**fields,
+                 prompt_manifests={m["task"]: m for m in prompt_manifests},
+                 max_tokens={m["task"]: m["max_tokens"] for m in prompt_manifests},
+                 scope=scope, server_log=server_log, gpu_samples=gpu_samples)

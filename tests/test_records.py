@@ -1,0 +1,53 @@
+"""Reading cell records of every readable version as the current one (specbench.analysis.records)."""
+
+from __future__ import annotations
+
+import pytest
+
+from specbench.analysis.records import READABLE_VERSIONS, RecordVersionError, as_current
+from specbench.analysis.table import cell_row
+from specbench.core.records import RECORD_VERSION
+
+V6 = {
+    "record_version": 6, "code_fingerprint": "c0de",
+    "cell": {"machine": "h200", "task": "gsm8k", "condition": "dflash", "temperature": 0.0, "repeat": 1,
+             "label": "h200:gsm8k/dflash/t0.0/r1"},
+    "seed": 1, "attempt": 1, "rejected_attempts": [], "contention": {"reason": "clean"},
+    "task_check": {"correct": 9, "total": 2, "per_problem": [  # what version 6 scored itself (9: never re-read)
+        {"problem": 1, "extracted": "3", "reference": "3", "correct": True},
+        {"problem": 2, "extracted": "5", "reference": "7", "correct": False}]},
+    "gpu_samples": "g.jsonl",
+    "server": {"pid": 7, "argv": ["llama-server"], "log": "s.log", "scope": "fresh", "shared": False, "position": 1,
+               "speculative": {"implementations": ["bogus"], "settings": {}, "acceptance": [], "lines": [
+                   "common_speculative_impl_draft_dflash: adding speculative implementation 'draft-dflash'",
+                   "common_speculative_impl_draft_dflash: - n_max=15, n_min=0, p_min=0.75"]}},
+    "request": {}, "response": {"content": "Answer 1: 3\nAnswer 2: 7", "tokens": [1, 2], "stop_type": "eos",
+                                "timings": {"predicted_per_second": 80.0, "predicted_n": 2, "predicted_ms": 25.0,
+                                            "prompt_n": 10, "prompt_ms": 5.0, "draft_n": 4, "draft_n_accepted": 1},
+                                "client_timing": {"decode_tokens_per_s": 79.0}},
+    "figures": {"tokens_per_s": 1.0, "cell_wall_s": 2.0, "server_ready_s": 0.5, "request_wall_s": 0.1,
+                "loadavg_1m_at_end": 0.3, "overhead_s": 99.0},
+    "provenance": {"server_binary": {"sha256": "s"}, "model": {"sha256": "m"}, "draft": None, "prompt_sha256": "p"},
+    "started_at": "2026-11-30T10:00:00+00:00", "ended_at": "2026-11-30T10:00:01+00:00",
+}
+
+
+def test_a_version_6_record_is_read_from_its_raw_facts() -> None:
+    """Version 6 kept every raw fact version 7 keeps; what it derived itself is computed again, never reused."""
+    record = as_current(V6)
+    assert record["record_version"] == RECORD_VERSION and RECORD_VERSION in READABLE_VERSIONS
+    assert "task_check" not in record and "figures" not in record and "speculative" not in record["server"]
+    assert [r["reference"] for r in record["references"]] == ["3", "7"]
+    assert record["timing"]["cell_wall_s"] == 2.0
+    row = cell_row(record, "c.json")
+    assert (row["gsm8k_correct"], row["gsm8k_total"]) == (2, 2)  # scored again from the text, not the stored 9
+    assert row["tokens_per_s"] == 80.0 and row["overhead_s"] == pytest.approx(2.0 - 0.03)  # from the timings
+    assert row["spec_n_max"] == 15 and row["spec_implementations"] == ["draft-dflash"]  # parsed from its lines
+    assert V6["task_check"]["correct"] == 9  # the record itself is not changed
+
+
+def test_a_current_record_is_read_as_it_is_and_older_ones_are_refused() -> None:
+    current = {**as_current(V6)}
+    assert as_current(current) is current
+    with pytest.raises(RecordVersionError, match="record version 5 cannot be read"):
+        as_current({**V6, "record_version": 5})
