@@ -10,7 +10,7 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
 from specbench.core import matrix as sb_cells  # noqa: E402
-from specbench import claims as sb_claims  # noqa: E402
+from specbench.claims import load as sb_claims  # noqa: E402
 from specbench.core import config as sb_config  # noqa: E402
 from specbench.core import files as sb_files  # noqa: E402
 from specbench.core.code import (

@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
+from specbench.claims.predictions import stamp
 from specbench.core.entry import logged_to
 from specbench.core.files import write_json_atomic
-from specbench.predictions import stamp
 
 snakemake = globals()["snakemake"]
 with logged_to(snakemake.log[0]):

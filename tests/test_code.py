@@ -211,3 +211,28 @@ def test_the_repository_root_is_found_from_any_depth(tmp_path: Path) -> None:
     assert find_repo_root(deep) == tmp_path == find_repo_root(tmp_path)
     with pytest.raises(FileNotFoundError):
         find_repo_root(tmp_path.parent)
+def test_the_package_has_no_import_cycle() -> None:
+    graph = _module_graph()
+    state: dict[str, str] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = "open"
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == "open":
+                return [*path, node, dep]
+            if dep not in state and (cycle := visit(dep, [*path, node])):
+                return cycle
+        state[node] = "done"
+        return None
+
+    cycles = [c for node in sorted(graph) if node not in state and (c := visit(node, []))]
+    assert not cycles, " -> ".join(cycles[0])
+
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = {p.relative_to(PACKAGE).as_posix(): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 400}
+    assert not long, long
+
+

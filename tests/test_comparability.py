@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specbench.comparability import assess, device_label
-from specbench.predictions import integrity, stamp
+from specbench.claims.predictions import integrity, stamp
+from specbench.report.comparability import assess, device_label
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["study_setup"]

@@ -14,7 +14,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specbench.claims import ClaimError, parse_claims
+from specbench.claims.load import parse_claims
+from specbench.claims.model import ClaimError
 from specbench.core.config import ConfigError, merge_into, validate_config
 from specbench.core.templates import fill_template, template_fields
 from specbench.tasks.prompts import render_prompt

@@ -12,10 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specbench import figures
 from specbench.analysis.summaries import cell_multipliers, tables
 from specbench.analysis.table import frame_of
-from specbench.figures import (
+from specbench.report import figure_style
+from specbench.report import figures as figures_module
+from specbench.report.figure_style import (
     ACCEPTANCE_SIZE,
     BASELINE_STYLE,
     DPI,
@@ -23,13 +24,10 @@ from specbench.figures import (
     NO_DATA_SIZE,
     PNG_SIGNATURE,
     TIMELINE_SIZE,
-    acceptance_figure,
     condition_styles,
-    multiplier_figure,
     png_data_uri,
-    report_figures,
-    timeline_figure,
 )
+from specbench.report.figures import acceptance_figure, multiplier_figure, report_figures, timeline_figure
 
 DATA = Path(__file__).resolve().parent / "data" / "report"
 STUDY = ["off", "ngram-mod", "mtp", "dflash", "ngram-mod-warm"]
@@ -63,14 +61,15 @@ def _cells(rows: list[tuple[str, str, float, int, float]], baseline: str = "off"
 def _texts(monkeypatch) -> list[str]:
     """Collects every text a figure draws (axes and figure texts, newlines as spaces) when it is rendered."""
     texts: list[str] = []
-    original = figures._render
+    original = figure_style.render
 
     def spy(fig):
         texts.extend(t.get_text().replace("\n", " ") for ax in fig.axes for t in ax.texts)
         texts.extend(t.get_text().replace("\n", " ") for t in fig.texts)
         return original(fig)
 
-    monkeypatch.setattr(figures, "_render", spy)
+    for module in (figures_module, figure_style):  # the figures, and the "no data" ones
+        monkeypatch.setattr(module, "render", spy)
     return texts
 
 
@@ -216,13 +215,14 @@ def test_missing_baseline_is_named_in_the_footnote(hand_runs, monkeypatch):
 
 def test_log_scale_only_for_ranges_over_ten_times(monkeypatch):
     scales: list[str] = []
-    original = figures._render
+    original = figure_style.render
 
     def spy(fig):
         scales.append(fig.axes[0].get_yscale())
         return original(fig)
 
-    monkeypatch.setattr(figures, "_render", spy)
+    for module in (figures_module, figure_style):  # the figures, and the "no data" ones
+        monkeypatch.setattr(module, "render", spy)
     narrow = _cells([("a", "off", 0.0, 1, 100.0), ("a", "mtp", 0.0, 1, 50.0), ("a", "ngram-mod", 0.0, 1, 400.0)])
     wide = _cells([("a", "off", 0.0, 1, 100.0), ("a", "mtp", 0.0, 1, 20.0), ("a", "ngram-mod", 0.0, 1, 400.0)])
     multiplier_figure(narrow, "off")
@@ -266,9 +266,9 @@ def test_conditions_differ_in_marker_and_colour():
     assert len({s.marker for s in styles.values()}) == len(STUDY)
     assert len({s.colour for s in styles.values()}) == len(STUDY)
     assert len({s.hatch for s in styles.values()}) == len(STUDY)
-    okabe_ito = set(figures.OKABE_ITO.values())
+    okabe_ito = set(figure_style.OKABE_ITO.values())
     assert all(s.colour in okabe_ito for s in styles.values())
-    assert styles["off"] == BASELINE_STYLE and BASELINE_STYLE.colour == figures.OKABE_ITO["black"]
+    assert styles["off"] == BASELINE_STYLE and BASELINE_STYLE.colour == figure_style.OKABE_ITO["black"]
 
 
 def test_styles_follow_the_config_order_not_the_names():

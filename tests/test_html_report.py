@@ -11,10 +11,13 @@ import pytest
 
 from specbench.analysis.summaries import tables
 from specbench.analysis.table import frame_of
-from specbench.comparability import Comparability, Fact
-from specbench.html_report import linked, render_html, table
-from specbench.provenance import report_numbers
-from specbench.report import Facts, Figure, build_report, ceiling_rows, fmt, render_markdown
+from specbench.report.comparability import Comparability, Fact
+from specbench.report.environment import ceiling_rows
+from specbench.report.html import linked, render_html, table
+from specbench.report.markdown import render_markdown
+from specbench.report.model import Facts, Figure, fmt
+from specbench.report.provenance import report_numbers
+from specbench.report.sections import build_report
 
 DATA = Path(__file__).parent / "data" / "report"
 A100 = {"nvml": "ok", "devices": [{"name": "NVIDIA A100-SXM4-80GB", "memory_bus_width_bits": 5120,
@@ -124,7 +127,7 @@ def test_values_are_formatted_by_the_renderers_only(rendered) -> None:
 
 
 def test_drafted_nothing_is_derived_from_the_drafted_count() -> None:
-    from specbench.report import _acceptance
+    from specbench.report.sections import _acceptance
 
     acceptance = pd.DataFrame([{"task": "a", "condition": "mtp", "temperature": 0.0, "drafted": 0, "accepted": 0,
                                 "pooled_rate": float("nan"), "tokens_per_step": float("nan"), "spec_n_max": None}])

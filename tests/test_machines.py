@@ -12,11 +12,14 @@ import pytest
 
 from specbench.analysis.summaries import combined, tables, tables_by_machine
 from specbench.analysis.table import frame_of
-from specbench.comparability import Comparability, Fact
 from specbench.core.config import ConfigError, validate_config
-from specbench.html_report import render_html
-from specbench.provenance import report_numbers, row_id
-from specbench.report import Facts, Report, build_report, machine_view, render_markdown
+from specbench.report.comparability import Comparability, Fact
+from specbench.report.html import render_html
+from specbench.report.machines import machine_view
+from specbench.report.markdown import render_markdown
+from specbench.report.model import Facts, Report
+from specbench.report.provenance import report_numbers, row_id
+from specbench.report.sections import build_report
 from workflow_helpers import REPO, write_yaml
 
 A100 = {"nvml": "ok", "devices": [{"index": 0, "name": "NVIDIA A100 80GB PCIe", "uuid": "GPU-a",

@@ -10,8 +10,8 @@ import pytest
 
 from specbench.analysis.summaries import tables
 from specbench.analysis.table import frame_of
-from specbench.provenance import describe, number_id, report_numbers, row_id, unresolved
-from specbench.report import missing_cells
+from specbench.report.environment import missing_cells
+from specbench.report.provenance import describe, number_id, report_numbers, row_id, unresolved
 
 
 def _runs() -> pd.DataFrame:
@@ -93,9 +93,10 @@ def test_partial_run_names_the_missing_cells() -> None:
 
 
 def test_html_report_of_a_partial_run_lists_what_is_missing() -> None:
-    from specbench.comparability import Comparability
-    from specbench.html_report import render_html
-    from specbench.report import Facts, build_report
+    from specbench.report.comparability import Comparability
+    from specbench.report.html import render_html
+    from specbench.report.model import Facts
+    from specbench.report.sections import build_report
 
     rows = json.loads((Path(__file__).parent / "data" / "report" / "cells.json").read_text())
     dropped = rows[0]["cell_file"]

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .core.files import read_json
-from .provenance import describe, unresolved
+from .report.provenance import describe, unresolved
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,1 @@
+"""Build: the llama.cpp source tree at the pinned commit (source) and its CMake build and manifest (cmake)."""

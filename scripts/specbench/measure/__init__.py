@@ -1,0 +1,3 @@
+"""Measurement: one cell job (job) runs its cells (runner) on a llama-server started and stopped here (server),
+under the interrupt guard (guard), sends the one request (client) and writes what was measured (record), served
+with its condition's setup (setup)."""

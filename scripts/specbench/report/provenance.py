@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .core.matrix import DEFAULT_MACHINE, format_temperature
+from ..core.matrix import DEFAULT_MACHINE, format_temperature
 
 
 def number_id(kind: str, *coordinates: Any) -> str:

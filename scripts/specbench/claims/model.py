@@ -1,0 +1,73 @@
+"""A claim as validated (``Claim``), the verdicts and scopes it can get, and its variants: what loading claims and
+judging them share. Needs no pandas: the workflow loads and checks every claims file at parse time (every cluster
+job too)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..core.config import REPO_ROOT, load_schema
+
+# The verdicts (docs/claims.md says when each is given)
+REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED = "reproduced", "same direction", "not reproduced"
+NOT_MEASURED = "not measured in this run"
+BACKGROUND = "background, not checked by a run"
+NOT_COMPARABLE = "not comparable"
+VERDICTS = (REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED, NOT_MEASURED, NOT_COMPARABLE, BACKGROUND)
+# The study's setup itself is the config's study_setup, shown fact by fact in the report's comparability table
+NOT_COMPARABLE_DETAIL = "absolute figure: compared only on the study's setup (see Comparable with the study?)"
+SCHEMA_PATH = REPO_ROOT / "config" / "claims.schema.yaml"
+KINDS = tuple(load_schema(SCHEMA_PATH)["$defs"]["claim"]["properties"]["kind"]["enum"])
+SCOPES = {"speedup": "absolute", "tokens_per_s": "absolute", "acceptance": "absolute", "identity": "absolute",
+          "gsm8k": "absolute", "verdict": "relative", "ordering": "relative", "warm_vs_fresh": "relative",
+          "background": "background"}  # warm_vs_fresh with per-repeat speeds: absolute
+RESULT_COLUMNS = ["id", "text", "kind", "published", "published_text", "measured", "measured_text", "verdict",
+                  "detail", "cells", "scope", "prompt_dependent", "variant_of", "verdict_t1", "measured_t1_text"]
+
+
+class ClaimError(ValueError):
+    """A claim in the claims file is malformed or names what the config lacks; the message names claim and key."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One published claim, as validated. Ordering tiers are lists of names (a bare name is a tier of one)."""
+
+    id: str
+    text: str
+    kind: str
+    published: Any
+    source: str = ""
+    note: str = ""
+    scope: str = "absolute"
+    prompt_dependent: bool = False
+    variants: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
+    condition: str | None = None
+    conditions: tuple[str, ...] = ()
+    temperature: float = 0.0
+    tolerance: float | None = None
+    metric: str | None = None
+    over: str | None = None
+    versus_temperature: float | None = None
+    token_counts: Mapping[str, list[int]] = field(default_factory=dict)
+    total: int | None = None
+    wrong: Mapping[str, Any] | None = None
+    fresh: str | None = None
+
+
+def stands_for(variant: str, claim: Claim) -> str | None:
+    """The claim's condition a variant stands in for: the longest one that its name extends ('dflash-n15': 'dflash')."""
+    names = [n for n in (claim.condition, *claim.conditions) if n and variant.startswith(f"{n}-")]
+    return max(names, key=len, default=None)
+
+
+def variant(claim: Claim, variant: str) -> Claim:
+    """The claim with ``variant`` standing in for its condition (in ``condition``, ``conditions`` and tiers)."""
+    swap = {stands_for(variant, claim): variant}
+    published = ([[swap.get(m, m) for m in tier] for tier in claim.published]
+                 if claim.kind == "ordering" and claim.over == "conditions" else claim.published)
+    return replace(claim, id=f"{claim.id}@{variant}", condition=swap.get(claim.condition, claim.condition),
+                   conditions=tuple(swap.get(c, c) for c in claim.conditions), published=published, variants=())

@@ -1,0 +1,142 @@
+"""What the judges read and share: this run's tables (``Run``), the numbers claims are judged on (``METRICS``), a
+judge's ``Outcome``, the published value as the study writes it, and ``decide``, which picks a verdict from rules
+written in the order of docs/claims.md's tables."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from ..analysis.summaries import ACCEPTANCE_COLUMNS, IDENTITY_COLUMNS, SUMMARY_COLUMNS
+from ..analysis.table import SCHEMA
+from .model import Claim
+
+COLUMNS = {"summary": SUMMARY_COLUMNS, "acceptance": ACCEPTANCE_COLUMNS, "identity": IDENTITY_COLUMNS,
+           "cells": SCHEMA.names}
+
+
+class Metric(NamedTuple):
+    """A number claims are judged on: where, tolerance kind, how written (measured; published), pivot, range."""
+
+    table: str
+    column: str
+    relative: bool
+    fmt: Callable[[float], str]
+    number: Callable[[float], str]
+    unit: str
+    pivot: float | None = None
+    pivot_text: str = ""
+    limits: tuple[float, float] = (-math.inf, math.inf)
+
+
+METRICS = {
+    "speedup": Metric("summary", "speedup", True, "{:.2f}x".format,
+                      lambda v: f"{v:.2f}" if v == int(v) else f"{v:g}", "x", 1.0, "1.0x"),
+    "tokens_per_s": Metric("summary", "mean_tokens_per_s", True, "{:.1f} tok/s".format, "{:g}".format, " tok/s"),
+    "pooled_rate": Metric("acceptance", "pooled_rate", False, "{:.0%}".format, lambda v: f"{v * 100:g}", "%", 0.5,
+                          "50%", (0.0, 1.0)),
+    "accepted_per_step": Metric("acceptance", "accepted_per_step", False, "{:.2f} tokens/step".format,
+                                "{:g}".format, " tokens/step", limits=(0.0, math.inf)),
+    "draft_n": Metric("cells", "draft_n", True, "{:.0f} tokens".format, "{:g}".format, " tokens drafted per run"),
+}
+
+
+class Outcome(NamedTuple):
+    measured: Any  # typed: per task a number, verdict or identity counts; per repeat scores or speeds; rankings
+    text: str  # the measured value for display
+    cells: list[str]
+    verdict: str
+    detail: str
+
+
+class Run(NamedTuple):
+    """This run's tables (as from summaries.tables) and its baseline condition."""
+
+    tables: Mapping[str, pd.DataFrame]
+    baseline: str
+
+    def rows(self, name: str, **where: Any) -> pd.DataFrame:
+        """The rows of a table equal to ``where`` in every column (none where the table or a column is absent)."""
+        frame = self.tables.get(name)
+        if frame is None or not set(where) <= set(frame.columns):
+            frame = pd.DataFrame(columns=COLUMNS[name])
+        return frame[(frame[list(where)] == pd.Series(where)).all(axis=1)]
+
+    def row(self, name: str, **where: Any) -> pd.Series | None:
+        rows = self.rows(name, **where)
+        return None if rows.empty else rows.iloc[0]
+
+    def value(self, metric: Metric, task: str, condition: str, temperature: float) -> tuple[float | None, list[str]]:
+        row = self.row(metric.table, task=task, condition=condition, temperature=temperature)
+        return (None, []) if row is None else (finite(row.get(metric.column)), list(row.get("cells", [])))
+
+    def speeds(self, task: str, condition: str, temperature: float,
+               column: str = "tokens_per_s") -> tuple[dict[int, float], list[str]]:
+        """A cell column (tokens/s) per repeat, and the cells."""
+        rows = self.rows("cells", task=task, condition=condition, temperature=temperature).sort_values("repeat")
+        values = {int(r): v for r, v in zip(rows.repeat, map(finite, rows[column]), strict=True) if v is not None}
+        return values, list(rows.cell_file)
+
+
+def finite(value: Any) -> float | None:
+    """A finite float, or None for None/NaN/NA/infinity."""
+    number = math.nan if value is None or value is pd.NA else float(value)
+    return number if math.isfinite(number) else None
+
+
+listed: Callable[[Iterable[str]], str] = ", ".join
+
+
+def per_task(shown: Mapping[str, str]) -> str:
+    return next(iter(shown.values())) if len(shown) == 1 else "; ".join(f"{k} {v}" for k, v in shown.items())
+
+
+def absent(what: str, values: Mapping[str, Any], claim: Claim) -> str:
+    """The detail for values some task lacks ('' when none does)."""
+    missing = listed(k for k, v in values.items() if v is None)
+    return missing and (f"no {what} for {missing} ({listed(claim.conditions)}, temperature {claim.temperature:g}) "
+                        "in this run's tables")
+
+
+def side_of(value: float, pivot: float) -> int:
+    return (value > pivot) - (value < pivot)
+
+
+def format_published(claim: Claim) -> str:
+    """The published value as the study writes it (e.g. 6.25x, 1.5-1.8x, 41%, 2/3 correct)."""
+    published, kind, wrong = claim.published, claim.kind, claim.wrong
+    if kind in METRICS or kind == "acceptance":
+        metric = METRICS[claim.metric or claim.kind]
+        return "-".join(map(metric.number, published if isinstance(published, list) else [published])) + metric.unit
+    if kind == "identity" and not isinstance(published, str):
+        return f"not identical on {published} of {len(claim.tasks)} tasks"
+    if kind == "identity" and claim.token_counts:
+        return published + " (" + "; ".join(f"{t} {a} vs {b}" for t, (a, b) in claim.token_counts.items()) + ")"
+    if kind == "gsm8k":
+        problem = f", problem {wrong['problem']}" + (f": {wrong['answer']} vs {wrong['reference']}"
+                                                      if wrong["answer"] else " wrong") if wrong else ""
+        return f"{published}/{claim.total} correct{problem}"
+    if kind == "warm_vs_fresh":
+        return "warm faster than fresh" if published == "faster" else ", ".join(
+            f"{v:g}" for v in published) + " tok/s over repeats"
+    if kind == "ordering" and published == "same ordering":
+        return f"{published} as temperature {claim.versus_temperature:g}"
+    if kind == "ordering":
+        return " > ".join(tier[0] if len(tier) == 1 else "{" + ", ".join(tier) + "}" for tier in published)
+    return str(published)  # verdict words, background figures as the study writes them
+
+
+Rule = tuple[bool, str, "str | Callable[[], str]"]
+
+
+def decide(*rules: Rule) -> tuple[str, str]:
+    """The verdict and detail of the first rule that applies. Each rule is (applies, verdict, detail), listed in the
+    order of the kind's row in docs/claims.md; a detail may be a function, called only for the rule that applies.
+    The last rule should always apply."""
+    for applies, verdict, detail in rules:
+        if applies:
+            return verdict, detail() if callable(detail) else detail
+    raise ValueError("no rule applies")

@@ -1,0 +1,156 @@
+"""The report rule's work: read the per-cell table, the cell index, the manifests and the claims once; judge the
+claims (the study's, and each machine's relative ones when there are several machines) and the predictions; then
+write the Markdown and HTML report, claims.csv and provenance.json."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..analysis.summaries import tables_by_machine
+from ..analysis.table import csv_copy, read_table
+from ..claims.evaluate import evaluate
+from ..claims.load import load_claims
+from ..claims.model import Claim
+from ..claims.predictions import integrity
+from ..core.entry import logged_to
+from ..core.files import read_json, write_atomic, write_json_atomic
+from .comparability import assess, device_label
+from .environment import environment, missing_cells
+from .figure_style import png_data_uri
+from .figures import report_figures
+from .html import render_html
+from .machines import MachineView, machine_view
+from .markdown import render_markdown
+from .model import Facts, Figure, Report
+from .provenance import report_numbers
+from .sections import build_report
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """The files the report reads (rule report's inputs)."""
+
+    table: Path
+    cells_index: Path
+    build_dir: Path
+    model: Path
+    claims: Path
+    downloads: Sequence[Path] = ()
+    draft: Path | None = None
+    predictions: Path | None = None
+    predictions_stamp: Path | None = None
+
+    @classmethod
+    def of(cls, named: Mapping[str, Any]) -> ReportInputs:
+        """From the rule's named inputs (Snakemake's, or any mapping): the fields it has, as paths; others ignored
+        (the rule also declares its code and the claims schema, so that an edit of either remakes the report)."""
+        def path(value: Any) -> Path | None:
+            return None if value is None else Path(value)
+        return cls(table=Path(named["table"]), cells_index=Path(named["cells_index"]), build_dir=Path(named["build"]),
+                   model=Path(named["model"]), claims=Path(named["claims"]),
+                   downloads=[Path(p) for p in named.get("downloads", [])], draft=path(named.get("draft")),
+                   predictions=path(named.get("predictions")), predictions_stamp=path(named.get("predictions_stamp")))
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """What the config says about the report (rule report's params)."""
+
+    name: str
+    baseline: str
+    names: Mapping[str, Sequence[str]]  # the config's tasks and conditions, for checking the claims files
+    machines: Sequence[str]
+    study_setup: Mapping[str, Any]
+    server_args: Sequence[str]
+    task_order: Sequence[str]
+    condition_order: Sequence[str]
+    expected_cells: Sequence[str]
+    config_sha256: str
+    workflow_commit: str
+    machine_descriptions: Mapping[str, str] | None = None
+    stand_in_tasks: Sequence[str] = ()
+    model_note: str | None = None
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """The report and the tables written beside it."""
+
+    report: Report
+    claims: pd.DataFrame
+    provenance: dict[str, Any]
+
+
+def machine_views(study: Sequence[Claim], by_machine: Mapping[str, Mapping[str, pd.DataFrame]],
+                  index: Mapping[str, Any], model: Mapping[str, Any], baseline: str,
+                  descriptions: Mapping[str, str]) -> list[MachineView]:
+    """With several machines, each one's view: the study's claims judged on its own cells, on its own device (never
+    comparable: only the relative claims are shown per machine). None for one machine."""
+    if len(by_machine) < 2:
+        return []
+    views = []
+    for label, tables in by_machine.items():
+        where = index["machines"].get(label, {})
+        device = device_label(where.get("device", {}), where.get("machine", {}))
+        judged = evaluate(study, tables, baseline=baseline, comparable=False, device=device)
+        views.append(machine_view(label, tables, where, judged, model, descriptions.get(label, "")))
+    return views
+
+
+def assemble(inputs: ReportInputs, settings: ReportSettings) -> Assembled:
+    """Everything the report shows, computed once from its inputs; the detailed sections show the first machine."""
+    all_cells = read_table(inputs.table)
+    by_machine = tables_by_machine(all_cells, settings.baseline, settings.machines)
+    tables = next(iter(by_machine.values()))
+    index = read_json(inputs.cells_index)
+    build = read_json(inputs.build_dir / "manifest.json")
+    model = read_json(inputs.model)
+    draft = read_json(inputs.draft) if inputs.draft else None
+    run_context = {"config_sha256": settings.config_sha256, "workflow_commit": settings.workflow_commit,
+                   "hf_revisions": {d["repo"]: d["commit"] for d in map(read_json, inputs.downloads)}}
+    numbers = {key: number for machine_tables in by_machine.values()
+               for key, number in report_numbers(machine_tables, settings.baseline).items()}
+    comparability = assess(settings.study_setup, device=index["device"], machine=index["machine"], build=build,
+                           model=model, draft=draft, server_args=settings.server_args)
+    study = load_claims(inputs.claims, settings.names)
+    claims = evaluate(study, tables, baseline=settings.baseline, comparable=comparability.comparable,
+                      device=comparability.device)
+    predictions, integrity_check = None, None
+    if inputs.predictions:
+        predictions = evaluate(load_claims(inputs.predictions, settings.names), tables, baseline=settings.baseline,
+                               comparable=comparability.comparable, device=comparability.device)
+        started = tables["cells"].started_at.dropna()
+        integrity_check = integrity(read_json(inputs.predictions_stamp), inputs.predictions,
+                                    started.min().to_pydatetime() if len(started) else None)
+    figures = [Figure(caption, png_data_uri(png)) for caption, png in
+               report_figures(tables, settings.baseline, settings.task_order, settings.condition_order)]
+    facts = Facts(name=settings.name, baseline=settings.baseline, comparability=comparability,
+                  environment=environment(build, model, draft, index, tables["cells"], run_context),
+                  device=index["device"], model_bytes=model["size_bytes"],
+                  missing_cells=missing_cells(settings.expected_cells, all_cells),
+                  stand_in_tasks=settings.stand_in_tasks, run_context=run_context, predictions=predictions,
+                  predictions_integrity=integrity_check, model_note=settings.model_note)
+    views = machine_views(study, by_machine, index, model, settings.baseline, settings.machine_descriptions or {})
+    report = build_report(tables, facts=facts, claims=claims, numbers=numbers, figures=figures,
+                          conditions=settings.condition_order, machines=views)
+    provenance = {"context": run_context, "numbers": numbers, "cells": index["cells"]}
+    return Assembled(report, claims, provenance)
+
+
+def write_report(inputs: ReportInputs, settings: ReportSettings, *, markdown: Path, html: Path, claims_csv: Path,
+                 provenance: Path, log: Path | None = None) -> Assembled:
+    """Assemble the report and write its four files, each atomically (output to ``log`` while it runs)."""
+    with logged_to(log) if log else contextlib.nullcontext():
+        done = assemble(inputs, settings)
+        write_json_atomic(provenance, done.provenance)
+        write_atomic(claims_csv, csv_copy(done.claims).to_csv(index=False).encode("utf-8"))
+        write_atomic(html, render_html(done.report).encode("utf-8"))
+        write_atomic(markdown, render_markdown(done.report).encode("utf-8"))
+        print(f"report: {len(done.claims)} claim rows, {len(done.provenance['numbers'])} numbers")
+    return done

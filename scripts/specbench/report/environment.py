@@ -1,0 +1,72 @@
+"""What the report says about where the run happened: the environment block (device, driver, llama.cpp, models,
+software, dates), the memory-bandwidth ceiling of the device, and the configured cells that have no row."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+
+def missing_cells(expected: Sequence[str], cells: pd.DataFrame) -> list[str]:
+    """Cells the configuration asks for that have no row in the cell table."""
+    present = set(cells.cell_file)
+    return [path for path in expected if path not in present]
+
+
+def environment(build: dict[str, Any], model: dict[str, Any], draft: dict[str, Any] | None, index: dict[str, Any],
+                cells: pd.DataFrame, run_context: Mapping[str, Any]) -> dict[str, str]:
+    """The environment block: device, driver, CUDA, llama.cpp, models, software versions, run dates."""
+    gpu = index.get("device", {})
+    devices = ", ".join(f"{d.get('name')} ({d.get('uuid')})" for d in gpu.get("devices", [])) or \
+        f"no NVIDIA GPU seen (NVML: {gpu.get('error') or gpu.get('nvml')})"
+    source = build.get("source", {})
+    started = cells.started_at.dropna()
+    return {
+        "device": devices,
+        "host": f"{index.get('machine', {}).get('hostname')} ({build.get('host_cpu')}, "
+                f"{index.get('machine', {}).get('cpu_count')} CPUs)",
+        "NVIDIA driver / CUDA driver": f"{gpu.get('driver') or 'n/a'} / {gpu.get('cuda_driver_version') or 'n/a'}",
+        "llama.cpp": f"{source.get('label')} ({source.get('kind')}; commit {source.get('commit') or 'n/a'}; "
+                     f"archive sha256 {source.get('sha256') or 'n/a'})",
+        "llama.cpp build": f"CUDA {'on' if build.get('cuda') else 'off'}; {' '.join(build.get('cmake_args', []))}; "
+                           f"{build.get('compiler', {}).get('cxx_version', '')}",
+        "llama-server": f"{build.get('server_version', '').splitlines()[0] if build.get('server_version') else ''}; "
+                        f"sha256 {build.get('binaries', {}).get('llama-server', {}).get('sha256')}",
+        "model": f"{model.get('path')} ({model.get('file_type_name')}, {model.get('size_bytes')} bytes, MTP layer "
+                 f"{'present' if model.get('mtp', {}).get('present') else 'absent'}; sha256 {model.get('sha256')})",
+        "draft": f"{draft.get('path')} ({draft.get('size_bytes')} bytes; sha256 {draft.get('sha256')})" if draft
+        else "none",
+        "Hugging Face revisions": ", ".join(f"{k}@{v}" for k, v in run_context["hf_revisions"].items()) or "none",
+        "software": ", ".join(f"{k} {v}" for k, v in index.get("software", {}).items()),
+        "run dates": f"{started.min()} .. {started.max()}" if len(started) else "no cells",
+        "config sha256": run_context["config_sha256"],
+        "workflow commit": run_context["workflow_commit"],
+    }
+
+
+def bandwidth(device: Mapping[str, Any]) -> tuple[float, dict[str, Any]] | None:
+    """The first GPU's memory bandwidth in bytes/s (bus width x max memory clock x 2, double data rate) and that
+    GPU; None without NVML's figures (a CPU machine)."""
+    gpus = [d for d in device.get("devices", []) if d.get("memory_bus_width_bits") and d.get("max_mem_clock_mhz")]
+    if not gpus:
+        return None
+    gpu = gpus[0]
+    return gpu["memory_bus_width_bits"] / 8 * gpu["max_mem_clock_mhz"] * 1e6 * 2, gpu
+
+
+def ceiling_rows(device: Mapping[str, Any], model_bytes: int, speeds: pd.DataFrame) -> tuple[str, list[dict]]:
+    """Decode tokens/s as a fraction of the memory-bandwidth ceiling (bandwidth / bytes read per token): a note
+    saying how the ceiling was computed, and per row of ``speeds`` its median tokens/s and ``of_ceiling``."""
+    known = bandwidth(device)
+    if known is None:
+        return ("Device memory bandwidth unknown (NVML unavailable on the machine that ran the cells): no ceiling.", [])
+    bandwidth_bps, gpu = known
+    ceiling = bandwidth_bps / model_bytes
+    note = (f"{gpu['name']}: bus {gpu['memory_bus_width_bits']} bit x max memory clock "
+            f"{gpu['max_mem_clock_mhz']} MHz x 2 (double data rate) = {bandwidth_bps / 1e9:.0f} GB/s; each token reads "
+            f"the whole GGUF ({model_bytes / 1e9:.2f} GB), so the ceiling is {ceiling:.0f} tokens/s.")
+    rows = [{"task": r["task"], "temperature": r["temperature"], "median_tokens_per_s": r["median_tokens_per_s"],
+             "of_ceiling": r["median_tokens_per_s"] / ceiling} for r in speeds.to_dict("records")]
+    return note, rows

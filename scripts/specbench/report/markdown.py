@@ -1,0 +1,33 @@
+"""The Markdown renderer: the report's sections marked for Markdown, as one document."""
+
+from __future__ import annotations
+
+from .model import Report, Table
+
+
+def _markdown_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(table: Table) -> str:
+    """A GitHub-flavoured Markdown table."""
+    lines = ["| " + " | ".join(c.header for c in table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines += ["| " + " | ".join(_markdown_cell(c.show(c.get(row))) for c in table.columns) + " |"
+              for row in table.rows]
+    return "\n".join(lines)
+
+
+def render_markdown(report: Report) -> str:
+    """The report's Markdown sections as one document."""
+    parts = [f"# {report.name}", ""]
+    if report.banner:
+        parts += [f"> {report.banner.text}", ""]
+    for section in report.sections:
+        if not section.markdown:
+            continue
+        parts += [f"## {section.title}", ""]
+        parts += [line for note in section.notes for line in (note.text, "")]
+        parts += [f"- {item.text}" for item in section.items] + ([""] if section.items else [])
+        if section.table is not None:
+            parts += [markdown_table(section.table), ""]
+    return "\n".join(parts)

@@ -1,0 +1,159 @@
+"""The report as data: ``Report``, a list of ``Section``s, each a title, notes, figures and at most one ``Table``
+whose ``Column``s name the row value they show and the formatter that turns it into text; the shared columns and
+formatters. Values stay typed; only a renderer (markdown.py, html.py) calls the formatters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .comparability import Comparability
+
+Row = Mapping[str, Any]
+
+
+def is_missing(value: Any) -> bool:
+    """None, NaN, NaT or pandas' NA (not a list)."""
+    return not isinstance(value, (list, tuple)) and (value is None or bool(pd.isna(value)))
+
+
+def fmt(value: Any, digits: int = 2) -> str:
+    """Numbers with fixed digits, flags as yes/no; missing values as n/a."""
+    if is_missing(value):
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def digits(n: int) -> Callable[[Any], str]:
+    """A formatter with ``n`` decimals."""
+    return lambda value: fmt(value, n)
+
+
+def percent(value: Any) -> str:
+    return "n/a" if is_missing(value) else f"{100 * value:.1f}%"
+
+
+def joined(values: Sequence[Any], separator: str = ", ") -> str:
+    return separator.join(str(v) for v in values)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One table column: its header, the row field it shows (or a function of the row), the formatter, and whether
+    the HTML report links the value to its provenance entry (``link``: the number's kind, see provenance.row_id),
+    links it as cell file(s) (``files``), aligns it as text, or colours it (``tone``: value -> a CSS class)."""
+
+    header: str
+    value: str | Callable[[Row], Any]
+    show: Callable[[Any], str] = fmt
+    link: str | None = None
+    files: bool = False
+    text: bool = False
+    tone: Callable[[Any], str] | None = None
+
+    def get(self, row: Row) -> Any:
+        return row[self.value] if isinstance(self.value, str) else self.value(row)
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows (typed values) and the columns that show them; ``anchor``: the row field holding the number id that the
+    row is the provenance entry of."""
+
+    columns: Sequence[Column]
+    rows: Sequence[Row]
+    anchor: str | None = None
+
+
+@dataclass(frozen=True)
+class Note:
+    """A paragraph (or list item); ``**bold**`` and ``*italic*`` as in Markdown; tone: '', 'warn' or 'bad'."""
+
+    text: str
+    tone: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    caption: str
+    uri: str
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    title: str
+    notes: Sequence[Note] = ()
+    table: Table | None = None
+    items: Sequence[Note] = ()
+    figures: Sequence[Figure] = ()
+    markdown: bool = True
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything both renderers show; ``numbers``: the provenance numbers by id (the HTML links to them)."""
+
+    name: str
+    banner: Note | None
+    lead: Note
+    sections: Sequence[Section]
+    numbers: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the report shows besides the tables: the run's name and setup, and what the manifests say."""
+
+    name: str
+    baseline: str
+    comparability: Comparability
+    environment: Mapping[str, str]
+    device: Mapping[str, Any]
+    model_bytes: int
+    missing_cells: Sequence[str] = ()
+    stand_in_tasks: Sequence[str] = ()
+    run_context: Mapping[str, Any] = field(default_factory=dict)
+    predictions: pd.DataFrame | None = None
+    predictions_integrity: Mapping[str, Any] | None = None
+    model_note: str | None = None
+
+
+TASK = Column("task", "task", text=True)
+
+
+CONDITION = Column("condition", "condition", text=True)
+
+
+TEMPERATURE = Column("temp", "temperature", digits(1))
+
+
+REPEAT = Column("rep", "repeat")
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return frame.to_dict("records")
+
+
+VERDICT_TONES = {"reproduced": "good", "same direction": "warn", "not reproduced": "bad", "faster": "good",
+                 "slower": "bad"}
+
+
+def verdict_tone(value: Any) -> str:
+    return VERDICT_TONES.get(str(value), "")
+
+
+def fmt_multiplier(value: Any) -> str:
+    return "n/a" if is_missing(value) else f"{value:.2f}x"
+
+
+def fmt_interval(pair: tuple[Any, Any]) -> str:
+    low, high = pair
+    return "n/a" if is_missing(low) or is_missing(high) else f"{low:.2f}-{high:.2f}"

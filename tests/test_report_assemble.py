@@ -1,0 +1,74 @@
+"""The report rule's work as one function (specbench.report.assemble): the files it reads, the claims judged once per
+machine, and the four files it writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from specbench.analysis.table import frame_of, write_table
+from specbench.report.assemble import ReportInputs, ReportSettings, assemble, write_report
+
+REPO = Path(__file__).resolve().parents[1]
+ROWS = json.loads((REPO / "tests/data/report/cells.json").read_text())
+STUDY = yaml.safe_load((REPO / "config/config.yaml").read_text())
+CPU = {"nvml": "unavailable", "error": "NVMLError_LibraryNotFound", "devices": []}
+
+
+def _files(tmp_path: Path, machines: list[str]) -> ReportInputs:
+    rows = [{**row, "machine": machine, "cell_file": row["cell_file"].replace("cells/", f"cells/{machine}/")}
+            for machine in machines for row in ROWS]
+    write_table(frame_of(rows, "off"), tmp_path / "cells.parquet")
+    where = {"device": CPU, "machine": {"hostname": "box", "machine": "x86_64", "cpu_count": 2}}
+    index = {"cells": {}, **where, "machines": {m: where for m in machines}, "software": {}}
+    (tmp_path / "index.json").write_text(json.dumps(index))
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin/manifest.json").write_text(json.dumps({"source": {"kind": "pypi-sdist"}, "binaries": {}}))
+    (tmp_path / "model.json").write_text(json.dumps({"path": "m.gguf", "size_bytes": 10, "sha256": "ab",
+                                                    "mtp": {"present": True}}))
+    return ReportInputs.of({"table": tmp_path / "cells.parquet", "cells_index": tmp_path / "index.json",
+                            "build": tmp_path / "bin", "model": tmp_path / "model.json",
+                            "claims": REPO / "config/claims.yaml", "downloads": [], "code": ["ignored.py"]})
+
+
+def _settings(machines: list[str]) -> ReportSettings:
+    return ReportSettings(name="assembled", baseline="off", machines=machines,
+                          names={"tasks": list(STUDY["tasks"]), "conditions": list(STUDY["conditions"])},
+                          study_setup=STUDY["study_setup"], server_args=STUDY["server"]["args"],
+                          task_order=list(STUDY["tasks"]), condition_order=list(STUDY["conditions"]),
+                          expected_cells=[r["cell_file"] for r in ROWS], config_sha256="c0", workflow_commit="w1")
+
+
+def test_one_machine_claims_numbers_and_the_four_files(tmp_path: Path) -> None:
+    inputs = _files(tmp_path, ["local"])
+    out = {name: tmp_path / f"out.{name}" for name in ("md", "html", "csv", "json")}
+    done = write_report(inputs, _settings(["local"]), markdown=out["md"], html=out["html"], claims_csv=out["csv"],
+                        provenance=out["json"], log=tmp_path / "report.log")
+    ids = {c["id"] for c in yaml.safe_load((REPO / "config/claims.yaml").read_text())["claims"]}
+    assert ids <= set(done.claims.id)  # every study claim judged once (and its variants beside it)
+    assert set(pd.read_csv(out["csv"]).id) == set(done.claims.id)
+    numbers = json.loads(out["json"].read_text())["numbers"]
+    assert numbers["speedup-essay-mtp-t0.0"]["cells"] and numbers == done.provenance["numbers"]
+    assert "What this run found" in out["md"].read_text() and "<html" in out["html"].read_text()
+    assert "report:" in (tmp_path / "report.log").read_text()
+    assert not any(s.id == "machines" for s in done.report.sections)  # one machine: no comparison
+
+
+def test_several_machines_each_judged_on_its_own_cells(tmp_path: Path) -> None:
+    done = assemble(_files(tmp_path, ["a100", "h200"]), _settings(["a100", "h200"]))
+    titles = [s.id for s in done.report.sections]
+    assert titles[:2] == ["answer", "machines"] and "machines-claims" in titles
+    claims = next(s for s in done.report.sections if s.id == "machines-claims").table
+    assert claims.rows and all(set(row["values"]) == {"a100", "h200"} for row in claims.rows)
+    assert {"speedup-essay-mtp-t0.0@a100", "speedup-essay-mtp-t0.0@h200"} <= done.report.numbers.keys()
+
+
+def test_a_missing_input_is_named(tmp_path: Path) -> None:
+    inputs = _files(tmp_path, ["local"])
+    (tmp_path / "model.json").unlink()
+    with pytest.raises(FileNotFoundError, match="model.json"):
+        assemble(inputs, _settings(["local"]))
