@@ -2,15 +2,8 @@
 
 from pathlib import Path
 
-from specbench.core.entry import logged_to
-from specbench.models.convert import convert_checkpoint
+from specbench.models.convert import convert_step
 
 snakemake = globals()["snakemake"]
-with logged_to(snakemake.log[0]):
-    convert_checkpoint(
-        Path(snakemake.input.source),
-        Path(snakemake.input.checkpoint),
-        Path(snakemake.output[0]),
-        snakemake.params.outtype,
-        list(snakemake.params.extra),
-    )
+convert_step(Path(snakemake.input.source), Path(snakemake.input.checkpoint), Path(snakemake.output[0]),
+             outtype=snakemake.params.outtype, extra=list(snakemake.params.extra), log=Path(snakemake.log[0]))

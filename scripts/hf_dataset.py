@@ -2,10 +2,7 @@
 
 from pathlib import Path
 
-from specbench.core.entry import logged_to
-from specbench.tasks.datasets import hf_dataset_split
+from specbench.tasks.datasets import dataset_step
 
 snakemake = globals()["snakemake"]
-with logged_to(snakemake.log[0]):
-    info = hf_dataset_split(snakemake.params.dataset, Path(snakemake.output[0]))
-    print(info)
+dataset_step(snakemake.params.dataset, Path(snakemake.output[0]), Path(snakemake.log[0]))

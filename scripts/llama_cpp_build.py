@@ -2,19 +2,10 @@
 
 from pathlib import Path
 
-from specbench.build.cmake import build
-from specbench.core.entry import logged_to
+from specbench.build.cmake import build_step
 
 snakemake = globals()["snakemake"]
 params = snakemake.params
-with logged_to(snakemake.log[0]):
-    manifest = build(
-        Path(snakemake.input.source),
-        Path(params.work_dir),
-        Path(snakemake.output[0]),
-        list(params.cmake_args),
-        bool(params.cuda),
-        list(params.targets),
-        snakemake.threads,
-    )
-    print("built:", manifest["binaries"])
+build_step(Path(snakemake.input.source), Path(params.work_dir), Path(snakemake.output[0]),
+           cmake_args=list(params.cmake_args), cuda=bool(params.cuda), targets=list(params.targets),
+           jobs=snakemake.threads, log=Path(snakemake.log[0]))

@@ -2,10 +2,7 @@
 
 from pathlib import Path
 
-from specbench.build.cmake import install
-from specbench.core.entry import logged_to
+from specbench.build.cmake import install_step
 
 snakemake = globals()["snakemake"]
-with logged_to(snakemake.log[0]):
-    manifest = install(Path(snakemake.input.build), Path(snakemake.output[0]))
-    print("installed:", sorted(manifest["binaries"]))
+install_step(Path(snakemake.input.build), Path(snakemake.output[0]), Path(snakemake.log[0]))

@@ -2,15 +2,9 @@
 
 from pathlib import Path
 
-from specbench.build.source import extract_source, git_checkout
-from specbench.core.entry import logged_to
+from specbench.build.source import source_step
 
 snakemake = globals()["snakemake"]
-source = snakemake.params.source
-out = Path(snakemake.output[0])
-with logged_to(snakemake.log[0]):
-    if source["kind"] == "git":
-        info = git_checkout(source["url"], source["commit"], out, source.get("label"))
-    else:
-        info = extract_source(Path(snakemake.input.archive), source["sha256"], source["subdir"], out, source)
-    print("source:", info)
+archive = snakemake.input.archive if hasattr(snakemake.input, "archive") else None
+source_step(snakemake.params.source, Path(archive) if archive else None, Path(snakemake.output[0]),
+            Path(snakemake.log[0]))

@@ -2,15 +2,8 @@
 
 from pathlib import Path
 
-from specbench.core.entry import logged_to
-from specbench.models.convert import quantize
+from specbench.models.convert import quantize_step
 
 snakemake = globals()["snakemake"]
-with logged_to(snakemake.log[0]):
-    quantize(
-        Path(snakemake.input.build) / "llama-quantize",
-        Path(snakemake.input.bf16),
-        Path(snakemake.output[0]),
-        snakemake.params.quant,
-        snakemake.threads,
-    )
+quantize_step(Path(snakemake.input.build), Path(snakemake.input.bf16), Path(snakemake.output[0]),
+              quant=snakemake.params.quant, threads=snakemake.threads, log=Path(snakemake.log[0]))

@@ -2,12 +2,7 @@
 
 from pathlib import Path
 
-from specbench.claims.predictions import stamp
-from specbench.core.entry import logged_to
-from specbench.core.files import write_json_atomic
+from specbench.claims.predictions import stamp_step
 
 snakemake = globals()["snakemake"]
-with logged_to(snakemake.log[0]):
-    record = stamp(Path(snakemake.params.path))
-    write_json_atomic(Path(snakemake.output[0]), record)
-    print("predictions stamped:", record)
+stamp_step(Path(snakemake.params.path), Path(snakemake.output[0]), Path(snakemake.log[0]))

@@ -236,3 +236,16 @@ def test_no_module_is_over_400_lines() -> None:
     assert not long, long
 
 
+
+
+def test_entry_scripts_only_read_snakemake_and_call_one_function() -> None:
+    """Every rule's script is glue: imports, names for parts of ``snakemake``, and one call into the package; no
+    control flow, definitions or second call of its own."""
+    for script in sorted(SCRIPTS.glob("*.py")):
+        body = ast.parse(script.read_text()).body
+        calls = [n for n in body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
+        other = [type(n).__name__ for n in body if not isinstance(n, (ast.Import, ast.ImportFrom, ast.Assign))
+                 and n not in calls and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+        assert len(calls) == 1 and not other, (script.name, len(calls), other)
+        names = {n.id for a in body if isinstance(a, ast.Assign) for n in ast.walk(a.value) if isinstance(n, ast.Name)}
+        assert names <= {"snakemake", "globals", "Path", "hasattr", "getattr", "inp", "out", "params", "log"}, names

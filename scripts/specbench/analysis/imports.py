@@ -13,11 +13,12 @@ import shutil
 import tarfile
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.files import read_json, sha256_file
+from ..core.entry import fail, logged_to
+from ..core.files import read_json, sha256_file, write_json_atomic
 from ..core.matrix import DEFAULT_MACHINE, Cell
 from .records import READABLE_VERSIONS
 
@@ -117,3 +118,18 @@ def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -
         staged.rename(dest)
     return {"label": label, "source": str(source), "source_sha256": sha256_file(source) if source.is_file() else None,
             "measured_as": measured_as[0], "records": kept, "skipped": skipped}
+
+
+def import_step(source: Path, dest: Path, index: Path, *, label: str, names: Mapping[str, Any], log: Path) -> None:
+    """Another run's cell records copied in as machine ``label``, with their index; a refused source fails in one
+    line."""
+    with logged_to(log):
+        try:
+            found = import_cells(source, dest, label, dict(names))
+        except ImportRefused as error:
+            fail(f"import '{label}': {error}", log)
+        write_json_atomic(index, found)
+        print(f"import '{label}': {len(found['records'])} cell records from {source} (measured as "
+              f"'{found['measured_as']}'), {len(found['skipped'])} skipped")
+        for skipped in found["skipped"]:
+            print(f"  skipped {skipped['file']}: {skipped['reason']}")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.commands import run_command
+from ..core.entry import logged_to
 from ..core.files import read_json, sha256_file, write_json_atomic
 from .source import SOURCE_INFO, SourceError
 
@@ -126,3 +127,18 @@ def install(build_dir: Path, out_dir: Path) -> dict[str, Any]:
 
 def _read_source_info(source: Path) -> dict[str, Any]:
     return read_json(source / SOURCE_INFO)
+
+
+def build_step(source: Path, work_dir: Path, out: Path, *, cmake_args: list[str], cuda: bool, targets: list[str],
+               jobs: int, log: Path) -> None:
+    """Configure and build the targets, then write the build manifest."""
+    with logged_to(log):
+        manifest = build(source, work_dir, out, cmake_args, cuda, targets, jobs)
+        print("built:", manifest["binaries"])
+
+
+def install_step(build_dir: Path, out: Path, log: Path) -> None:
+    """The binaries the cells run, executable, checked against the build manifest."""
+    with logged_to(log):
+        manifest = install(build_dir, out)
+        print("installed:", sorted(manifest["binaries"]))

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from ..core.commands import run_command
+from ..core.entry import logged_to
 from ..core.files import sha256_file, write_json_atomic
 
 SOURCE_INFO = ".specbench-source.json"
@@ -108,3 +109,21 @@ def git_checkout(url: str, commit: str, dest: Path, label: str | None = None) ->
     return info
 
 
+def fetch_step(source: dict[str, Any], out: Path, log: Path) -> None:
+    """The pinned source archive: a PyPI sdist, or an archive URL or local file; its sha256 is checked."""
+    with logged_to(log):
+        if source["kind"] == "pypi-sdist":
+            fetch_pypi_sdist(source["package"], source["version"], source["sha256"], out)
+        else:
+            fetch_archive(source["url"], source["sha256"], out)
+
+
+def source_step(source: dict[str, Any], archive: Path | None, out: Path, log: Path) -> None:
+    """The source tree: a git checkout at the pinned commit, or the verified archive unpacked."""
+    with logged_to(log):
+        if source["kind"] == "git":
+            info = git_checkout(source["url"], source["commit"], out, source.get("label"))
+        else:
+            assert archive is not None, "an archive route needs the fetched archive"
+            info = extract_source(archive, source["sha256"], source["subdir"], out, source)
+        print("source:", info)

@@ -8,6 +8,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from ..core.entry import logged_to
+from ..core.files import write_json_atomic
+
 
 def _utc(timestamp: float) -> str:
     return dt.datetime.fromtimestamp(timestamp, dt.UTC).isoformat(timespec="milliseconds")
@@ -30,3 +33,11 @@ def integrity(recorded: dict[str, Any], path: Path, first_cell_started: dt.datet
         "stamped_at": recorded["stamped_at"], "modified_at": recorded["modified_at"],
         "stamped_before_measuring": first_cell_started is None or stamped <= first_cell_started,
     }
+
+
+def stamp_step(path: Path, out: Path, log: Path) -> None:
+    """Rule record_predictions: the predictions file's stamp, taken before the first cell starts."""
+    with logged_to(log):
+        record = stamp(path)
+        write_json_atomic(out, record)
+        print("predictions stamped:", record)

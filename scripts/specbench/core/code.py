@@ -9,8 +9,11 @@ import ast
 import functools
 import hashlib
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+from .entry import logged_to
+from .files import write_json_atomic
 
 PACKAGE = "specbench"
 
@@ -132,3 +135,11 @@ def workflow_commit(base: Path) -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def code_manifest_step(entry: str, code: Sequence[Path], out: Path, log: Path) -> None:
+    """Rule code_manifest: the manifest of an entry script's code, one input that stands for its files."""
+    with logged_to(log):
+        record = manifest(entry, code)
+        write_json_atomic(out, record)
+        print(f"{entry}: {len(record['files'])} files, fingerprint {record['fingerprint']}")

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.files import read_json
+from ..core.entry import logged_to
+from ..core.files import read_json, write_json_atomic
 
 
 @dataclass(frozen=True)
@@ -74,3 +75,14 @@ def job_setup(served: dict[str, Any], prompt_manifests: list[dict[str, Any]], *,
                  prompt_manifests={m["task"]: m for m in prompt_manifests},
                  max_tokens={m["task"]: m["max_tokens"] for m in prompt_manifests},
                  scope=scope, server_log=server_log, gpu_samples=gpu_samples)
+
+
+def condition_setup_step(condition: str, build_dir: Path, model_manifest: Path, draft_manifest: Path | None,
+                         code_manifest: Path, settings: dict[str, Any], out: Path, log: Path) -> None:
+    """Rule condition_setup: what every cell of ``condition`` is served with, as one JSON file."""
+    with logged_to(log):
+        setup = condition_setup(condition, build_dir, read_json(model_manifest),
+                                read_json(draft_manifest) if draft_manifest else None, read_json(code_manifest),
+                                dict(settings))
+        write_json_atomic(out, setup)
+        print(f"condition {setup['condition']}: {setup['server_binary']} {' '.join(setup['server_args'])}")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..core.commands import run_command
+from ..core.entry import logged_to
 from .hub import PreparationError
 
 
@@ -27,3 +28,15 @@ def quantize(binary: Path, source: Path, out: Path, quant: str, threads: int) ->
     partial = out.with_name(out.name + ".part")
     run_command([str(binary), str(source), str(partial), quant, str(threads)], error=PreparationError)
     partial.replace(out)
+
+
+def convert_step(source: Path, checkpoint: Path, out: Path, *, outtype: str, extra: list[str], log: Path) -> None:
+    """The checkpoint converted with the pinned tree's own convert_hf_to_gguf.py."""
+    with logged_to(log):
+        convert_checkpoint(source, checkpoint, out, outtype, extra)
+
+
+def quantize_step(build_dir: Path, bf16: Path, out: Path, *, quant: str, threads: int, log: Path) -> None:
+    """The bf16 GGUF quantized with the pinned build's llama-quantize (no imatrix)."""
+    with logged_to(log):
+        quantize(build_dir / "llama-quantize", bf16, out, quant, threads)

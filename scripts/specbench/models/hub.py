@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..core.files import sha256_file
+from ..core.entry import fail, logged_to
+from ..core.files import sha256_file, write_json_atomic
 
 
 class PreparationError(RuntimeError):
@@ -88,3 +89,12 @@ def check_snapshot(snapshot: Path, label: str) -> None:
                     raise PreparationError(f"{label}: shard {shard} listed in {relative} is missing from {snapshot}")
 
 
+def download_step(repo: str, revision: str, out_dir: Path, manifest_path: Path, log: Path) -> None:
+    """The snapshot linked into ``out_dir`` and its manifest of every file; a damaged cache fails naming the file."""
+    with logged_to(log):
+        try:
+            manifest = hf_snapshot(repo, revision, out_dir)
+        except PreparationError as error:
+            fail(str(error), log)
+        write_json_atomic(manifest_path, manifest)
+        print(f"{manifest['repo']}@{manifest['commit']}: {len(manifest['files'])} files")

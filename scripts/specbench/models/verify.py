@@ -7,7 +7,8 @@ from typing import Any
 
 from gguf import GGUFReader, GGUFValueType, LlamaFileType
 
-from ..core.files import sha256_file
+from ..core.entry import fail, logged_to
+from ..core.files import sha256_file, write_json_atomic
 
 _KEY_METADATA = ("general.name", "general.architecture", "general.file_type", "general.quantization_version",
                  "tokenizer.ggml.pre", "tokenizer.ggml.model")
@@ -88,3 +89,17 @@ def check_model(info: dict[str, Any], *, expected_file_type: str | None, require
             "Convert the original weights with the pinned convert_hf_to_gguf.py (which keeps MTP by default, "
             "never --no-mtp); ready-made GGUFs often drop the layer."
         )
+
+
+def verify_step(gguf: Path, out: Path, *, role: str, source: dict[str, Any], expected_file_type: str | None,
+                require_mtp: bool, log: Path) -> None:
+    """The model manifest, written only when the GGUF is what the config needs (quantization, MTP layer)."""
+    with logged_to(log):
+        try:
+            info = inspect_gguf(gguf)
+            info["source"] = source
+            print({k: info[k] for k in ("path", "file_type_name", "tensor_count", "mtp", "size_bytes")})
+            check_model(info, expected_file_type=expected_file_type, require_mtp=require_mtp)
+        except ModelCheckError as error:
+            fail(f"model '{role}': {error}", log)
+        write_json_atomic(out, info)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from ..core.entry import logged_to
 
 
 class DatasetError(RuntimeError):
@@ -28,3 +31,9 @@ def hf_dataset_split(dataset: dict[str, Any], out: Path) -> dict[str, Any]:
     frame.to_json(partial, orient="records", lines=True, force_ascii=False)
     partial.replace(out)
     return {"repo": dataset["repo"], "commit": snapshot.name, "files": [f.name for f in files], "rows": len(frame)}
+
+
+def dataset_step(dataset: Mapping[str, Any], out: Path, log: Path) -> None:
+    """One split of a hub dataset at its pinned revision, as JSON lines."""
+    with logged_to(log):
+        print(hf_dataset_split(dict(dataset), out))

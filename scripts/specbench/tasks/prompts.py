@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.files import sha256_file, sha256_text
+from ..core.entry import logged_to
+from ..core.files import sha256_file, sha256_text, write_json_atomic
 from ..core.templates import fill_template
 
 
@@ -55,3 +57,18 @@ def render_prompt(
             else None
         ),
     }
+
+
+def prompt_step(name: str, task: Mapping[str, Any], template: Path, inputs: Mapping[str, Path],
+                dataset: Path | None, max_tokens: int, out: Path, log: Path) -> None:
+    """The prompt manifest of task ``name``: its messages, their sha256, every file that went in, the dataset rows
+    with their references (and where they came from), and the most tokens a cell asks for with it."""
+    with logged_to(log):
+        spec = task.get("dataset")
+        rows = read_dataset_rows(dataset, spec["rows"]) if spec and dataset else None
+        manifest = render_prompt(name, template, dict(inputs), rows)
+        if spec:
+            manifest["dataset_source"] = dict(spec)
+        manifest["max_tokens"] = max_tokens
+        write_json_atomic(out, manifest)
+        print("prompt sha256:", manifest["sha256"])

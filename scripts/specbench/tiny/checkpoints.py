@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..core.entry import logged_to
 from .construction import KINDS, Construction, constructed_target_tensors
 from .dflash import constructed_dflash_tensors, dflash_constructed_layers, dflash_geometry
 from .layout import (
@@ -129,3 +130,13 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def checkpoint_step(out: Path, *, seed: int, log: Path, kind: str = "random", target: Path | None = None) -> None:
+    """The tiny target (``kind``), or with ``target`` the DFlash draft made for that target."""
+    with logged_to(log):
+        if target is not None:
+            write_tiny_dflash(out, target_dir=target, seed=seed)
+        else:
+            write_tiny_target(out, seed=seed, kind=kind)
+        print("wrote", sorted(p.name for p in out.iterdir()))

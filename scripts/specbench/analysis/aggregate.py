@@ -1,0 +1,38 @@
+"""Rule aggregate's step: every cell record (measured here, or imported) to the typed per-cell table, its CSV copies
+and summaries, and the cell index."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..core.entry import fail, logged_to
+from ..core.files import write_atomic, write_json_atomic
+from .cell_index import cells_index, imported_records
+from .records import load_records
+from .summaries import combined, tables_by_machine
+from .table import MixedCodeError, cell_table, check_code, csv_copy, write_table
+
+
+def aggregate_step(cells: Sequence[Path], imports: Sequence[Path], *, baseline: str, machines: Sequence[str],
+                   code_fingerprint: str, table: Path, runs_csv: Path, summaries: Mapping[str, Path],
+                   index: Path, log: Path) -> None:
+    """The typed per-cell table of every cell measured here (refused when made by other measurement code) and every
+    imported one, its CSV copy, each summary as CSV (``summaries``: name -> file), and the cell index."""
+    with logged_to(log):
+        records = load_records(cells)
+        try:  # cells measured here must come from the current code; imported ones say which code made them
+            check_code(records, code_fingerprint)
+        except MixedCodeError as error:
+            fail(str(error), log)
+        records += imported_records(imports)
+        frame = cell_table(records, baseline)
+        write_table(frame, table)
+        for name, summary in combined(tables_by_machine(frame, baseline, machines)).items():
+            if name in summaries:
+                write_atomic(summaries[name], csv_copy(summary).to_csv(index=False).encode("utf-8"))
+        write_atomic(runs_csv, csv_copy(frame).to_csv(index=False).encode("utf-8"))
+        write_json_atomic(index, cells_index(records, machines))
+        print(f"{len(frame)} cells aggregated ({len(frame) - len(cells)} imported)")
+
+
