@@ -26,8 +26,6 @@ rule cell:
     threads: rule_threads("cell")
     resources:
         **rule_resources("cell"),
-    params:
-        scope="fresh",
     script:
         "../scripts/run_cells.py"
 
@@ -54,8 +52,6 @@ if WARM_SCOPE == "task":
         threads: rule_threads("cell_sequence")
         resources:
             **rule_resources("cell_sequence"),
-        params:
-            scope="task",
         script:
             "../scripts/run_cells.py"
 
@@ -88,8 +84,6 @@ if WARM_SCOPE == "condition":
         threads: rule_threads("condition_sequence")
         resources:
             **rule_resources("condition_sequence"),
-        params:
-            scope="condition",
         script:
             "../scripts/run_cells.py"
 

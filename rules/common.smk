@@ -9,16 +9,18 @@ from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
-from specbench.core import matrix as sb_cells  # noqa: E402
+from specbench.build.cmake import host_cpu  # noqa: E402
 from specbench.claims import load as sb_claims  # noqa: E402
 from specbench.core import config as sb_config  # noqa: E402
 from specbench.core import files as sb_files  # noqa: E402
+from specbench.core import matrix as sb_cells  # noqa: E402
+from specbench.core import plan as sb_plan  # noqa: E402
 from specbench.core.code import (
     fingerprint,
     import_closure,
     workflow_commit,
 )  # noqa: E402
-from specbench.build.cmake import host_cpu  # noqa: E402
+from specbench.core.rules import CELL_RULES  # noqa: E402
 
 BASE = Path(workflow.basedir)
 
@@ -78,46 +80,19 @@ def model_source(role):
     return sb_config.model_source(config, role)
 
 
-def model_id(role):
-    """A model's identity as a path component: its source, not its role, so several models coexist."""
-    source, options = model_source(role), config["models"].get(role, {})
-    kind = source["kind"]
-    if kind == "hf":
-        ident = (
-            f"{re.sub(r'[^A-Za-z0-9._-]+', '--', source['repo'])}@{source['revision']}"
-        )
-    elif kind == "tiny":
-        tiny = options.get("tiny", {})
-        ident = f"tiny-{role}-seed{tiny.get('seed', 0)}"
-        if role == "target":
-            ident = (
-                f"tiny-target-{tiny.get('weights', 'random')}-seed{tiny.get('seed', 0)}"
-            )
-        else:  # the tiny draft is made for its target
-            ident += f"-for-{model_id('target')}"
-    else:
-        path = config_path(source["path"])
-        ident = f"{kind}-{Path(path).name}-{sb_files.sha256_text(path)[:8]}"
-    return re.sub(r"[^A-Za-z0-9._@-]+", "_", ident)
-
-
-ROLES = [role for role in ("target", "draft") if role in config["models"]]
-# The roles the selected cells load: the draft only when a selected condition needs it.
-USED_ROLES = [
-    role
-    for role in ROLES
-    if role == "target"
-    or any("draft" in config["conditions"][c.condition]["requires"] for c in CELLS)
-]
-MODEL_IDS = {role: model_id(role) for role in ROLES}
+ROLES = sb_plan.roles(config)
+USED_ROLES = sb_plan.used_roles(config, CELLS)
+MODEL_IDS = {role: sb_plan.model_id(config, role, BASE) for role in ROLES}
 ROLE_OF = {ident: role for role, ident in MODEL_IDS.items()}
 TARGET_ID = MODEL_IDS["target"]
 DRAFT_ID = MODEL_IDS.get("draft", "no-draft")
-TARGET_BF16 = f"resources/models/{TARGET_ID}/bf16.gguf"
-TARGET_QUANT = (
-    f"resources/models/{TARGET_ID}/{config['models']['target']['quant']}.gguf"
+TARGET_BF16 = sb_plan.bf16_gguf(config, BASE)
+TARGET_QUANT = sb_plan.made_gguf(config, "target", BASE)
+DRAFT_GGUF = (
+    sb_plan.made_gguf(config, "draft", BASE)
+    if "draft" in ROLES
+    else "resources/models/no-draft/bf16.gguf"
 )
-DRAFT_GGUF = f"resources/models/{DRAFT_ID}/{config['models'].get('draft', {}).get('outtype', 'bf16')}.gguf"
 
 
 wildcard_constraints:
@@ -126,26 +101,15 @@ wildcard_constraints:
 
 
 def model_gguf(role):
-    """The GGUF a condition loads for this role: a ready file, or the one this workflow makes."""
-    source = model_source(role)
-    if source["kind"] == "gguf":
-        return config_path(source["path"])
-    return TARGET_QUANT if role == "target" else DRAFT_GGUF
+    return sb_plan.model_gguf(config, role, BASE)
 
 
 def checkpoint_dir(role):
-    """The Hugging Face-layout checkpoint a role is converted from."""
-    source = model_source(role)
-    if source["kind"] == "checkpoint":
-        return config_path(source["path"])
-    return f"resources/models/{MODEL_IDS[role]}/{'tiny' if source['kind'] == 'tiny' else 'hf'}"
+    return sb_plan.checkpoint_dir(config, role, BASE)
 
 
 def expected_file_type(role):
-    """The quantization the verify step insists on (none for a ready GGUF or the draft)."""
-    if role == "target" and model_source(role)["kind"] != "gguf":
-        return config["models"]["target"]["quant"]
-    return None
+    return sb_plan.expected_file_type(config, role)
 
 
 def model_manifest(role):
@@ -195,47 +159,16 @@ def setup_inputs(wildcards):
 
 
 def conditions_regex(server):
-    """Wildcard regex of the conditions with this server mode ('fresh' or 'warm'); never matches if none."""
-    names = [n for n, c in config["conditions"].items() if c["server"] == server]
-    return (
-        "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or "(?!)"
-    )
-
-
-def server_args(condition):
-    """The server's argv after the binary, resolved once here: model, the study's flags, the condition's flags
-    (with the draft's path); the cell adds only --host 127.0.0.1 and the port it picks.
-    """
-    draft = model_gguf("draft") if "draft" in ROLES else None
-    args = config["conditions"][condition]["args"]
-    return [
-        "-m",
-        model_gguf("target"),
-        *config["server"]["args"],
-        *(a.replace("{draft}", draft) if draft else a for a in args),
-    ]
-
-
-# The measurement settings every cell passes on (each a field of specbench.cell.Setup)
-MEASUREMENT_SETTINGS = {
-    "reasoning": config["reasoning"],
-    "base_seed": config["seed"],
-    "startup_timeout_s": config["server"]["startup_timeout_s"],
-    "request_timeout_s": config["server"]["request_timeout_s"],
-    "sample_interval_s": config["measurement"]["sample_interval_s"],
-    "max_attempts": config["measurement"]["max_attempts"],
-    "max_load_per_cpu": config["measurement"]["max_load_per_cpu"],
-    "max_foreign_cpu": config["measurement"]["max_foreign_cpu"],
-}
+    return sb_plan.conditions_regex(config, server)
 
 
 def setup_settings(wildcards):
     """A condition's serving settings (params of condition_setup): the server's argv, what the condition
     requires, the measurement settings."""
     return {
-        "server_args": server_args(wildcards.condition),
+        "server_args": sb_plan.server_args(config, wildcards.condition, BASE),
         "requires": list(config["conditions"][wildcards.condition]["requires"]),
-        **MEASUREMENT_SETTINGS,
+        **sb_plan.measurement_settings(config),
     }
 
 
@@ -244,29 +177,6 @@ def cell_priority(wildcards):
     first = sb_cells.job_cells(config, dict(wildcards.items()))[0]
     key = (first.machine, first.task, first.condition, first.temperature, first.repeat)
     return len(RUN_ORDER) - RUN_ORDER[key]
-
-
-# A constant, not a function of the wildcards: Snakemake evaluates callable resources once per job.
-_SERVER = config["server"]
-CELL_RUNTIME_MINUTES = (
-    int((_SERVER["startup_timeout_s"] + _SERVER["request_timeout_s"]) / 60) + 1
-)
-
-
-def model_note():
-    """A warning for the report when the models are generated tiny ones, not a real checkpoint."""
-    if model_source("target")["kind"] != "tiny":
-        return None
-    weights = config["models"]["target"].get("tiny", {}).get("weights", "random")
-    if weights == "random":
-        return (
-            "The models are tiny ones with random weights, generated for this demo: their drafts are rejected, "
-            "so the multipliers say nothing about the methods."
-        )
-    return (
-        f"The models are tiny ones constructed for this demo ('{weights}'): how often their drafts are accepted "
-        "was chosen by construction, not measured behaviour of Qwen3.5."
-    )
 
 
 def report_inputs(wildcards):
@@ -339,98 +249,33 @@ def dataset_file(task):
     return f"resources/datasets/{task}.jsonl"
 
 
-# --- what each job asks for, from config 'resources', so the same workflow runs locally or with --executor slurm
-CELL_RULES = ("cell", "cell_sequence", "condition_sequence")
-# How many cells one job of each cell rule measures (its runtime scales with it).
-CELLS_PER_JOB = {
-    "cell": 1,
-    "cell_sequence": len(REPEATS),
-    "condition_sequence": len(SELECTED_TASKS) * len(TEMPERATURES) * len(REPEATS),
-}
-
-_BUILTIN_RESOURCES = {"threads": 1, "mem_mb": 2048, "runtime": 30, "gpu": 0}
-_unknown = set(config["resources"]["conditions"]) - set(config["conditions"])
-if _unknown:
-    raise WorkflowError(
-        f"config error at 'resources.conditions': no such condition {sorted(_unknown)}"
-    )
+# --- what each job asks for, from config 'resources' (specbench.core.plan), so the same workflow runs locally or
+# with --executor slurm
 workflow.localrules(*config["resources"]["local_rules"])
-
-
-def _rule_settings(name):
-    """A rule's resources: built-in fallback < resources.default < resources.rules.<rule>."""
-    res = config["resources"]
-    return {**_BUILTIN_RESOURCES, **res["default"], **res["rules"].get(name, {})}
 
 
 def rule_threads(name):
     """The threads a rule's job asks for. A cell run locally claims every core Snakemake has, so cells never
     overlap; under a cluster executor each cell is a job of its own and asks for the configured number (decided
     per job: the executor is known only then)."""
-    threads = _rule_settings(name)["threads"]
+    threads = sb_plan.rule_settings(config, name)["threads"]
     if name not in CELL_RULES:
         return threads
     return lambda wildcards: workflow.cores if workflow.local_exec else threads
 
 
 def rule_resources(name):
-    """The resources declared besides threads - mem_mb, runtime, gpu when any is asked for, and any site key
-    the config adds. A cell's runtime defaults to its timeouts x attempts; its condition's settings come last.
-    """
-    base = {k: v for k, v in _rule_settings(name).items() if k != "threads"}
-    if name in CELL_RULES and "runtime" not in config["resources"]["rules"].get(
-        name, {}
-    ):
-        attempts = config["measurement"]["max_attempts"]
-        base["runtime"] = CELL_RUNTIME_MINUTES * CELLS_PER_JOB[name] * attempts
-    # The conditions served by this rule, fresh servers (cell) or warm ones (cell_sequence, condition_sequence)
-    mode = {"cell": "fresh", "cell_sequence": "warm", "condition_sequence": "warm"}.get(
-        name
-    )
-    by_condition = {
-        condition: settings
-        for condition, settings in config["resources"]["conditions"].items()
-        if config["conditions"][condition]["server"] == mode
+    """The resources a rule declares besides threads (specbench.core.plan.rule_resources); a key set per machine or
+    condition becomes a function of the job's wildcards."""
+    try:
+        planned = sb_plan.rule_resources(config, name, CELLS)
+    except sb_config.ConfigError as error:
+        raise WorkflowError(str(error)) from None
+    return {
+        key: (
+            (lambda wc, value=value: value(wc.machine, wc.condition))
+            if callable(value)
+            else value
+        )
+        for key, value in planned.items()
     }
-    # The machine a cell is measured on picks the node: its resources come last
-    by_machine = (
-        {m["label"]: m["resources"] for m in config["machines"]} if mode else {}
-    )
-    varying = {
-        key
-        for layer in (by_condition, by_machine)
-        for settings in layer.values()
-        for key in settings
-    }
-    # Each key must resolve for every machine x condition served (machine, else condition, else the rule's own)
-    served = [c for c, cond in config["conditions"].items() if cond["server"] == mode]
-    missing = sorted(
-        key
-        for key in varying - set(base)
-        if any(
-            key not in by_machine[m] and key not in by_condition.get(c, {})
-            for m in by_machine
-            for c in served
-        )
-    )
-    if missing:
-        where = (
-            "machines"
-            if any(k in r for r in by_machine.values() for k in missing)
-            else "resources.conditions"
-        )
-        raise WorkflowError(
-            f"config error at '{where}': {missing} set for some machines or conditions need a value for the "
-            f"others: set them under resources.rules.{name} or resources.default"
-        )
-    resources = {}
-    for key in [*base, *sorted(varying - set(base))]:
-        value = base.get(key)
-        if key == "gpu" and not value and "gpu" not in varying:
-            continue  # asks for no GPU: declare none (no --gpus under SLURM)
-        if key in varying:
-            value = lambda wc, key=key, value=value: by_machine.get(wc.machine, {}).get(
-                key, by_condition.get(wc.condition, {}).get(key, value)
-            )
-        resources[key] = value
-    return resources

@@ -87,7 +87,7 @@ rule report:
             m["label"]: m["description"]
             for m in [*config["machines"], *config["imports"]]
         },
-        model_note=model_note(),
+        model_note=sb_plan.model_note(config),
         baseline=config["baseline"],
         study_setup=config["study_setup"],
         server_args=config["server"]["args"],

@@ -74,6 +74,12 @@ def test_tiny_gpu_config_merges_over_tiny(study_config: dict) -> None:
         (lambda c: c["select"].__setitem__("tasks", ["esay"]), "select.tasks", "did you mean 'essay'"),
         (lambda c: c["conditions"].__setitem__("Bad Name", {"args": []}), "conditions", "Bad Name"),
         (lambda c: c.__setitem__("warm_scope", "study"), "warm_scope", "'study'"),
+        (lambda c: c.__setitem__("resources", {"rules": {"cells": {"threads": 4}}}), "resources.rules",
+         "'cells' is not a rule of this workflow (did you mean 'cell'?)"),
+        (lambda c: c.__setitem__("resources", {"local_rules": ["hf_download", "hf_dataset", "agregate"]}),
+         "resources.local_rules[2]", "did you mean 'aggregate'"),
+        (lambda c: c.__setitem__("resources", {"conditions": {"mpt": {"slurm_partition": "a"}}}),
+         "resources.conditions", "'mpt' is not a condition of this workflow (did you mean 'mtp'?)"),
     ],
 )
 def test_mistakes_name_their_key(study_config: dict, mutate, key: str, words: str) -> None:

@@ -15,6 +15,7 @@ import jsonschema
 import yaml
 
 from .files import sha256_file
+from .rules import RULES
 from .templates import template_fields
 
 
@@ -168,6 +169,7 @@ def _check_semantics(config: dict, base: Path) -> None:
         _check_task(name, task, base)
     _check_local_archive(config, base)
     _check_machines(config, base)
+    _check_resources(config)
     for role in ("target", "draft"):
         source = model_source(config, role)
         if source["kind"] in ("gguf", "checkpoint"):
@@ -180,6 +182,20 @@ def _check_semantics(config: dict, base: Path) -> None:
     if needs_draft and model_source(config, "target")["kind"] == "gguf" and draft in ("hf", "checkpoint", "tiny"):
         raise ConfigError("models.draft.source", f"a '{draft}' draft is converted against its target's checkpoint "
                           "(--target-model-dir), which a 'gguf' target does not have: give the draft as a gguf too")
+
+
+def _check_resources(config: dict) -> None:
+    """What the resources name must exist: each rule (core.rules.RULES), each condition."""
+    resources = config["resources"]
+    named = [("resources.rules", name, RULES) for name in resources["rules"]]
+    named += [(f"resources.local_rules[{i}]", name, RULES) for i, name in enumerate(resources["local_rules"])]
+    named += [("resources.conditions", name, list(config["conditions"])) for name in resources["conditions"]]
+    for key, name, known in named:
+        if name not in known:
+            hint = difflib.get_close_matches(name, list(known), n=1)
+            extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+            what = "rule" if known is RULES else "condition"
+            raise ConfigError(key, f"'{name}' is not a {what} of this workflow{extra}")
 
 
 def _check_machines(config: dict, base: Path) -> None:

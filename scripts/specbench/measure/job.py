@@ -11,6 +11,7 @@ from typing import Any
 from ..core.entry import fail, logged_to
 from ..core.files import read_json, write_json_atomic
 from ..core.matrix import job_cells
+from ..core.rules import CELL_RULES
 from .guard import Interrupted, interrupt_guard
 from .runner import CellError, run_cells
 from .setup import job_setup
@@ -25,10 +26,12 @@ def progress_line(label: str, record: Mapping[str, Any]) -> str:
             f"{record['attempt']}, wall {record['timing']['cell_wall_s']:.1f} s")
 
 
-def run_job(config: dict[str, Any], wildcards: Mapping[str, str], *, setup: Path, prompts: Sequence[Path],
-            scope: str, server_log: Path, gpu_samples: Path, run_log: Path) -> None:
-    """Measure the job's cells (from its wildcards, in serving order) and write each record; SIGTERM, SIGHUP, Ctrl-C
-    and the death of the Snakemake process above stop the server and end the job with one line, writing nothing."""
+def run_job(config: dict[str, Any], rule: str, wildcards: Mapping[str, str], *, setup: Path, prompts: Sequence[Path],
+            server_log: Path, gpu_samples: Path, run_log: Path) -> None:
+    """Measure the cells of one job of a cell rule (``rule``: which one, and so what its server answers; its cells
+    follow from the wildcards, in serving order) and write each record; SIGTERM, SIGHUP, Ctrl-C and the death of the
+    Snakemake process above stop the server and end the job with one line, writing nothing."""
+    scope = CELL_RULES[rule]
     cells = job_cells(config, wildcards)
     labels = ", ".join(c.label for c in cells)
     lines: list[str] = []

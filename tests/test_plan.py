@@ -1,0 +1,82 @@
+"""What the workflow plans from a config (specbench.core.plan): model identities and files, server argv, and each
+rule's resources layered over rule, condition and machine; and the rule names, written once."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from specbench.core.config import ConfigError, validate_config
+from specbench.core.matrix import selected_cells
+from specbench.core.plan import (
+    checkpoint_dir,
+    expected_file_type,
+    made_gguf,
+    model_gguf,
+    model_id,
+    model_note,
+    rule_resources,
+    server_args,
+    used_roles,
+)
+from specbench.core.rules import CELL_RULES, RULES
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _config(study_config: dict, **changes) -> dict:
+    for key, value in changes.items():
+        study_config[key] = value
+    return validate_config(study_config, REPO)
+
+
+def test_every_rule_of_the_workflow_is_named_once_in_rules_py() -> None:
+    """The names the config may use are the rules the workflow defines (rules/*.smk), cell rules included."""
+    defined = {m for path in (REPO / "rules").glob("*.smk")
+               for m in re.findall(r"^\s*rule (\w+):", path.read_text(), flags=re.MULTILINE)}
+    assert defined - {"all"} == set(RULES) and set(CELL_RULES) <= set(RULES)
+    assert (REPO / "Snakefile").read_text().count("rule all:") == 1
+
+
+def test_models_are_named_by_their_source_not_their_role(study_config: dict, tmp_path: Path) -> None:
+    config = _config(study_config)
+    assert model_id(config, "target", REPO).startswith("Qwen--Qwen3.5-9B@")
+    assert made_gguf(config, "target", REPO) == f"resources/models/{model_id(config, 'target', REPO)}/Q4_K_M.gguf"
+    assert checkpoint_dir(config, "target", REPO).endswith("/hf") and expected_file_type(config, "target") == "Q4_K_M"
+    assert expected_file_type(config, "draft") is None and model_note(config) is None
+    gguf = tmp_path / "own.gguf"
+    gguf.write_bytes(b"GGUF")
+    config["models"]["target"] = {**config["models"]["target"], "source": "gguf", "gguf": {"path": str(gguf)}}
+    ident = model_id(config, "target", REPO)
+    assert ident.startswith("gguf-own.gguf-") and model_gguf(config, "target", REPO) == str(gguf)
+    assert expected_file_type(config, "target") is None  # a ready GGUF is taken as it is
+
+
+def test_server_args_put_the_draft_in_place(study_config: dict) -> None:
+    config = _config(study_config)
+    args = server_args(config, "dflash", REPO)
+    assert args[:2] == ["-m", made_gguf(config, "target", REPO)] and made_gguf(config, "draft", REPO) in args
+    assert "{draft}" not in " ".join(args) and args[2:2 + len(config["server"]["args"])] == config["server"]["args"]
+    assert used_roles(config, selected_cells(config)) == ["target", "draft"]
+    config["select"] = {"conditions": ["off", "mtp"]}
+    assert used_roles(config, selected_cells(config)) == ["target"]
+
+
+def test_resources_layer_rule_condition_and_machine(study_config: dict) -> None:
+    config = _config(study_config, machines=[{"label": "a100", "resources": {"slurm_partition": "gpu-a100"}},
+                                             {"label": "h200", "resources": {"slurm_partition": "gpu"}}],
+                     resources={"default": {"mem_mb": 4096}, "rules": {"cell": {"gpu": 1}},
+                                "conditions": {"mtp": {"mem_mb": 8192}}})
+    cells = selected_cells(config)
+    planned = rule_resources(config, "cell", cells)
+    server = config["server"]
+    one_cell = int((server["startup_timeout_s"] + server["request_timeout_s"]) / 60) + 1
+    assert planned["gpu"] == 1 and planned["runtime"] == one_cell * config["measurement"]["max_attempts"]
+    assert planned["mem_mb"]("a100", "mtp") == 8192 and planned["mem_mb"]("a100", "off") == 4096
+    assert planned["slurm_partition"]("h200", "off") == "gpu"
+    assert "gpu" not in rule_resources(config, "aggregate", cells)  # no GPU asked for: none declared
+    config["machines"][1]["resources"] = {}
+    with pytest.raises(ConfigError, match=r"'machines'.*\['slurm_partition'\].*resources.rules.cell"):
+        rule_resources(config, "cell", cells)
