@@ -3,9 +3,10 @@
 Runs a copy of a workflow (this checkout, or any other, e.g. an older commit for a before/after comparison) once,
 then for each case makes a real edit, prints the dry run's job counts, and undoes the edit (content and mtime):
 
-* measurement code (scripts/specbench/client.py)  * aggregation code (summaries.py, or aggregate.py where there is
-  no summaries.py)  * report code (figures.py)  * trying another model in the same directory (it fails verification)
-  and switching back.
+* measurement code (the client)  * the GSM8K scorer  * the server log's parser  * aggregation code (the summaries)
+  * report code (the figures)  * trying another model in the same directory (it fails verification) and switching
+  back. Modules are found by name anywhere in the package, so an older checkout (modules side by side, before the
+  sub-packages) is measured with the same rows.
 
     python bench/invalidation.py                          # this checkout
     python bench/invalidation.py --workflow /tmp/old      # a checkout of another commit (git worktree add ...)
@@ -66,6 +67,11 @@ def _edit_and_plan(path: Path, workflow: Path, work: Path, configs: list[Path]) 
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
+def _module(package: Path, name: str) -> Path | None:
+    """The package module of that file name, at the top or in a sub-package (None when there is none)."""
+    return next(iter(sorted(package.rglob(name))), None)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workflow", type=Path, default=REPO, help="the checkout to measure (default: this one)")
@@ -84,12 +90,12 @@ def main() -> int:
     if first.returncode != 0:
         raise SystemExit(f"the first run failed:\n{first.stderr[-3000:]}")
     package = workflow / "scripts" / "specbench"
-    aggregation = package / ("summaries.py" if (package / "summaries.py").exists() else "aggregate.py")
     rows = [("nothing edited", _plan(workflow, work, configs))]
-    for label, path in (("measurement code (client.py)", package / "client.py"),
-                        (f"aggregation code ({aggregation.name})", aggregation),
-                        ("report code (figures.py)", package / "figures.py")):
-        rows.append((label, _edit_and_plan(path, workflow, work, configs)))
+    for label, name in (("measurement code", "client.py"), ("GSM8K scorer", "gsm8k.py"),
+                        ("server-log parser", "server_log.py" if _module(package, "server_log.py") else "parse.py"),
+                        ("aggregation code", "summaries.py"), ("report code", "figures.py")):
+        path = _module(package, name)
+        rows.append((f"{label} ({path.relative_to(package)})", _edit_and_plan(path, workflow, work, configs)))
     drafts = sorted(work.glob("resources/models/**/*.gguf"))
     draft = next(p for p in drafts if "draft" in str(p))
     other = work / "other.yaml"
@@ -98,7 +104,7 @@ def main() -> int:
     rows.append((f"another model tried (exit {tried.returncode}), then back", _plan(workflow, work, configs)))
     print(f"workflow: {args.workflow}  (matrix: {MATRIX['select']}, {MATRIX['repeats']} repeats)")
     for label, counts in rows:
-        print(f"  {label:48s} {counts or 'nothing to do'}")
+        print(f"  {label:52s} {counts or 'nothing to do'}")
     shutil.rmtree(root, ignore_errors=True)
     return 0
 

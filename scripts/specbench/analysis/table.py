@@ -28,63 +28,33 @@ COORDINATES = ["task", "condition", "temperature", "repeat"]
 GROUP = ["task", "condition", "temperature"]
 MACHINE = "machine"  # the label of the machine a cell was measured on: summaries are made per machine
 
-# column -> pyarrow type; the order is the table's column order
+TEXT, INT, FLOAT, FLAG, TEXTS = pa.string(), pa.int64(), pa.float64(), pa.bool_(), pa.list_(pa.string())
+TIME = pa.timestamp("ms", tz="UTC")
+SETTING = pa.struct([("implementation", TEXT), ("key", TEXT), ("value", TEXT)])
+WRONG = pa.struct([("problem", INT), ("extracted", TEXT), ("reference", TEXT)])
+# column -> pyarrow type, a group of columns per line; the order is the table's column order
 SCHEMA = pa.schema([
-    (MACHINE, pa.string()),
-    ("task", pa.string()),
-    ("condition", pa.string()),
-    ("temperature", pa.float64()),
-    ("repeat", pa.int64()),
-    ("tokens_per_s", pa.float64()),
-    ("client_tokens_per_s", pa.float64()),
-    ("predicted_n", pa.int64()),
-    ("decode_ms", pa.float64()),
-    ("prompt_n", pa.int64()),
-    ("prompt_ms", pa.float64()),
-    ("draft_n", pa.int64()),
-    ("draft_n_accepted", pa.int64()),
-    ("acceptance_rate", pa.float64()),
-    ("cell_wall_s", pa.float64()),
-    ("server_ready_s", pa.float64()),
-    ("request_wall_s", pa.float64()),
-    ("overhead_s", pa.float64()),
-    ("loadavg_1m_at_end", pa.float64()),
-    ("tokens", pa.list_(pa.int64())),
-    ("identical", pa.bool_()),
-    ("compared_repeat", pa.int64()),
-    ("first_difference", pa.int64()),
-    ("baseline_length", pa.int64()),
-    ("gsm8k_correct", pa.int64()),
-    ("gsm8k_total", pa.int64()),
-    ("gsm8k_wrong", pa.list_(pa.struct([("problem", pa.int64()), ("extracted", pa.string()),
-                                        ("reference", pa.string())]))),
-    ("spec_implementations", pa.list_(pa.string())),
-    ("spec_n_max", pa.int64()),
-    ("spec_n_min", pa.int64()),
-    ("spec_p_min", pa.float64()),
-    ("spec_block_size", pa.int64()),
-    ("spec_settings", pa.list_(pa.struct([("implementation", pa.string()), ("key", pa.string()),
-                                          ("value", pa.string())]))),
-    ("seed", pa.int64()),
-    ("attempt", pa.int64()),
-    ("rejected_attempts", pa.int64()),
-    ("rejected_reasons", pa.list_(pa.string())),
-    ("contention", pa.string()),
-    ("server_pid", pa.int64()),
-    ("server_shared", pa.bool_()),
-    ("server_position", pa.int64()),
-    ("server_scope", pa.string()),
-    ("run_order", pa.int64()),
-    ("started_at", pa.timestamp("ms", tz="UTC")),
-    ("ended_at", pa.timestamp("ms", tz="UTC")),
-    ("server_sha256", pa.string()),
-    ("model_sha256", pa.string()),
-    ("draft_sha256", pa.string()),
-    ("prompt_sha256", pa.string()),
-    ("code_fingerprint", pa.string()),
-    ("cell_file", pa.string()),
-    ("server_log", pa.string()),
-    ("gpu_samples", pa.string()),
+    (MACHINE, TEXT), ("task", TEXT), ("condition", TEXT), ("temperature", FLOAT), ("repeat", INT),
+    # what the server reported (derived_figures), and the client's view
+    ("tokens_per_s", FLOAT), ("client_tokens_per_s", FLOAT), ("predicted_n", INT), ("decode_ms", FLOAT),
+    ("prompt_n", INT), ("prompt_ms", FLOAT), ("draft_n", INT), ("draft_n_accepted", INT), ("acceptance_rate", FLOAT),
+    # wall times measured around it
+    ("cell_wall_s", FLOAT), ("server_ready_s", FLOAT), ("request_wall_s", FLOAT), ("overhead_s", FLOAT),
+    ("loadavg_1m_at_end", FLOAT),
+    # the tokens and their identity with the baseline's
+    ("tokens", pa.list_(INT)), ("identical", FLAG), ("compared_repeat", INT), ("first_difference", INT),
+    ("baseline_length", INT),
+    ("gsm8k_correct", INT), ("gsm8k_total", INT), ("gsm8k_wrong", pa.list_(WRONG)),
+    # the speculative settings the server logged
+    ("spec_implementations", TEXTS), ("spec_n_max", INT), ("spec_n_min", INT), ("spec_p_min", FLOAT),
+    ("spec_block_size", INT), ("spec_settings", pa.list_(SETTING)),
+    # how it was measured
+    ("seed", INT), ("attempt", INT), ("rejected_attempts", INT), ("rejected_reasons", TEXTS), ("contention", TEXT),
+    ("server_pid", INT), ("server_shared", FLAG), ("server_position", INT), ("server_scope", TEXT),
+    ("run_order", INT), ("started_at", TIME), ("ended_at", TIME),
+    # by what, and where its files are
+    ("server_sha256", TEXT), ("model_sha256", TEXT), ("draft_sha256", TEXT), ("prompt_sha256", TEXT),
+    ("code_fingerprint", TEXT), ("cell_file", TEXT), ("server_log", TEXT), ("gpu_samples", TEXT),
 ])
 LIST_COLUMNS = [f.name for f in SCHEMA if pa.types.is_list(f.type)]
 _TIMES = [f.name for f in SCHEMA if pa.types.is_timestamp(f.type)]
