@@ -67,7 +67,7 @@ rule llama_cpp_build:
         **rule_resources("llama_cpp_build"),
     params:
         cmake_args=config["llama_cpp"]["cmake_args"],
-        cuda=config["llama_cpp"]["cuda"],
+        backend=config["llama_cpp"]["backend"],
         targets=config["llama_cpp"]["targets"],
         host_cpu=HOST_CPU,
         work_dir="resources/llama.cpp/cmake-build",
