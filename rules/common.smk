@@ -38,6 +38,12 @@ RUN_ORDER = {
 }
 LLAMA_SOURCE = sb_config.llama_source(config, base=BASE)
 HOST_CPU = host_cpu()
+# What llama_cpp_fetch downloads (a local rule on a cluster): the git checkout, or the source archive
+LLAMA_FETCHED = (
+    "resources/llama.cpp/source-git"
+    if LLAMA_SOURCE["kind"] == "git"
+    else "resources/llama.cpp/source-archive"
+)
 LLAMA_SRC_DIR = "resources/llama.cpp/src"
 LLAMA_BUILD_DIR = "resources/llama.cpp/build"
 LLAMA_BIN_DIR = "resources/llama.cpp/bin"
