@@ -9,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
+from specbench.analysis.progress import ProgressWatch  # noqa: E402
 from specbench.build.cmake import host_cpu  # noqa: E402
 from specbench.claims import load as sb_claims  # noqa: E402
 from specbench.core import config as sb_config  # noqa: E402
@@ -285,3 +286,17 @@ def rule_resources(name):
         )
         for key, value in planned.items()
     }
+
+
+# --- what the user sees while it runs (specbench.analysis.progress): a thread of this Snakemake process that prints
+# the working stage's last log line and the cells done / total with the time left, from the cells' wall times
+_PROGRESS = {}
+
+
+def start_progress():
+    _PROGRESS["watch"] = ProgressWatch([(c.path, c.condition) for c in CELLS]).start()
+
+
+def stop_progress():
+    if "watch" in _PROGRESS:
+        _PROGRESS.pop("watch").stop()

@@ -104,3 +104,11 @@ def test_how_each_backend_is_watched() -> None:
     assert watch_of("cuda", False) == "unwatched"  # a CUDA build where NVML is missing: not watched either
     assert backend_of({"cuda": True}) == "cuda" and backend_of({"cuda": False}) == "cpu"  # manifests before backend
     assert backend_of({"backend": "metal", "cuda": False}) == "metal"
+
+
+def test_relative_path_entries_are_made_absolute_against_the_working_directory(tmp_path: Path) -> None:
+    args = ["-DVulkan_INCLUDE_DIR:PATH=resources/vulkan-headers/usr/include", "-DX:FILEPATH=/usr/lib/libx.so",
+            "-DGGML_NATIVE=OFF", "-DY=relative/untyped"]
+    assert cmake.absolute_paths(args, tmp_path) == [
+        f"-DVulkan_INCLUDE_DIR:PATH={tmp_path.resolve()}/resources/vulkan-headers/usr/include",
+        "-DX:FILEPATH=/usr/lib/libx.so", "-DGGML_NATIVE=OFF", "-DY=relative/untyped"]

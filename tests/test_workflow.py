@@ -188,6 +188,22 @@ def test_warm_condition_shares_one_server_fresh_ones_do_not(run: dict) -> None:
         assert not any(rec["server"]["shared"] for rec in fresh)
 
 
+def test_the_terminal_shows_each_stage_and_the_cells_done_with_the_time_left(run: dict) -> None:
+    """What `snakemake all` printed while it ran: the stages' progress, cells done / total and an estimate of the
+    time left from the wall times of the cells measured so far."""
+    total = len(TASKS) * len(CONDITIONS) * REPEATS
+    lines = [ln for ln in run["result"].stderr.splitlines() if ln.startswith("specbench progress: ")]
+    assert any(ln.startswith("specbench progress: conversion to GGUF (") for ln in lines), lines
+    counts = [ln for ln in lines if ln.startswith("specbench progress: cells ")]
+    assert counts[-1].startswith(f"specbench progress: cells {total} of {total} done ({total} measured now; ")
+    estimates = [ln for ln in counts if " left" in ln and "about " in ln]
+    assert estimates, counts
+    mean = sum(_record(run, t, c, r)["timing"]["cell_wall_s"] for t in TASKS for c in CONDITIONS
+               for r in range(1, REPEATS + 1)) / total
+    last = float(counts[-1].rsplit("; ", 1)[1].split(" s a cell")[0])
+    assert last == pytest.approx(mean, abs=0.051)  # the records' own wall times
+
+
 def test_watch_and_attempts_are_recorded(run: dict) -> None:
     record = _record(run, "essay", "off", 1)
     assert record["attempt"] == 1 and record["rejected_attempts"] == []

@@ -71,11 +71,25 @@ def build_env(source: Path) -> dict[str, str]:
     return {**os.environ, "GIT_CEILING_DIRECTORIES": str(source.resolve().parent)}
 
 
+_TYPED_PATH = re.compile(r"^(-D[A-Za-z0-9_]+:(?:PATH|FILEPATH)=)(.+)$")
+
+
+def absolute_paths(cmake_args: list[str], base: Path) -> list[str]:
+    """``-DX:PATH=dir`` and ``-DX:FILEPATH=file`` given relative, made absolute against ``base`` (the working
+    directory; CMake itself would take them relative to the source folder it is reading)."""
+    out = []
+    for arg in cmake_args:
+        match = _TYPED_PATH.match(arg)
+        value = match.group(2) if match else ""
+        out.append(f"{match.group(1)}{(base / value).resolve()}" if match and not Path(value).is_absolute() else arg)
+    return out
+
+
 def build(source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], backend: str, targets: list[str],
           jobs: int) -> dict[str, Any]:
     """Configure and build ``targets`` for ``backend``; copy the binaries to ``out_dir/bin`` and write
     ``out_dir/manifest.json``."""
-    argv = [*cmake_args, *cmake_options(backend)]
+    argv = [*absolute_paths(cmake_args, Path.cwd()), *cmake_options(backend)]
     cuda = backend == "cuda"
     started = time.monotonic()
     env = build_env(source)

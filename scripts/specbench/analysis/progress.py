@@ -1,0 +1,184 @@
+"""What a user running the workflow sees while it runs: the stage that is working (the last progress line of its log:
+the download, the llama.cpp build, the conversion) and, for the cells, done / total with the time left estimated from
+the wall times the cell records hold. ``ProgressWatch`` is a thread of the main Snakemake process (started by the
+Snakefile's ``onstart``); it only reads what the jobs write, so it is no rule's code and reruns nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+from typing import TextIO
+
+PREFIX = "specbench progress:"
+# The logs of the long stages (rules' log: paths), each with what it is called in a progress line
+STAGE_LOGS = (
+    ("llama.cpp download", "logs/llama_cpp/fetch.log"),
+    ("llama.cpp source", "logs/llama_cpp/source.log"),
+    ("llama.cpp build", "logs/llama_cpp/build.log"),
+    ("model download", "logs/models/*.download.log"),
+    ("dataset download", "logs/datasets/*.log"),
+    ("tiny model", "logs/models/*.tiny.log"),
+    ("conversion to GGUF", "logs/models/*.convert.log"),
+    ("quantization", "logs/models/*.quantize.log"),
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+READ_AT_START = 200  # records already there read for the estimate (the newest): enough, and fast on big matrices
+
+
+def duration(seconds: float) -> str:
+    """'45 s', '7 min', '2 h 05 min'."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def estimate_left(walls: Mapping[str, Sequence[float]], remaining: Mapping[str, int]) -> float | None:
+    """Seconds left: each remaining cell at the mean wall time of the measured cells of its condition (of all measured
+    cells where its condition has none yet); None before any cell was measured."""
+    measured = [w for values in walls.values() for w in values]
+    if not measured:
+        return None
+    overall = fmean(measured)
+    return sum(n * (fmean(walls[c]) if walls.get(c) else overall) for c, n in remaining.items())
+
+
+def cells_line(done: int, total: int, walls: Mapping[str, Sequence[float]], remaining: Mapping[str, int],
+               measured_now: int) -> str:
+    """'specbench progress: cells 37 of 144 done (12 measured now; 4.1 s a cell); about 7 min left' (the mean wall
+    time of every measured cell, also of those an earlier run measured)."""
+    line = f"{PREFIX} cells {done} of {total} done"
+    if measured_now:
+        recent = [w for values in walls.values() for w in values]
+        line += f" ({measured_now} measured now; {fmean(recent):.1f} s a cell)"
+    left = estimate_left(walls, remaining)
+    if done >= total:
+        return line
+    return line + (f"; about {duration(left)} left" if left is not None else "; time left: after the first cell")
+
+
+def last_progress(text: str, width: int = 110) -> str:
+    """The last thing a log says, as one short line: its last non-empty line, or of a progress bar (carriage
+    returns) its last state, colours removed."""
+    pieces = [p.strip() for p in re.split(r"[\r\n]", _ANSI.sub("", text)) if p.strip()]
+    last = pieces[-1] if pieces else ""
+    return last if len(last) <= width else last[:width - 3] + "..."
+
+
+def _wall(path: Path) -> float | None:
+    """A cell record's wall time (``timing.cell_wall_s``; ``figures`` in version 6), None if unreadable."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        return float((record.get("timing") or record.get("figures") or {})["cell_wall_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+@dataclass
+class ProgressWatch:
+    """Every ``interval_s``, print the working stages and the cells' progress to ``out`` (lines start with PREFIX).
+
+    ``cells``: each expected cell file with its condition; ``workdir``: where the logs are. A stage line at most every
+    ``stage_every_s`` per log while it grows; a cells line when the count changed (at most every ``cells_every_s``)."""
+
+    cells: Sequence[tuple[str, str]]
+    workdir: Path = Path(".")
+    interval_s: float = 5.0
+    stage_every_s: float = 30.0
+    cells_every_s: float = 10.0
+    out: TextIO = field(default_factory=lambda: sys.stderr)
+    clock: Callable[[], float] = time.monotonic
+    _walls: dict[str, list[float]] = field(default_factory=dict)
+    _seen: set[str] = field(default_factory=set)
+    # per log: its modification time when last looked at, when this run first saw it grow, when it was last shown
+    _logs: dict[Path, tuple[float | None, float | None, float]] = field(default_factory=dict)
+    _last_cells: tuple[int, float] = (-1, float("-inf"))
+    _measured_now: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __post_init__(self) -> None:
+        present = sorted((p for p, _ in self.cells if (self.workdir / p).is_file()),
+                         key=lambda p: -(self.workdir / p).stat().st_mtime)
+        condition = dict(self.cells)
+        for path in present[:READ_AT_START]:
+            wall = _wall(self.workdir / path)
+            if wall is not None:
+                self._walls.setdefault(condition[path], []).append(wall)
+        self._seen = set(present)
+        for _, pattern in STAGE_LOGS:
+            for log in self.workdir.glob(pattern):
+                self._logs[log] = (log.stat().st_mtime, None, float("-inf"))  # written before this run
+
+    def _print(self, line: str) -> None:
+        print(line, file=self.out, flush=True)
+
+    def poll(self) -> None:
+        """One look: new cell records and growing stage logs."""
+        now = self.clock()
+        for stage, pattern in STAGE_LOGS:
+            for log in sorted(self.workdir.glob(pattern)):
+                self._stage(stage, log, now)
+        condition = dict(self.cells)
+        for path, _ in self.cells:
+            if path not in self._seen and (self.workdir / path).is_file():
+                self._seen.add(path)
+                wall = _wall(self.workdir / path)
+                if wall is not None:
+                    self._walls.setdefault(condition[path], []).append(wall)
+                    self._measured_now += 1
+        done, (shown, at) = len(self._seen), self._last_cells
+        if done != shown and (done == len(self.cells) or now - at >= self.cells_every_s):
+            remaining: dict[str, int] = {}
+            for path, cond in self.cells:
+                if path not in self._seen:
+                    remaining[cond] = remaining.get(cond, 0) + 1
+            self._print(cells_line(done, len(self.cells), self._walls, remaining, self._measured_now))
+            self._last_cells = (done, now)
+
+    def _stage(self, stage: str, log: Path, now: float) -> None:
+        try:
+            mtime = log.stat().st_mtime
+        except OSError:
+            return
+        before, first, shown = self._logs.get(log, (None, None, float("-inf")))
+        if mtime == before:
+            return
+        first = now if first is None else first
+        if now - shown >= self.stage_every_s:
+            with log.open("rb") as handle:
+                handle.seek(max(0, log.stat().st_size - 8192))
+                tail = handle.read().decode(errors="replace")
+            pattern = dict(STAGE_LOGS)[stage]
+            name = log.name.removesuffix(pattern.split("*")[1]) if "*" in pattern else ""
+            self._print(f"{PREFIX} {stage}{f' ({name})' if name else ''}, {duration(now - first)} so far: "
+                        f"{last_progress(tail)}  [{log.relative_to(self.workdir)}]")
+            shown = now
+        self._logs[log] = (mtime, first, shown)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.poll()
+            except OSError:  # a file that vanished between two looks: the next look sees the rest
+                continue
+
+    def start(self) -> ProgressWatch:
+        """Watch in a daemon thread (it ends with the Snakemake process)."""
+        self._thread = threading.Thread(target=self._run, name="specbench-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """A last look (the final count), then stop."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.interval_s + 1)
+        self.poll()

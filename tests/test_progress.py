@@ -1,0 +1,72 @@
+"""What the user sees while the workflow runs (specbench.analysis.progress): the working stage's last log line, and
+the cells done / total with the time left estimated from the records' wall times."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from specbench.analysis.progress import PREFIX, ProgressWatch, cells_line, duration, estimate_left, last_progress
+
+CMAKE = ("[ 98%] Building CXX object tools/server/CMakeFiles/llama-server-impl.dir/server.cpp.o\n"
+         "[100%] Linking CXX executable ../../bin/llama-server\n")
+BAR = ("model.safetensors:   0%|          | 0.00/1.2G [00:00<?, ?B/s]\rmodel.safetensors:  45%|\x1b[32m####\x1b[0m"
+       "      | 540M/1.2G [00:08<00:10, 67.1MB/s]\r")
+
+
+def test_the_time_left_comes_from_each_conditions_measured_cells() -> None:
+    walls = {"off": [2.0, 4.0], "mtp": [10.0]}
+    assert estimate_left(walls, {"off": 3, "mtp": 2, "dflash": 1}) == pytest.approx(3 * 3.0 + 2 * 10.0 + 1 * 16 / 3)
+    assert estimate_left({}, {"off": 3}) is None
+    assert [duration(s) for s in (45, 420, 7500)] == ["45 s", "7 min", "2 h 05 min"]
+
+
+def test_the_cells_line() -> None:
+    line = cells_line(37, 144, {"off": [4.0, 4.2]}, {"off": 107}, 2)
+    assert line == f"{PREFIX} cells 37 of 144 done (2 measured now; 4.1 s a cell); about 7 min left"
+    assert cells_line(0, 4, {}, {"off": 4}, 0).endswith("time left: after the first cell")
+    assert cells_line(4, 4, {"off": [1.0]}, {}, 4).endswith("(4 measured now; 1.0 s a cell)")
+
+
+def test_the_last_line_of_a_log_is_its_progress() -> None:
+    assert last_progress(CMAKE) == "[100%] Linking CXX executable ../../bin/llama-server"
+    assert last_progress(BAR) == "model.safetensors:  45%|####      | 540M/1.2G [00:08<00:10, 67.1MB/s]"
+    assert last_progress("x" * 300).endswith("...") and len(last_progress("x" * 300)) == 110
+
+
+def _record(work: Path, path: str, wall: float) -> None:
+    (work / path).parent.mkdir(parents=True, exist_ok=True)
+    (work / path).write_text(json.dumps({"record_version": 8, "timing": {"cell_wall_s": wall}}))
+
+
+def test_the_watch_reports_new_cells_and_growing_stage_logs(tmp_path: Path) -> None:
+    cells = [(f"results/cells/local/essay/{c}/t0.0/r{r}.json", c) for c in ("off", "mtp") for r in (1, 2)]
+    _record(tmp_path, cells[0][0], 3.0)  # from an earlier run: counted as done, its wall time used
+    log = tmp_path / "logs/llama_cpp/build.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("[ 10%] Building C object ggml/src/ggml.c.o\n")
+    os.utime(log, (1, 1))
+    now = [100.0]
+    out = io.StringIO()
+    watch = ProgressWatch(cells, workdir=tmp_path, out=out, clock=lambda: now[0])
+    watch.poll()
+    assert out.getvalue().splitlines() == [f"{PREFIX} cells 1 of 4 done; about 9 s left"]
+    log.write_text(CMAKE)  # the build goes on
+    _record(tmp_path, cells[2][0], 9.0)
+    now[0] = 105.0  # within cells_every_s: the count changed but is not shown yet
+    watch.poll()
+    assert out.getvalue().splitlines()[1:] == [
+        f"{PREFIX} llama.cpp build, 0 s so far: [100%] Linking CXX executable ../../bin/llama-server  "
+        "[logs/llama_cpp/build.log]"]
+    now[0] = 111.0
+    watch.poll()
+    line = out.getvalue().splitlines()[2]
+    assert line == f"{PREFIX} cells 2 of 4 done (1 measured now; 6.0 s a cell); about 12 s left"
+    _record(tmp_path, cells[1][0], 3.0)
+    _record(tmp_path, cells[3][0], 9.0)
+    watch.stop()  # the last look: everything done, shown at once
+    assert out.getvalue().splitlines()[-1] == f"{PREFIX} cells 4 of 4 done (3 measured now; 6.0 s a cell)"
