@@ -86,7 +86,8 @@ class ProgressWatch:
     """Every ``interval_s``, print the working stages and the cells' progress to ``out`` (lines start with PREFIX).
 
     ``cells``: each expected cell file with its condition; ``workdir``: where the logs are. A stage line at most every
-    ``stage_every_s`` per log while it grows; a cells line when the count changed (at most every ``cells_every_s``)."""
+    ``stage_every_s`` per log while it grows; a cells line when the count changed (at most every ``cells_every_s``),
+    so a run that measures no cell prints none."""
 
     cells: Sequence[tuple[str, str]]
     workdir: Path = Path(".")
@@ -113,6 +114,7 @@ class ProgressWatch:
             if wall is not None:
                 self._walls.setdefault(condition[path], []).append(wall)
         self._seen = set(present)
+        self._last_cells = (len(present), float("-inf"))  # the first line comes with the first cell of this run
         for _, pattern in STAGE_LOGS:
             for log in self.workdir.glob(pattern):
                 self._logs[log] = (log.stat().st_mtime, None, float("-inf"))  # written before this run
