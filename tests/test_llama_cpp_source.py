@@ -79,7 +79,7 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def test_git_route_checks_out_the_pinned_commit(tmp_path: Path) -> None:
+def _upstream(tmp_path: Path) -> tuple[Path, list[str]]:
     upstream = tmp_path / "upstream"
     _make_tree(upstream)
     subprocess.run(["git", "init", "-q", str(upstream)], check=True)
@@ -87,7 +87,11 @@ def test_git_route_checks_out_the_pinned_commit(tmp_path: Path) -> None:
         (upstream / "CHANGES").write_text(name)
         _git(upstream, "add", "-A")
         _git(upstream, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", name)
-    first = _git(upstream, "rev-list", "--max-parents=0", "HEAD")
+    return upstream, _git(upstream, "rev-list", "--reverse", "HEAD").split()
+
+
+def test_git_route_checks_out_the_pinned_commit(tmp_path: Path) -> None:
+    upstream, (first, _second) = _upstream(tmp_path)
     info = git_checkout(str(upstream), first[:7], tmp_path / "src", "first commit")
     assert info["commit"] == first
     assert (tmp_path / "src" / "CHANGES").read_text() == "first"
@@ -123,17 +127,6 @@ def test_a_git_checkout_still_reports_its_own_commit(tmp_path: Path) -> None:
     _git(tree, "add", "-A")
     _git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "llama.cpp")
     assert _commit_seen_by_build_info(tree, build_env(tree)) == _git(tree, "rev-parse", "--short", "HEAD")
-
-
-def _upstream(tmp_path: Path) -> tuple[Path, list[str]]:
-    upstream = tmp_path / "upstream"
-    _make_tree(upstream)
-    subprocess.run(["git", "init", "-q", str(upstream)], check=True)
-    for name in ("first", "second"):
-        (upstream / "CHANGES").write_text(name)
-        _git(upstream, "add", "-A")
-        _git(upstream, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", name)
-    return upstream, _git(upstream, "rev-list", "--reverse", "HEAD").split()
 
 
 def test_the_git_clone_is_the_fetch_steps_and_the_source_step_needs_no_network(tmp_path: Path) -> None:
