@@ -3,6 +3,7 @@ the cells done / total with the time left estimated from the records' wall times
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
@@ -10,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from specbench.analysis.progress import PREFIX, ProgressWatch, cells_line, duration, estimate_left, last_progress
+from specbench.analysis.progress import (
+    PREFIX,
+    ProgressWatch,
+    cells_line,
+    duration,
+    estimate_left,
+    last_progress,
+    running_outputs,
+)
 
 CMAKE = ("[ 98%] Building CXX object tools/server/CMakeFiles/llama-server-impl.dir/server.cpp.o\n"
          "[100%] Linking CXX executable ../../bin/llama-server\n")
@@ -73,3 +82,26 @@ def test_the_watch_reports_new_cells_and_growing_stage_logs(tmp_path: Path) -> N
     _record(tmp_path, cells[3][0], 9.0)
     watch.stop()  # the last look: everything done, shown at once
     assert out.getvalue().splitlines()[-1] == f"{PREFIX} cells 4 of 4 done (3 measured now; 6.0 s a cell)"
+
+
+def test_a_stage_whose_job_still_runs_is_shown_though_its_log_is_quiet(tmp_path: Path) -> None:
+    """A long compile writes nothing for minutes: while Snakemake marks the build's output incomplete (its job runs),
+    the line comes again with the time so far; once the job is done, no more."""
+    log = tmp_path / "logs/llama_cpp/build.log"
+    log.parent.mkdir(parents=True)
+    marker = tmp_path / ".snakemake/incomplete" / base64.urlsafe_b64encode(b"resources/llama.cpp/build").decode()
+    marker.parent.mkdir(parents=True)
+    marker.write_text("")
+    assert running_outputs(tmp_path) == {"resources/llama.cpp/build"}
+    now, out = [0.0], io.StringIO()
+    watch = ProgressWatch([], workdir=tmp_path, out=out, clock=lambda: now[0])
+    log.write_text(CMAKE.splitlines()[0] + "\n")
+    for t in (0.0, 30.0, 60.0):
+        now[0] = t
+        watch.poll()
+    assert [line.split(" so far")[0] for line in out.getvalue().splitlines()] == [
+        f"{PREFIX} llama.cpp build, 0 s", f"{PREFIX} llama.cpp build, 30 s", f"{PREFIX} llama.cpp build, 60 s"]
+    marker.unlink()
+    now[0] = 120.0
+    watch.poll()
+    assert len(out.getvalue().splitlines()) == 3

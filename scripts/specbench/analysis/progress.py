@@ -5,6 +5,8 @@ Snakefile's ``onstart``); it only reads what the jobs write, so it is no rule's 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 import sys
@@ -17,16 +19,17 @@ from statistics import fmean
 from typing import TextIO
 
 PREFIX = "specbench progress:"
-# The logs of the long stages (rules' log: paths), each with what it is called in a progress line
+# The long stages: what a progress line calls each, its rule's log (a glob), and where its outputs go ('{name}': what
+# the log's '*' stands for), by which a running job is told (Snakemake marks the outputs of running jobs incomplete)
 STAGE_LOGS = (
-    ("llama.cpp download", "logs/llama_cpp/fetch.log"),
-    ("llama.cpp source", "logs/llama_cpp/source.log"),
-    ("llama.cpp build", "logs/llama_cpp/build.log"),
-    ("model download", "logs/models/*.download.log"),
-    ("dataset download", "logs/datasets/*.log"),
-    ("tiny model", "logs/models/*.tiny.log"),
-    ("conversion to GGUF", "logs/models/*.convert.log"),
-    ("quantization", "logs/models/*.quantize.log"),
+    ("llama.cpp download", "logs/llama_cpp/fetch.log", "resources/llama.cpp/source-"),
+    ("llama.cpp source", "logs/llama_cpp/source.log", "resources/llama.cpp/src"),
+    ("llama.cpp build", "logs/llama_cpp/build.log", "resources/llama.cpp/build"),
+    ("model download", "logs/models/*.download.log", "resources/models/{name}/hf"),
+    ("dataset download", "logs/datasets/*.log", "resources/datasets/{name}.jsonl"),
+    ("tiny model", "logs/models/*.tiny.log", "resources/models/{name}/tiny"),
+    ("conversion to GGUF", "logs/models/*.convert.log", "resources/models/{name}/"),
+    ("quantization", "logs/models/*.quantize.log", "resources/models/{name}/"),
 )
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 READ_AT_START = 200  # records already there read for the estimate (the newest): enough, and fast on big matrices
@@ -72,6 +75,20 @@ def last_progress(text: str, width: int = 110) -> str:
     return last if len(last) <= width else last[:width - 3] + "..."
 
 
+def running_outputs(workdir: Path) -> set[str]:
+    """The outputs of the jobs running now, from Snakemake's markers (``.snakemake/incomplete/``: each output's path,
+    urlsafe base64, split into '@'-prefixed folders when long); empty when there are none or they cannot be read."""
+    root, found = workdir / ".snakemake" / "incomplete", set()
+    for marker in (root.rglob("*") if root.is_dir() else ()):
+        if marker.is_file():
+            encoded = "".join(part.removeprefix("@") for part in marker.relative_to(root).parts)
+            try:
+                found.add(base64.urlsafe_b64decode(encoded).decode())
+            except (binascii.Error, ValueError):
+                continue
+    return found
+
+
 def _wall(path: Path) -> float | None:
     """A cell record's wall time (``timing.cell_wall_s``; ``figures`` in version 6), None if unreadable."""
     try:
@@ -115,7 +132,7 @@ class ProgressWatch:
                 self._walls.setdefault(condition[path], []).append(wall)
         self._seen = set(present)
         self._last_cells = (len(present), float("-inf"))  # the first line comes with the first cell of this run
-        for _, pattern in STAGE_LOGS:
+        for _, pattern, _ in STAGE_LOGS:
             for log in self.workdir.glob(pattern):
                 self._logs[log] = (log.stat().st_mtime, None, float("-inf"))  # written before this run
 
@@ -124,10 +141,12 @@ class ProgressWatch:
 
     def poll(self) -> None:
         """One look: new cell records and growing stage logs."""
-        now = self.clock()
-        for stage, pattern in STAGE_LOGS:
+        now, running = self.clock(), running_outputs(self.workdir)
+        for stage, pattern, outputs in STAGE_LOGS:
             for log in sorted(self.workdir.glob(pattern)):
-                self._stage(stage, log, now)
+                name = log.name.removesuffix(pattern.split("*")[1]) if "*" in pattern else ""
+                busy = any(out.startswith(outputs.format(name=name)) for out in running)
+                self._stage(f"{stage} ({name})" if name else stage, log, now, busy)
         condition = dict(self.cells)
         for path, _ in self.cells:
             if path not in self._seen and (self.workdir / path).is_file():
@@ -145,23 +164,23 @@ class ProgressWatch:
             self._print(cells_line(done, len(self.cells), self._walls, remaining, self._measured_now))
             self._last_cells = (done, now)
 
-    def _stage(self, stage: str, log: Path, now: float) -> None:
+    def _stage(self, stage: str, log: Path, now: float, busy: bool) -> None:
+        """A line for a stage whose log grew since the last look, or whose job still runs (a long compile writes
+        nothing for minutes), at most every ``stage_every_s``."""
         try:
             mtime = log.stat().st_mtime
         except OSError:
             return
         before, first, shown = self._logs.get(log, (None, None, float("-inf")))
-        if mtime == before:
+        if mtime == before and not (busy and first is not None):
             return
         first = now if first is None else first
         if now - shown >= self.stage_every_s:
             with log.open("rb") as handle:
                 handle.seek(max(0, log.stat().st_size - 8192))
                 tail = handle.read().decode(errors="replace")
-            pattern = dict(STAGE_LOGS)[stage]
-            name = log.name.removesuffix(pattern.split("*")[1]) if "*" in pattern else ""
-            self._print(f"{PREFIX} {stage}{f' ({name})' if name else ''}, {duration(now - first)} so far: "
-                        f"{last_progress(tail)}  [{log.relative_to(self.workdir)}]")
+            self._print(f"{PREFIX} {stage}, {duration(now - first)} so far: {last_progress(tail)}  "
+                        f"[{log.relative_to(self.workdir)}]")
             shown = now
         self._logs[log] = (mtime, first, shown)
 
