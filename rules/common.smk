@@ -39,7 +39,7 @@ RUN_ORDER = {
 }
 LLAMA_SOURCE = sb_config.llama_source(config, base=BASE)
 HOST_CPU = host_cpu()
-# What llama_cpp_fetch downloads (a local rule on a cluster): the git checkout, or the source archive
+# What llama_cpp_fetch downloads (on the submitting host of a cluster run) - the git checkout, or the archive
 LLAMA_FETCHED = (
     "resources/llama.cpp/source-git"
     if LLAMA_SOURCE["kind"] == "git"
