@@ -71,7 +71,7 @@ def last_progress(text: str, width: int = 110) -> str:
     """The last thing a log says, as one short line: its last non-empty line, or of a progress bar (carriage
     returns) its last state, colours removed."""
     pieces = [p.strip() for p in re.split(r"[\r\n]", _ANSI.sub("", text)) if p.strip()]
-    last = pieces[-1] if pieces else ""
+    last = pieces[-1] if pieces else "(no output yet)"
     return last if len(last) <= width else last[:width - 3] + "..."
 
 
