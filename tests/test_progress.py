@@ -18,6 +18,7 @@ from specbench.analysis.progress import (
     duration,
     estimate_left,
     last_progress,
+    pace_of,
     running_outputs,
 )
 
@@ -32,6 +33,14 @@ def test_the_time_left_comes_from_each_conditions_measured_cells() -> None:
     assert estimate_left(walls, {"off": 3, "mtp": 2, "dflash": 1}) == pytest.approx(3 * 3.0 + 2 * 10.0 + 1 * 16 / 3)
     assert estimate_left({}, {"off": 3}) is None
     assert [duration(s) for s in (45, 420, 7500)] == ["45 s", "7 min", "2 h 05 min"]
+
+
+def test_the_pace_of_finishing_cells_scales_the_estimate() -> None:
+    local = [(100.0, 3.0), (104.0, 3.0), (108.0, 3.0), (112.0, 3.0)]  # 1 s of job overhead between 3-s cells
+    assert pace_of(local[:2]) == 1.0 and pace_of(local) == pytest.approx(4 / 3)
+    cluster = [(100.0, 8.0), (101.0, 8.0), (102.0, 8.0), (103.0, 8.0), (104.0, 8.0)]  # 8-s cells, 8 at once
+    assert pace_of(list(reversed(cluster))) == pytest.approx(1 / 8)
+    assert estimate_left({"off": [3.0]}, {"off": 10}, pace_of(local)) == pytest.approx(40.0)
 
 
 def test_the_cells_line() -> None:

@@ -1,12 +1,15 @@
 """What a user running the workflow sees while it runs: the stage that is working (the last progress line of its log:
 the download, the llama.cpp build, the conversion) and, for the cells, done / total with the time left estimated from
-the wall times the cell records hold. ``ProgressWatch`` is a thread of the main Snakemake process (started by the
-Snakefile's ``onstart``); it only reads what the jobs write, so it is no rule's code and reruns nothing."""
+what the cell records hold: each condition's wall times, scaled by the pace at which this run's cells finish (their
+``ended_at``: the jobs' overhead between cells, or cells measured side by side on a cluster). ``ProgressWatch`` is a
+thread of the main Snakemake process (started by the Snakefile's ``onstart``); it only reads what the jobs write, so
+it is no rule's code and reruns nothing."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import datetime as dt
 import json
 import re
 import sys
@@ -43,25 +46,37 @@ def duration(seconds: float) -> str:
     return f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def estimate_left(walls: Mapping[str, Sequence[float]], remaining: Mapping[str, int]) -> float | None:
+def estimate_left(walls: Mapping[str, Sequence[float]], remaining: Mapping[str, int],
+                  pace: float = 1.0) -> float | None:
     """Seconds left: each remaining cell at the mean wall time of the measured cells of its condition (of all measured
-    cells where its condition has none yet); None before any cell was measured."""
+    cells where its condition has none yet), times ``pace``; None before any cell was measured."""
     measured = [w for values in walls.values() for w in values]
     if not measured:
         return None
     overall = fmean(measured)
-    return sum(n * (fmean(walls[c]) if walls.get(c) else overall) for c, n in remaining.items())
+    return pace * sum(n * (fmean(walls[c]) if walls.get(c) else overall) for c, n in remaining.items())
+
+
+def pace_of(finished: Sequence[tuple[float, float]]) -> float:
+    """How the time between this run's cells finishing compares with their own wall times (``finished``: each cell's
+    end, seconds since the epoch, and its wall time, from the records): above 1 the job overhead between cells, below
+    1 cells measured side by side (a cluster); 1 until three cells of this run are in."""
+    if len(finished) < 3:
+        return 1.0
+    ordered = sorted(finished)
+    gap = (ordered[-1][0] - ordered[0][0]) / (len(ordered) - 1)  # each gap ends with one of the later cells
+    return gap / fmean(wall for _, wall in ordered[1:])
 
 
 def cells_line(done: int, total: int, walls: Mapping[str, Sequence[float]], remaining: Mapping[str, int],
-               measured_now: int) -> str:
+               measured_now: int, pace: float = 1.0) -> str:
     """'specbench progress: cells 37 of 144 done (12 measured now; 4.1 s a cell); about 7 min left' (the mean wall
     time of every measured cell, also of those an earlier run measured)."""
     line = f"{PREFIX} cells {done} of {total} done"
     if measured_now:
         recent = [w for values in walls.values() for w in values]
         line += f" ({measured_now} measured now; {fmean(recent):.1f} s a cell)"
-    left = estimate_left(walls, remaining)
+    left = estimate_left(walls, remaining, pace)
     if done >= total:
         return line
     return line + (f"; about {duration(left)} left" if left is not None else "; time left: after the first cell")
@@ -89,13 +104,18 @@ def running_outputs(workdir: Path) -> set[str]:
     return found
 
 
-def _wall(path: Path) -> float | None:
-    """A cell record's wall time (``timing.cell_wall_s``; ``figures`` in version 6), None if unreadable."""
+def _timed(path: Path) -> tuple[float, float | None] | None:
+    """A cell record's wall time (``timing.cell_wall_s``; ``figures`` in version 6) and its end (``ended_at``, seconds
+    since the epoch, None if absent); None if unreadable."""
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-        return float((record.get("timing") or record.get("figures") or {})["cell_wall_s"])
+        wall = float((record.get("timing") or record.get("figures") or {})["cell_wall_s"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    try:
+        return wall, dt.datetime.fromisoformat(record["ended_at"]).timestamp()
+    except (KeyError, TypeError, ValueError):
+        return wall, None
 
 
 @dataclass
@@ -119,6 +139,7 @@ class ProgressWatch:
     _logs: dict[Path, tuple[float | None, float | None, float]] = field(default_factory=dict)
     _last_cells: tuple[int, float] = (-1, float("-inf"))
     _measured_now: int = 0
+    _finished: list[tuple[float, float]] = field(default_factory=list)  # this run's cells: end, wall time
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -127,9 +148,9 @@ class ProgressWatch:
                          key=lambda p: -(self.workdir / p).stat().st_mtime)
         condition = dict(self.cells)
         for path in present[:READ_AT_START]:
-            wall = _wall(self.workdir / path)
-            if wall is not None:
-                self._walls.setdefault(condition[path], []).append(wall)
+            timed = _timed(self.workdir / path)
+            if timed is not None:
+                self._walls.setdefault(condition[path], []).append(timed[0])
         self._seen = set(present)
         self._last_cells = (len(present), float("-inf"))  # the first line comes with the first cell of this run
         for _, pattern, _ in STAGE_LOGS:
@@ -151,17 +172,20 @@ class ProgressWatch:
         for path, _ in self.cells:
             if path not in self._seen and (self.workdir / path).is_file():
                 self._seen.add(path)
-                wall = _wall(self.workdir / path)
-                if wall is not None:
-                    self._walls.setdefault(condition[path], []).append(wall)
+                timed = _timed(self.workdir / path)
+                if timed is not None:
+                    self._walls.setdefault(condition[path], []).append(timed[0])
                     self._measured_now += 1
+                    if timed[1] is not None:
+                        self._finished.append((timed[1], timed[0]))
         done, (shown, at) = len(self._seen), self._last_cells
         if done != shown and (done == len(self.cells) or now - at >= self.cells_every_s):
             remaining: dict[str, int] = {}
             for path, cond in self.cells:
                 if path not in self._seen:
                     remaining[cond] = remaining.get(cond, 0) + 1
-            self._print(cells_line(done, len(self.cells), self._walls, remaining, self._measured_now))
+            self._print(cells_line(done, len(self.cells), self._walls, remaining, self._measured_now,
+                                   pace_of(self._finished)))
             self._last_cells = (done, now)
 
     def _stage(self, stage: str, log: Path, now: float, busy: bool) -> None:
