@@ -29,6 +29,7 @@ def environment(build: dict[str, Any], model: dict[str, Any], draft: dict[str, A
     listed = ", ".join(f"{d.get('name')}: {d.get('description')}" for d in where.get("llama_devices") or [])
     devices = ", ".join(f"{d.get('name')} ({d.get('uuid')})" for d in gpu.get("devices", [])) or \
         (f"{listed} (llama-server --list-devices)" if listed else
+         "none: a CPU build" if where.get("backend") == "cpu" else
          f"no NVIDIA GPU seen (NVML: {gpu.get('error') or gpu.get('nvml')})")
     source = build.get("source", {})
     started = cells.started_at.dropna()
