@@ -12,14 +12,11 @@ from typing import Any
 from ..core.entry import fail, logged_to
 from ..core.files import sha256_file, write_json_atomic
 from ..core.hub import HubUnreachable, snapshot
+from .errors import PreparationError
 
 # How to run without the hub, for a model (the config's alternatives to models.<role>.source: hf)
 LOCAL_MODEL = ("point the config at local files instead: models.<role>.source: checkpoint (a Hugging Face-layout "
                "folder) or gguf (a ready GGUF file)")
-
-
-class PreparationError(RuntimeError):
-    """A preparation step failed; the message says which and where to look."""
 
 
 def file_manifest(root: Path) -> list[dict[str, Any]]:
