@@ -117,3 +117,18 @@ def test_the_readmes_snakemake_commands_plan_in_a_fresh_clone(clone: Path) -> No
         assert result.returncode == 0, f"{' '.join(argv)}: {result.stderr[-2000:]}"
         assert "Using workflow specific profile profiles/default" in result.stdout + result.stderr
         assert "rule llama_cpp_build:" in result.stdout + result.stderr  # a whole run is planned
+
+
+def _section_commands(name: str, heading: str) -> list[str]:
+    """The bash blocks of one section (``## heading``) of a document."""
+    text = (REPO / name).read_text()
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return [m.group(2).strip() for m in _FENCE.finditer(section) if m.group(1) == "bash"]
+
+
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    [command] = _section_commands("README.md", "Tests")
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert command in ci, "the README's test command is not a line of .ci/run"
+    assert command.endswith("-m pytest"), "the test command must run the whole test suite"
+    assert command in (REPO / "docs" / "development.md").read_text()
