@@ -316,6 +316,11 @@ def sweeps_of(conditions: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
     return out
 
 
+# The figures' file names, in report_figures' order (rule report writes each beside the report, for snakemake --report
+# and the Markdown report)
+FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png")
+
+
 def report_figures(tables: dict[str, pd.DataFrame], baseline: str, tasks: Sequence[str],
                    conditions: Sequence[str],
                    sweeps: Mapping[str, Mapping[str, Any]] | None = None) -> list[tuple[str, bytes]]:

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.summaries import NOISE_LIMIT
+from ..core.backends import WATCH_NONE
 from .environment import ceiling_rows
 from .machines import MachineView, _machines
 from .model import (
@@ -34,7 +35,7 @@ from .model import (
     records,
     verdict_tone,
 )
-from .variations import prompt_sections, sweep_sections
+from .variations import prompt_column, prompt_sections, sweep_sections
 
 # ---------------------------------------------------------------------------------------------------------------
 # The sections
@@ -237,11 +238,6 @@ def _identity(identity: pd.DataFrame, baseline: str) -> Section:
         records(identity)))
 
 
-def _prompt_column(cells: pd.DataFrame) -> list[Column]:
-    """The prompt coordinate's column, where some task of these cells has a prompt set."""
-    return [Column("prompt", "prompt", text=True)] if (cells.prompt != "").any() else []
-
-
 def _gsm8k(cells: pd.DataFrame, stand_in_tasks: Sequence[str]) -> list[Section]:
     checked = cells[cells.gsm8k_total.notna()]
     if checked.empty:
@@ -254,7 +250,7 @@ def _gsm8k(cells: pd.DataFrame, stand_in_tasks: Sequence[str]) -> list[Section]:
                       "at the token limit inside a problem gives none there). *answered*: problems with an answer so "
                       "read; a text that only repeats itself answers nothing."))
     return [Section("task-checks", "Task checks (GSM8K answers)", notes, Table(
-        [TASK, *_prompt_column(checked), CONDITION, TEMPERATURE, REPEAT,
+        [TASK, *prompt_column(checked), CONDITION, TEMPERATURE, REPEAT,
          Column("answered", lambda r: (r["gsm8k_answered"], r["gsm8k_total"]), lambda p: f"{p[0]}/{p[1]}"),
          Column("correct", lambda r: (r["gsm8k_correct"], r["gsm8k_total"]), lambda p: f"{p[0]}/{p[1]}"),
          Column("wrong answers (extracted vs reference)", "gsm8k_wrong", _gsm8k_wrong, text=True)],
@@ -284,10 +280,21 @@ def _warm(cells: pd.DataFrame) -> list[Section]:
     return [Section("warm", "Fresh vs warm n-gram server", [Note(
         "A warm condition answers several cells in order on one server (position 1, 2, ...); the fresh one starts a "
         "server per cell."), *notes], Table(
-        [TASK, *_prompt_column(warm), CONDITION, TEMPERATURE, REPEAT, Column("scope", "server_scope", text=True),
+        [TASK, *prompt_column(warm), CONDITION, TEMPERATURE, REPEAT, Column("scope", "server_scope", text=True),
          Column("position", "server_position"), Column("server pid", "server_pid"),
          Column("tok/s", "tokens_per_s", digits(1), link="run")],
         records(warm)))]
+
+
+def _unwatched(cells: pd.DataFrame) -> list[Note]:
+    """A warning naming the backends whose cells' GPU was not watched (no per-process accounting, or no NVML)."""
+    unwatched = cells[cells.gpu_watch == WATCH_NONE]
+    if unwatched.empty:
+        return []
+    backends = ", ".join(sorted(set(unwatched.backend.dropna()))) or "unknown"
+    return [Note(f"**GPU not watched** in {len(unwatched)} of {len(cells)} cell(s) (backend {backends}: no "
+                 "per-process GPU accounting, or no NVML): another process on that GPU would not have been seen, so "
+                 "those cells are marked *not watched* under Runs; CPU contention was still judged.", "warn")]
 
 
 def _contention(cells: pd.DataFrame) -> Section:
@@ -296,7 +303,7 @@ def _contention(cells: pd.DataFrame) -> Section:
                 f"{len(rejected)} cell(s).")
     table = Table([Column("cell", "cell_file", files=True, text=True), Column("rejected attempts", "rejected_attempts"),
                    Column("reasons", "rejected_reasons", lambda r: joined(r, "; "), text=True)], records(rejected))
-    return Section("contention", "Contention", [note], table if len(rejected) else None)
+    return Section("contention", "Contention", [note, *_unwatched(cells)], table if len(rejected) else None)
 
 
 def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
@@ -306,13 +313,19 @@ def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
     return Section("ceiling", "Memory-bandwidth ceiling", [Note(note)], table if rows else None, markdown=False)
 
 
+def _watch_mark(watch: Any) -> str:
+    """How a cell's GPU was watched, as the Runs table shows it ('not watched' stands out)."""
+    return "not watched" if watch == WATCH_NONE else "" if is_missing(watch) else str(watch)
+
+
 def _runs(cells: pd.DataFrame) -> Section:
     return Section("runs", "Runs", table=Table(
         [Column("cell", "cell_file", files=True, text=True),
          Column("tok/s (server)", "tokens_per_s", digits(1), link="run"),
          Column("tok/s (client)", "client_tokens_per_s", digits(1)), Column("tokens", "predicted_n"),
          Column("drafted", "draft_n"), Column("accepted", "draft_n_accepted"), Column("server pid", "server_pid"),
-         Column("pos", "server_position"), Column("attempt", "attempt"), Column("overhead s", "overhead_s")],
+         Column("pos", "server_position"), Column("attempt", "attempt"), Column("overhead s", "overhead_s"),
+         Column("GPU watch", "gpu_watch", _watch_mark, text=True, tone=lambda v: "warn" if v == WATCH_NONE else "")],
         records(cells)))
 
 
@@ -367,7 +380,7 @@ def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd
         *_speed_sections(summary, baseline),
         *prompt_sections(tables, baseline),
         *sweep_sections(summary, tables["acceptance"], sweeps or {}),
-        Section("figures", "Figures", figures=figures, markdown=False),
+        Section("figures", "Figures", figures=figures, markdown=any(f.file for f in figures)),
         _acceptance(tables["acceptance"], baseline),
         _identity(tables["identity"], baseline),
         *_gsm8k(cells, facts.stand_in_tasks),

@@ -27,6 +27,11 @@ from .model import (
 )
 
 
+def prompt_column(cells: pd.DataFrame) -> list[Column]:
+    """The prompt coordinate's column, where some task of these cells has a prompt set."""
+    return [Column("prompt", "prompt", text=True)] if (cells.prompt != "").any() else []
+
+
 def _sd(value: Any) -> str:
     return "n/a" if is_missing(value) else f"{value:.3f}"
 
