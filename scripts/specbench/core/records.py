@@ -2,7 +2,8 @@
 
 8: the build's backend (``machine.backend``, ``provenance.llama_cpp.backend`` instead of ``cuda``), the devices
 ``llama-server --list-devices`` listed where the cell ran (``machine.llama_devices``) and how its GPU was watched
-(``contention.gpu_watch``, ``contention.backend``).
+(``contention.gpu_watch``, ``contention.backend``), and the cell's ``prompt``, the member of its task's prompt set
+('' for a task of one prompt).
 7: the record holds only what was measured (``timing`` instead of derived ``figures``, the speculative lines of the
 server log as ``server.log_lines``, the GSM8K ``references`` it was asked about); GSM8K scores and log-derived
 figures are computed when the table is built. 6: ``server.scope``. 5: ``cell.machine``."""
