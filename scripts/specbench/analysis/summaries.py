@@ -38,7 +38,7 @@ import pandas as pd
 
 from ..core.matrix import DEFAULT_MACHINE
 from .intervals import ratio_interval, runs_for_precision
-from .table import GROUP, MACHINE, machines_of
+from .table import GROUP, MACHINE, compare_tokens, machines_of
 
 SPEED_COLUMNS = ["task", "condition", "temperature", "runs", "mean_tokens_per_s", "median_tokens_per_s",
                  "min_tokens_per_s", "max_tokens_per_s", "cv", "tokens_per_s_values", "cells"]
@@ -174,8 +174,8 @@ def acceptance(cells: pd.DataFrame) -> pd.DataFrame:
 
 def identity(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """Per task x condition at temperature 0: repeats compared with the baseline (for the baseline itself, its
-    repeats with its first: ``control``), how many identical, and the token counts and first differences of the
-    others."""
+    repeats with its first: ``control``; a warm server's repeats also with its own first, a second, control row),
+    how many identical, and the token counts and first differences of the others."""
     greedy = cells[(cells.temperature == 0.0) & cells.compared_repeat.notna()]
     base_files = cells[(cells.temperature == 0.0) & (cells.condition == baseline)].set_index(["task", "repeat"])
     rows = []
@@ -195,7 +195,31 @@ def identity(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
             "first_differences": [int(i) for i in differing.first_difference],
             "cells": sorted(c for c in behind if c),
         })
-    return pd.DataFrame(rows, columns=IDENTITY_COLUMNS)
+    return pd.DataFrame(rows + _warm_controls(cells, baseline), columns=IDENTITY_COLUMNS)
+
+
+def _warm_controls(cells: pd.DataFrame, baseline: str) -> list[dict]:
+    """For a condition served by one warm server: its later repeats at temperature 0 against its own first (the
+    study's "the second answer equals the first"), as a control row."""
+    warm = cells[(cells.temperature == 0.0) & (cells.condition != baseline)
+                 & cells.server_shared.fillna(False).astype(bool)]
+    rows = []
+    for (task, condition), group in warm.groupby(["task", "condition"], sort=True):
+        first = group[group.repeat == 1]
+        later = group[group.repeat != 1].sort_values("repeat")
+        if first.empty or later.empty:
+            continue
+        reference = first.tokens.iloc[0]
+        diffs = [(int(r.repeat), compare_tokens(r.tokens, reference), len(r.tokens)) for r in later.itertuples()]
+        differing = [(repeat, at, n) for repeat, at, n in diffs if at is not None]
+        rows.append({
+            "task": task, "condition": condition, "control": True, "repeats_compared": len(diffs),
+            "identical": len(diffs) - len(differing), "missing": 0, "all_identical": not differing,
+            "differing_repeats": [repeat for repeat, _, _ in differing],
+            "token_counts": [[n, len(reference)] for _, _, n in differing],
+            "first_differences": [int(at) for _, at, _ in differing], "cells": sorted(group.cell_file),
+        })
+    return rows
 
 
 def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:

@@ -1,5 +1,6 @@
 """Machines side by side, when a run has several (measured here or imported): what each is, the baseline's speed
-and every multiplier per machine, and the study's relative claims judged on each machine's own cells."""
+and every multiplier per machine, and the study's relative claims (those not absolute figures) on each machine's
+own cells."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..claims.model import NOT_MEASURED
+from ..claims.model import AGREES, NOT_MEASURED, REPRODUCED
 from .comparability import device_label
 from .environment import bandwidth
 from .model import (
@@ -85,13 +86,13 @@ def _machines(views: Sequence[MachineView], baseline: str, conditions: Sequence[
     for view in views:
         if view.claims is None:
             continue
-        for r in records(view.claims[view.claims.scope == "relative"]):
+        for r in records(view.claims[view.claims.scope.isin(["relative", "transfers"])]):
             claims.setdefault(r["id"], {})[view.label] = r["verdict"]
             texts[r["id"]] = r["text"]
     judged = {key: values for key, values in claims.items() if set(values.values()) - {NOT_MEASURED}}
     claim_rows = [{"id": key, "text": texts[key], "values": values} for key, values in judged.items()]
-    held = "; ".join(f"{v.label}: {sum(row['values'].get(v.label) == 'reproduced' for row in claim_rows)} of "
-                     f"{len(claim_rows)} reproduced" for v in views)
+    held = "; ".join(f"{v.label}: {sum(row['values'].get(v.label) in (REPRODUCED, AGREES) for row in claim_rows)} "
+                     f"of {len(claim_rows)} reproduced or agreeing" for v in views)
     unmeasured = len(claims) - len(judged)
     if unmeasured:
         held += (f". {unmeasured} more need tasks, conditions or temperatures no machine measured in this run (see "
@@ -111,7 +112,9 @@ def _machines(views: Sequence[MachineView], baseline: str, conditions: Sequence[
                                                  tone=lambda r: verdict_tone(r["verdict"])
                                                  if isinstance(r, Mapping) else "")], multiplier_rows)),
         Section("machines-claims", "The study's ordering and verdict claims, per machine", [Note(
-            f"Claims that hold on any hardware (scope relative), judged on each machine's cells: {held}.")],
+            "On each machine's cells: the order of tasks per method (scope transfers, the one thing the study "
+            "expects to hold elsewhere) judged; verdicts and orders of methods (scope relative) shown as agreeing "
+            f"or differing with the study: {held}. Where the text gives no temperature, at temperature 0.")],
             Table([Column("claim", "id", text=True), Column("text", "text", text=True),
                    *_by_machine(views, "values", lambda v: "" if v is None else str(v),
                                 tone=verdict_tone)], claim_rows)),

@@ -142,7 +142,8 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return frame.to_dict("records")
 
 
-VERDICT_TONES = {"reproduced": "good", "same direction": "warn", "not reproduced": "bad", "faster": "good",
+VERDICT_TONES = {"reproduced": "good", "same direction": "warn", "not reproduced": "bad", "agrees": "good",
+                 "differs": "warn", "faster": "good",
                  "slower": "bad"}
 
 

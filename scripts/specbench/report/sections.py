@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.summaries import NOISE_LIMIT
+from .claim_sections import claim_notes, claims_section, settings_section
 from .environment import ceiling_rows
 from .machines import MachineView, _machines
 from .model import (
@@ -38,6 +39,10 @@ from .model import (
 # ---------------------------------------------------------------------------------------------------------------
 # The sections
 
+PROMPTS_NOTE = ("The study published none of its prompts: this run's prompts are our own (`config/tasks/`), written "
+                "to its task descriptions, so a figure that depends on the exact prompt (token counts, acceptance, "
+                "which outputs differ, the GSM8K answers; marked *prompt-dependent*) compares answers to other text.")
+
 
 def _speeds_vs(baseline: str) -> Callable[[Any], str]:
     def show(pair: tuple[list[float], list[float]]) -> str:
@@ -55,48 +60,6 @@ def _setup(cells: pd.DataFrame, facts: Facts) -> Section:
         Note(f"{len(cells)} cells; metric: server-reported generation tokens/s (prompt processing excluded).")],
         Table([Column("item", "item", text=True), Column("value", "value", text=True)],
               [{"item": k, "value": v} for k, v in facts.environment.items()]))
-
-
-def _claim_columns(with_t1: bool) -> list[Column]:
-    columns = [Column("claim", "id", text=True), Column("text", "text", text=True),
-               Column("scope", "scope", text=True),
-               Column("prompt-dependent", "prompt_dependent", lambda v: "yes" if v is True else "", text=True),
-               Column("published", "published_text", text=True), Column("this run (T=0)", "measured_text", text=True),
-               Column("verdict", "verdict", text=True, tone=verdict_tone)]
-    if with_t1:
-        columns += [Column("this run (T=1.0)", "measured_t1_text", lambda v: "" if is_missing(v) else str(v),
-                           text=True),
-                    Column("verdict (T=1.0)", "verdict_t1", lambda v: "" if is_missing(v) else str(v), text=True,
-                           tone=verdict_tone)]
-    return [*columns, Column("detail", "detail", text=True)]
-
-
-def _claims(claims: pd.DataFrame | None, title: str = "Published claims vs this run", key: str = "claims",
-            notes: Sequence[Note] = ()) -> Section:
-    if claims is None or claims.empty:
-        return Section(key, title, [*notes, Note("No claims were evaluated.")])
-    return Section(key, title, [*notes, *_variant_notes(claims)],
-                   Table(_claim_columns("verdict_t1" in claims), records(claims)))
-
-
-def _variant_notes(claims: pd.DataFrame) -> list[Note]:
-    """Which setting of a condition with variants (DFlash: the published command vs its documented 15 tokens)
-    matches the study: how many of its claims each reproduced."""
-    if "variant_of" not in claims or claims.variant_of.isna().all():
-        return []
-    variants = claims[claims.variant_of.notna()]
-    bases = claims[claims.id.isin(set(variants.variant_of))]
-    suffixes = sorted({i.split("@", 1)[1] for i in variants.id})
-    counts = [f"the claims as published: {int((bases.verdict == 'reproduced').sum())} of {len(bases)} reproduced"]
-    for name in suffixes:
-        rows = variants[variants.id.str.endswith("@" + name)]
-        counts.append(f"with {name}: {int((rows.verdict == 'reproduced').sum())} of {len(rows)}")
-    return [Note("Claims judged against two settings (rows `id@variant`): " + "; ".join(counts) + ".")]
-
-
-def _verdict_counts(claims: pd.DataFrame) -> str:
-    counts = claims.verdict.value_counts()
-    return ", ".join(f"**{n}** {verdict}" for verdict, n in counts.items())
 
 
 def _matrix(summary: pd.DataFrame, baseline: str, conditions: Sequence[str]) -> Table:
@@ -128,13 +91,13 @@ def _answer(summary: pd.DataFrame, claims: pd.DataFrame | None, facts: Facts, co
     notes = [Note(f"Measured on **{comparability.device}**; "
                   + ("the study's setup: every claim is compared." if comparability.comparable else
                      "not the study's setup (see Comparable with the study?): absolute figures are not compared, "
-                     "orderings and verdicts are."))]
+                     "verdicts and orders of methods are shown as agreeing or differing, the order of tasks per "
+                     "method is judged.")),
+             Note(PROMPTS_NOTE)]
     items: list[Note] = []
     if claims is not None and not claims.empty:
-        notes.append(Note(f"Claims: {_verdict_counts(claims)}."))
-        failed = claims[claims.verdict == "not reproduced"]
-        items = [Note(f"Not reproduced: **{r['id']}**: {r['text']} (published {r['published_text']}; this run "
-                      f"{r['measured_text']})", "bad") for r in records(failed)]
+        counted, items = claim_notes(claims)
+        notes += counted
     notes.append(Note(f"Multiplier vs '{facts.baseline}' (mean over mean) with its 95 % interval and the study's "
                       "verdict rule; *noisy*: the baseline's own runs spread by more than "
                       f"{NOISE_LIMIT:.0%} on that task."))
@@ -145,7 +108,9 @@ def _comparability(facts: Facts) -> Section:
     comparability = facts.comparability
     verdict = ("Every fact matches: absolute figures are compared with the study's." if comparability.comparable
                else "Not every fact matches: absolute figures (tokens/s, multipliers, acceptance, token counts) are "
-                    "shown but not compared; ordering and verdict claims are checked on this setup.")
+                    "shown but not compared; verdicts and orders of methods are shown beside the study's (agrees / "
+                    "differs); the order of tasks per method, the one thing the study expects to transfer, is "
+                    "judged on this setup.")
     return Section("comparability", "Comparable with the study?", [Note(verdict)], Table(
         [Column("fact", "name", text=True), Column("study", "study", text=True),
          Column("this run", "this_run", text=True),
@@ -164,7 +129,7 @@ def _predictions(facts: Facts) -> list[Section]:
                   "**The file changed after it was stamped**: sha256 "
                   f"{check.get('recorded_sha256', '')[:12]} then, {check.get('current_sha256', '')[:12]} now.",
                   "" if not check.get("changed_after_stamp") else "bad")]
-    return [_claims(facts.predictions, "Predictions written before measuring", "predictions", notes)]
+    return [claims_section(facts.predictions, "Predictions written before measuring", "predictions", notes)]
 
 
 def _speed_sections(summary: pd.DataFrame, baseline: str) -> list[Section]:
@@ -323,7 +288,8 @@ def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd
     differing = [f.name for f in facts.comparability.facts if not f.matches]
     warnings = [] if facts.comparability.comparable else [
         f"This run is **not** on the published study's setup ({', '.join(differing)} differ): absolute figures are "
-        f"not compared with the published ones; orderings and verdicts are checked on {facts.comparability.device}."]
+        f"not compared with the published ones; the order of tasks per method is judged on "
+        f"{facts.comparability.device}, verdicts and orders of methods are shown as agreeing or differing."]
     warnings += [facts.model_note] if facts.model_note else []
     banner = Note(" ".join(warnings), "warn") if warnings else None
     count = len(facts.missing_cells)
@@ -342,7 +308,8 @@ def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd
         *_machines(machines, baseline, shown),
         _setup(cells, facts),
         _comparability(facts),
-        _claims(claims),
+        claims_section(claims),
+        *settings_section(claims),
         *_predictions(facts),
         *_speed_sections(summary, baseline),
         Section("figures", "Figures", figures=figures, markdown=False),
