@@ -36,22 +36,30 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.explanations import first_difference
 from ..core.matrix import DEFAULT_MACHINE
 from .intervals import ratio_interval, runs_for_precision
-from .table import GROUP, MACHINE, compare_tokens, machines_of
+from .table import GROUP, MACHINE, machines_of
 
 SPEED_COLUMNS = ["task", "condition", "temperature", "runs", "mean_tokens_per_s", "median_tokens_per_s",
                  "min_tokens_per_s", "max_tokens_per_s", "cv", "tokens_per_s_values", "cells"]
 SUMMARY_COLUMNS = [*SPEED_COLUMNS[:-1], "baseline_mean_tokens_per_s", "baseline_median_tokens_per_s",
                    "baseline_tokens_per_s_values", "baseline_cv", "baseline_spread", "noisy", "speedup",
                    "speedup_ci_low", "speedup_ci_high", "speedup_median", "speedup_min", "speedup_max",
-                   "runs_for_5pct", "verdict", "verdict_chance", "cells"]
+                   "runs_for_5pct", "verdict", "verdict_chance", "outputs_compared", "outputs_differ",
+                   "differing_token_counts", "divergence_kinds", "cells"]
 NOISE_LIMIT = 0.03
 ACCEPTANCE_COLUMNS = ["task", "condition", "temperature", "runs", "drafted", "accepted", "pooled_rate", "min_rate",
                       "max_rate", "predicted", "tokens_per_step", "accepted_per_step", "spec_n_max", "spec_block_size",
                       "cells"]
 IDENTITY_COLUMNS = ["task", "condition", "control", "repeats_compared", "identical", "missing", "all_identical",
-                    "differing_repeats", "token_counts", "first_differences", "cells"]
+                    "differing_repeats", "token_counts", "first_differences", "divergences", "cells"]
+# what a differing repeat's explanation says (analysis.divergence), as the identity table lists it
+DIVERGENCE_FIELDS = {"position": "first_difference", "text": "divergence_text",
+                     "reference_text": "divergence_reference_text", "before": "divergence_before",
+                     "margin_sequential": "margin_sequential", "margin_batched": "margin_batched",
+                     "rank_sequential": "rank_sequential", "rank_batched": "rank_batched",
+                     "flipped": "divergence_flipped", "replay_matches": "replay_matches", "kind": "divergence_kind"}
 
 
 def _sorted_list(values: pd.Series) -> list:
@@ -126,14 +134,38 @@ def summary(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     ]
     out["cells"] = [own if own_base else sorted(own + base)
                     for own_base, own, base in zip(is_base, out.cells, out.baseline_cells, strict=True)]
+    out = out.merge(_outputs(cells), on=GROUP, how="left")
+    for column in ("differing_token_counts", "divergence_kinds"):
+        out[column] = [v if isinstance(v, list) else [] for v in out[column]]
+    out["outputs_compared"] = out.outputs_compared.astype("Int64")
+    out["outputs_differ"] = out.outputs_differ.astype("Int64")
     return out[SUMMARY_COLUMNS].sort_values(GROUP, kind="stable").reset_index(drop=True)
 
 
+def _outputs(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per group at temperature 0: how many repeats were compared with their reference, how many differ, their
+    [own, reference] token counts and what each explanation calls the difference (so every multiplier measured on
+    different texts can say so); NA where nothing was compared."""
+    compared = cells[cells.identical.notna()]
+    rows = []
+    for key, group in compared.groupby(GROUP, sort=False):
+        differ = group[~group.identical.astype(bool)].sort_values("repeat")
+        rows.append({**dict(zip(GROUP, key, strict=True)), "outputs_compared": len(group),
+                     "outputs_differ": len(differ),
+                     "differing_token_counts": [[len(t), int(n)] for t, n in zip(differ.tokens, differ.baseline_length,
+                                                                                 strict=True)],
+                     "divergence_kinds": [None if pd.isna(k) else k for k in differ.divergence_kind]})
+    frame = pd.DataFrame(rows, columns=[*GROUP, "outputs_compared", "outputs_differ", "differing_token_counts",
+                                        "divergence_kinds"])
+    return frame.astype({"temperature": float})
+
+
 def cell_multipliers(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Every non-baseline cell's tokens/s over the mean baseline tokens/s of its task and temperature."""
+    """Every non-baseline cell's tokens/s over the mean baseline tokens/s of its task and temperature (with
+    ``identical``: its output against the baseline's at temperature 0, NA where not compared)."""
     base = _baseline(speeds(cells), baseline)[["task", "temperature", "baseline_mean_tokens_per_s"]]
     own = cells.loc[cells.condition != baseline, ["task", "condition", "temperature", "repeat", "tokens_per_s",
-                                                 "cell_file"]]
+                                                 "identical", "cell_file"]]
     out = own.merge(base, on=["task", "temperature"], how="left")
     out["multiplier"] = out.tokens_per_s / out.baseline_mean_tokens_per_s
     return out.reset_index(drop=True)
@@ -193,9 +225,20 @@ def identity(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
             "token_counts": [[len(t), int(m)] for t, m in zip(differing.tokens, differing.baseline_length,
                                                              strict=True)],
             "first_differences": [int(i) for i in differing.first_difference],
+            "divergences": [_divergence(r) for r in differing.to_dict("records")],
             "cells": sorted(c for c in behind if c),
         })
     return pd.DataFrame(rows + _warm_controls(cells, baseline), columns=IDENTITY_COLUMNS)
+
+
+def _divergence(row: dict) -> dict:
+    """A differing repeat's explanation, as the identity table lists it (None for what it does not say)."""
+    return {"repeat": int(row["repeat"]), **{key: None if _missing(row[column]) else row[column]
+                                             for key, column in DIVERGENCE_FIELDS.items()}}
+
+
+def _missing(value: object) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def _warm_controls(cells: pd.DataFrame, baseline: str) -> list[dict]:
@@ -210,14 +253,15 @@ def _warm_controls(cells: pd.DataFrame, baseline: str) -> list[dict]:
         if first.empty or later.empty:
             continue
         reference = first.tokens.iloc[0]
-        diffs = [(int(r.repeat), compare_tokens(r.tokens, reference), len(r.tokens)) for r in later.itertuples()]
+        diffs = [(int(r.repeat), first_difference(r.tokens, reference), len(r.tokens)) for r in later.itertuples()]
         differing = [(repeat, at, n) for repeat, at, n in diffs if at is not None]
         rows.append({
             "task": task, "condition": condition, "control": True, "repeats_compared": len(diffs),
             "identical": len(diffs) - len(differing), "missing": 0, "all_identical": not differing,
             "differing_repeats": [repeat for repeat, _, _ in differing],
             "token_counts": [[n, len(reference)] for _, _, n in differing],
-            "first_differences": [int(at) for _, at, _ in differing], "cells": sorted(group.cell_file),
+            "first_differences": [int(at) for _, at, _ in differing], "divergences": [],
+            "cells": sorted(group.cell_file),
         })
     return rows
 

@@ -21,8 +21,7 @@ from .model import (
     Section,
     Table,
     digits,
-    fmt_interval,
-    fmt_multiplier,
+    multiplier_cell,
     records,
     verdict_tone,
 )
@@ -76,10 +75,7 @@ def _machines(views: Sequence[MachineView], baseline: str, conditions: Sequence[
                        sorted(multipliers.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], len(order))))]
 
     def multiplier(r: Any) -> str:
-        if not isinstance(r, Mapping):
-            return ""
-        interval = fmt_interval((r["speedup_ci_low"], r["speedup_ci_high"]))
-        return f"{fmt_multiplier(r['speedup'])} [{interval}] {r['verdict']}"
+        return multiplier_cell(r, baseline)
 
     claims: dict[str, dict[str, Any]] = {}
     texts: dict[str, str] = {}
@@ -107,7 +103,8 @@ def _machines(views: Sequence[MachineView], baseline: str, conditions: Sequence[
             "width x memory clock x 2 over the GGUF's size; none for a CPU or without NVML).")],
             Table([TASK, *_by_machine(views, "values", digits(1))], speed_rows)),
         Section("machines-multipliers", f"Multipliers vs {baseline} at temperature 0, per machine", [Note(
-            "Mean over mean, its 95 % interval and the study's verdict rule, as in What this run found.")],
+            "Mean over mean, its 95 % interval and the study's verdict rule, as in What this run found, marked "
+            f"where the outputs differ from {baseline}'s.")],
             Table([TASK, CONDITION, *_by_machine(views, "values", multiplier,
                                                  tone=lambda r: verdict_tone(r["verdict"])
                                                  if isinstance(r, Mapping) else "")], multiplier_rows)),

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.summaries import NOISE_LIMIT
+from ..core.explanations import TOP_K
 from .claim_sections import claim_notes, claims_section, settings_section
 from .environment import ceiling_rows
 from .machines import MachineView, _machines
@@ -27,10 +28,13 @@ from .model import (
     Section,
     Table,
     digits,
+    fmt_divergence,
     fmt_interval,
     fmt_multiplier,
+    fmt_outputs,
     is_missing,
     joined,
+    multiplier_cell,
     percent,
     records,
     verdict_tone,
@@ -63,7 +67,8 @@ def _setup(cells: pd.DataFrame, facts: Facts) -> Section:
 
 
 def _matrix(summary: pd.DataFrame, baseline: str, conditions: Sequence[str]) -> Table:
-    """Task x condition: the multiplier, its interval and the verdict, one row per task and temperature."""
+    """Task x condition: the multiplier, its interval and the verdict, one row per task and temperature, marked
+    where it was measured on outputs that differ from the baseline's."""
     others = summary[summary.condition != baseline]
     shown = [c for c in conditions if c in set(others.condition)]
     rows = []
@@ -74,13 +79,7 @@ def _matrix(summary: pd.DataFrame, baseline: str, conditions: Sequence[str]) -> 
         rows.append(row)
 
     def cell(condition: str) -> Column:
-        def show(r: Any) -> str:
-            if not isinstance(r, Mapping):
-                return ""
-            noisy = " (noisy)" if r["noisy"] is True else ""
-            return f"{fmt_multiplier(r['speedup'])} [{fmt_interval((r['speedup_ci_low'], r['speedup_ci_high']))}] " \
-                   f"{r['verdict']}{noisy}"
-        return Column(condition, lambda row: row.get(condition), show, text=True,
+        return Column(condition, lambda row: row.get(condition), lambda r: multiplier_cell(r, baseline), text=True,
                       tone=lambda r: verdict_tone(r["verdict"]) if isinstance(r, Mapping) else "")
     return Table([TASK, TEMPERATURE, *(cell(c) for c in shown)], rows)
 
@@ -164,6 +163,8 @@ def _speed_sections(summary: pd.DataFrame, baseline: str) -> list[Section]:
                     tone=lambda v: "warn" if not is_missing(v) and v > NOISE_LIMIT else ""),
              Column("runs for +-5 %", "runs_for_5pct", lambda v: "n/a" if is_missing(v) else f"{v:.0f}"),
              Column("verdict", "verdict", text=True, tone=verdict_tone),
+             Column(f"output vs {baseline} (T=0)", lambda r: fmt_outputs(r, baseline), str, text=True,
+                    tone=lambda v: "warn" if v.startswith("differs") else ""),
              Column("runs vs baseline (tok/s)", lambda r: (r["tokens_per_s_values"], r["baseline_tokens_per_s_values"]),
                     _speeds_vs(baseline), text=True)],
             records(others))),
@@ -189,7 +190,9 @@ def _identity(identity: pd.DataFrame, baseline: str) -> Section:
          Column("not compared", "missing"), Column("all identical", "all_identical"),
          Column("tokens where different (cond vs base)", "token_counts",
                 lambda pairs: "; ".join(f"{a} vs {b}" for a, b in pairs)),
-         Column("first difference", "first_differences", joined)],
+         Column("first difference", "first_differences", joined),
+         Column("why (the baseline's own log-probabilities there)", "divergences",
+                lambda ds: "; ".join(fmt_divergence(d, TOP_K) for d in ds), text=True)],
         records(identity)))
 
 
