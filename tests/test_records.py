@@ -51,3 +51,21 @@ def test_a_current_record_is_read_as_it_is_and_older_ones_are_refused() -> None:
     assert as_current(current) is current
     with pytest.raises(RecordVersionError, match="record version 5 cannot be read"):
         as_current({**V6, "record_version": 5})
+
+
+def test_a_version_7_record_is_read_with_the_backend_its_build_recorded() -> None:
+    """Version 7 named only `cuda`: read as version 8 with that backend, the watch it implies, no device list."""
+    v7 = {**as_current(V6), "record_version": 7}
+    v7["provenance"] = {**v7["provenance"], "llama_cpp": {"cmake_args": ["-DGGML_CUDA=ON"], "cuda": True}}
+    v7["contention"] = {"reason": "clean", "nvml": "ok"}
+    v7.pop("machine", None)
+    record = as_current(v7)
+    assert record["record_version"] == RECORD_VERSION
+    assert record["provenance"]["llama_cpp"] == {"cmake_args": ["-DGGML_CUDA=ON"], "backend": "cuda"}
+    assert (record["machine"]["backend"], record["machine"]["llama_devices"]) == ("cuda", None)
+    assert record["contention"]["gpu_watch"] == "nvml"
+    row = cell_row(record, "c.json")
+    assert (row["backend"], row["gpu_watch"]) == ("cuda", "nvml")
+    cpu = {**v7, "provenance": {**v7["provenance"], "llama_cpp": {"cuda": False}},
+           "contention": {"reason": "accepted: NVML unavailable", "nvml": "unavailable"}}
+    assert cell_row(as_current(cpu), "c.json")["gpu_watch"] == "cpu"

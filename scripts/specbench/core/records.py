@@ -1,7 +1,10 @@
 """The cell record's version: the one number the cell runner writes and the table and the imports read.
 
+8: the build's backend (``machine.backend``, ``provenance.llama_cpp.backend`` instead of ``cuda``), the devices
+``llama-server --list-devices`` listed where the cell ran (``machine.llama_devices``) and how its GPU was watched
+(``contention.gpu_watch``, ``contention.backend``).
 7: the record holds only what was measured (``timing`` instead of derived ``figures``, the speculative lines of the
 server log as ``server.log_lines``, the GSM8K ``references`` it was asked about); GSM8K scores and log-derived
 figures are computed when the table is built. 6: ``server.scope``. 5: ``cell.machine``."""
 
-RECORD_VERSION = 7
+RECORD_VERSION = 8

@@ -42,6 +42,7 @@ class Setup:
     max_foreign_cpu: float | None = None
     scope: str = "fresh"
     watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
+    gpu_watch: str = "nvml"  # how the GPU is watched (core.backends.watch_of), set by run_cells
 
 
 # The Setup fields resolved once per condition (rule condition_setup writes them as JSON); a cell job adds its

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.summaries import NOISE_LIMIT
+from ..core.backends import WATCH_NONE
 from ..core.explanations import TOP_K
 from .claim_sections import claim_notes, claims_section, settings_section
 from .environment import ceiling_rows
@@ -238,13 +239,24 @@ def _warm(cells: pd.DataFrame) -> list[Section]:
         records(warm)))]
 
 
+def _unwatched(cells: pd.DataFrame) -> list[Note]:
+    """A warning naming the backends whose cells' GPU was not watched (no per-process accounting, or no NVML)."""
+    unwatched = cells[cells.gpu_watch == WATCH_NONE]
+    if unwatched.empty:
+        return []
+    backends = ", ".join(sorted(set(unwatched.backend.dropna()))) or "unknown"
+    return [Note(f"**GPU not watched** in {len(unwatched)} of {len(cells)} cell(s) (backend {backends}: no "
+                 "per-process GPU accounting, or no NVML): another process on that GPU would not have been seen, so "
+                 "those cells are marked *not watched* under Runs; CPU contention was still judged.", "warn")]
+
+
 def _contention(cells: pd.DataFrame) -> Section:
     rejected = cells[cells.rejected_attempts > 0]
     note = Note(f"{int(cells.rejected_attempts.sum())} attempt(s) rejected as contended and measured again, in "
                 f"{len(rejected)} cell(s).")
     table = Table([Column("cell", "cell_file", files=True, text=True), Column("rejected attempts", "rejected_attempts"),
                    Column("reasons", "rejected_reasons", lambda r: joined(r, "; "), text=True)], records(rejected))
-    return Section("contention", "Contention", [note], table if len(rejected) else None)
+    return Section("contention", "Contention", [note, *_unwatched(cells)], table if len(rejected) else None)
 
 
 def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
@@ -254,13 +266,19 @@ def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
     return Section("ceiling", "Memory-bandwidth ceiling", [Note(note)], table if rows else None, markdown=False)
 
 
+def _watch_mark(watch: Any) -> str:
+    """How a cell's GPU was watched, as the Runs table shows it ('not watched' stands out)."""
+    return "not watched" if watch == WATCH_NONE else "" if is_missing(watch) else str(watch)
+
+
 def _runs(cells: pd.DataFrame) -> Section:
     return Section("runs", "Runs", table=Table(
         [Column("cell", "cell_file", files=True, text=True),
          Column("tok/s (server)", "tokens_per_s", digits(1), link="run"),
          Column("tok/s (client)", "client_tokens_per_s", digits(1)), Column("tokens", "predicted_n"),
          Column("drafted", "draft_n"), Column("accepted", "draft_n_accepted"), Column("server pid", "server_pid"),
-         Column("pos", "server_position"), Column("attempt", "attempt"), Column("overhead s", "overhead_s")],
+         Column("pos", "server_position"), Column("attempt", "attempt"), Column("overhead s", "overhead_s"),
+         Column("GPU watch", "gpu_watch", _watch_mark, text=True, tone=lambda v: "warn" if v == WATCH_NONE else "")],
         records(cells)))
 
 
@@ -315,7 +333,7 @@ def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd
         *settings_section(claims),
         *_predictions(facts),
         *_speed_sections(summary, baseline),
-        Section("figures", "Figures", figures=figures, markdown=False),
+        Section("figures", "Figures", figures=figures, markdown=any(f.file for f in figures)),
         _acceptance(tables["acceptance"], baseline),
         _identity(tables["identity"], baseline),
         *_gsm8k(cells, facts.stand_in_tasks),
