@@ -18,6 +18,7 @@ include: "rules/llama_cpp.smk"
 include: "rules/models.smk"
 include: "rules/tasks.smk"
 include: "rules/cells.smk"
+include: "rules/explain.smk"
 include: "rules/imports.smk"
 include: "rules/report.smk"
 

@@ -112,19 +112,22 @@ rule condition_setup:
 
 
 rule code_manifest:
-    # The measurement code behind every cell, as one file: an edit of any of its modules reruns every cell.
+    # The code of a rule that runs many jobs (the cells, the explanations) as one file: an edit of any of its modules
+    # reruns every one of those jobs.
     input:
-        code=code("run_cells.py"),
+        code=lambda wildcards: code(f"{wildcards.entry}.py"),
         own=code("code_manifest.py"),
     output:
-        CELL_CODE_MANIFEST,
+        CODE_MANIFEST,
     log:
-        "logs/code_manifest.log",
+        "logs/code_manifest/{entry}.log",
     benchmark:
-        "benchmarks/code_manifest.tsv"
+        "benchmarks/code_manifest/{entry}.tsv"
+    wildcard_constraints:
+        entry="run_cells|explain_divergence",
     conda:
         "../envs/pipeline.yaml"
     params:
-        entry="run_cells.py",
+        entry=lambda wildcards: f"{wildcards.entry}.py",
     script:
         "../scripts/code_manifest.py"

@@ -21,7 +21,8 @@ from specbench.core.code import (
     import_closure,
     workflow_commit,
 )  # noqa: E402
-from specbench.core.rules import CELL_RULES  # noqa: E402
+from specbench.core import explanations as sb_explanations  # noqa: E402
+from specbench.core.rules import CELL_RULES, EXPLAIN_RULES  # noqa: E402
 
 BASE = Path(workflow.basedir)
 
@@ -138,8 +139,10 @@ def code(script):
 
 
 # The cells' code as one input: a manifest of the measurement code's files (rule code_manifest), so a large matrix
-# checks one file per cell instead of a dozen, and an edit still reruns every cell
-CELL_CODE_MANIFEST = "results/code/run_cells.json"
+# checks one file per cell instead of a dozen, and an edit still reruns every cell; the explanations' likewise
+CODE_MANIFEST = "results/code/{entry}.json"
+CELL_CODE_MANIFEST = CODE_MANIFEST.format(entry="run_cells")
+EXPLAIN_CODE_MANIFEST = CODE_MANIFEST.format(entry="explain_divergence")
 
 
 @functools.cache
@@ -276,11 +279,11 @@ workflow.localrules(*config["resources"]["local_rules"])
 
 
 def rule_threads(name):
-    """The threads a rule's job asks for. A cell run locally claims every core Snakemake has, so cells never
-    overlap; under a cluster executor each cell is a job of its own and asks for the configured number (decided
-    per job: the executor is known only then)."""
+    """The threads a rule's job asks for. A cell (or an explanation, which starts a server too) run locally claims
+    every core Snakemake has, so they never overlap; under a cluster executor each is a job of its own and asks for
+    the configured number (decided per job: the executor is known only then)."""
     threads = sb_plan.rule_settings(config, name)["threads"]
-    if name not in CELL_RULES:
+    if name not in (*CELL_RULES, *EXPLAIN_RULES):
         return threads
     return lambda wildcards: workflow.cores if workflow.local_exec else threads
 
@@ -300,6 +303,35 @@ def rule_resources(name):
         )
         for key, value in planned.items()
     }
+
+
+# --- explanations of temperature-0 outputs that differ from their reference's (rules/explain.smk)
+BASELINE = config["baseline"]
+BASELINE_SETUP = CONDITION_SETUP.format(condition=BASELINE)
+GREEDY_CELL = CELL_PATTERN.replace("{temperature}", sb_cells.format_temperature(0.0))
+EXPLANATION_PATTERN = sb_explanations.EXPLANATION_PATTERN
+EXPLANATION_STEM = EXPLANATION_PATTERN.removesuffix(".json")
+# A non-baseline cell's reference is the baseline's cell of the same repeat; the baseline's own (its control), the
+# baseline's first repeat: two plain patterns (specbench.core.explanations.reference_repeat says the same)
+SAME_REPEAT_REFERENCE = GREEDY_CELL.replace("{condition}", BASELINE)
+FIRST_REPEAT_REFERENCE = SAME_REPEAT_REFERENCE.replace("{repeat}", "1")
+OTHER_CONDITIONS_REGEX = (
+    "|".join(
+        re.escape(c)
+        for c in sorted(config["conditions"], key=len, reverse=True)
+        if c != BASELINE
+    )
+    or "(?!)"
+)
+LATER_REPEATS_REGEX = "|".join(str(r) for r in REPEATS if r != 1) or "(?!)"
+
+
+def explanation_files():
+    """One explanation per temperature-0 cell that has a reference among this run's cells."""
+    return [
+        sb_explanations.explanation_path(cell)
+        for cell in sb_explanations.compared_cells(CELLS, BASELINE)
+    ]
 
 
 # --- what the user sees while it runs (specbench.analysis.progress): a thread of this Snakemake process that prints

@@ -1,9 +1,10 @@
-# Every cell -> the aggregate tables (pandas) -> the report (HTML + Markdown), claims check and provenance.json.
+# Every cell and its explanation -> the aggregate tables (pandas) -> the report (HTML + Markdown), claims check and provenance.json.
 
 
 rule aggregate:
     input:
         cells=cell_files(),
+        explanations=explanation_files(),
         imports=import_indexes(),
         code=code("aggregate.py"),
     output:

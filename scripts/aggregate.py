@@ -1,5 +1,5 @@
-"""Snakemake entry: every cell file (and every imported one) -> the typed per-cell table, its CSV copies and
-summaries, and the cell index (specbench.analysis.aggregate.aggregate_step)."""
+"""Snakemake entry: every cell file (and every imported one) and the explanations -> the typed per-cell table, its
+CSV copies and summaries, and the cell index (specbench.analysis.aggregate.aggregate_step)."""
 
 from pathlib import Path
 
@@ -8,6 +8,7 @@ from specbench.analysis.aggregate import aggregate_step
 snakemake = globals()["snakemake"]
 out, params = snakemake.output, snakemake.params
 aggregate_step([Path(p) for p in snakemake.input.cells], [Path(p) for p in snakemake.input.imports],
+               explanations=[Path(p) for p in snakemake.input.explanations],
                baseline=params.baseline, machines=params.machines, code_fingerprint=params.code_fingerprint,
                table=Path(out.table), runs_csv=Path(out.cells), index=Path(out.cells_index),
                summaries={name: Path(getattr(out, name)) for name in ("summary", "acceptance", "identity", "prompts",

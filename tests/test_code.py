@@ -70,6 +70,10 @@ def test_the_measurement_rules_code_is_the_measurement_contention_and_core_only(
     """An edit anywhere else (the GSM8K scorer, the log parser, the table, the report) reruns no cell."""
     assert _stages("run_cells.py") == {"", "core", "contention", "measure"}
     assert _stages("condition_setup.py") <= {"", "core", "measure"}
+    # an explanation talks to a server (measure) and interprets nothing: the table reads its answers (analysis)
+    assert _stages("explain_divergence.py") == {"", "core", "measure"}
+    assert "explain.py" not in _names("run_cells.py")  # explaining never changes what measures a cell
+    assert {"divergence.py", "explanations.py"} <= _names("aggregate.py")
     closure = _names("run_cells.py")
     assert {"run_cells.py", "runner.py", "record.py", "client.py", "server.py", "guard.py", "watch.py",
             "judge.py"} <= closure

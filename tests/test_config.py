@@ -132,6 +132,35 @@ def test_warm_scope_defaults_to_one_server_per_task(study_config: dict) -> None:
     assert validate_config(study_config, REPO)["warm_scope"] == "condition"
 
 
+def test_the_counts_the_readme_states_come_from_the_plan(study_config: dict) -> None:
+    """Every cell count the README states for a shipped config is the plan's (``selected_cells``), as is each factor
+    it names; a count written by hand once said 96 where the study config plans 144."""
+    import re
+
+    from specbench.core.matrix import selected_cells
+
+    readme = " ".join((REPO / "README.md").read_text().split())
+    study = validate_config(copy.deepcopy(study_config), REPO)
+    tiny = validate_config(merge_into(study_config, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())), REPO)
+    found = re.search(r"runs the (\d+) cells of `config/config.yaml` \((\d+) tasks x (\d+) conditions x (\d+) "
+                      r"temperatures x (\d+) repeats", readme)
+    assert found, "the README no longer states the study's cell count in the form this test reads"
+    selected = study["select"].get("conditions") or list(study["conditions"])
+    assert [int(g) for g in found.groups()] == [len(selected_cells(study)), len(study["tasks"]), len(selected),
+                                                len(study["temperatures"]), study["repeats"]]
+    demo = re.search(r"\| (\d+) cells \((\d+) fresh servers, (\d+) warm ones answering (\d+) each", readme)
+    assert demo, "the README no longer states the demo's cell count in the form this test reads"
+    total, fresh, servers, each = (int(g) for g in demo.groups())
+    warm = [c for c in selected_cells(tiny) if tiny["conditions"][c.condition].get("server") == "warm"]
+    assert [total, fresh, servers * each] == [len(selected_cells(tiny)), total - len(warm), len(warm)]
+    smollm2 = validate_config(merge_into(merge_into(study_config, yaml.safe_load(
+        (REPO / "config" / "tiny.yaml").read_text())), yaml.safe_load((REPO / "config" / "smollm2.yaml").read_text())),
+        REPO)
+    planned = {len(selected_cells(study)), len(selected_cells(tiny)), len(selected_cells(smollm2))}
+    stated = {int(n.replace(",", "")) for n in re.findall(r"\b(\d[\d,]*) cells\b", readme)}
+    assert stated - planned <= {120, 1200, 9600}, stated  # bench sizes
+
+
 @pytest.mark.parametrize(("text", "key", "quoted"), [
     ("select: {conditions: [off, mtp]}", "select.conditions.0", '"off"'),  # the README's own shape, unquoted
     ("baseline: off", "baseline", '"off"'),

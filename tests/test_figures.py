@@ -96,8 +96,8 @@ def sample() -> dict[str, pd.DataFrame]:
 
 def test_multipliers_divide_by_the_mean_baseline_of_the_same_task_and_temperature(hand_runs):
     table = cell_multipliers(hand_runs, "off")
-    assert list(table.columns) == ["task", "prompt", "condition", "temperature", "repeat", "tokens_per_s", "cell_file",
-                                   "baseline_mean_tokens_per_s", "multiplier"]
+    assert list(table.columns) == ["task", "prompt", "condition", "temperature", "repeat", "tokens_per_s", "identical",
+                                   "cell_file", "baseline_mean_tokens_per_s", "multiplier"]
     assert "off" not in set(table["condition"])
     t0 = table[(table["task"] == "a") & (table["temperature"] == 0.0)].sort_values("repeat")
     assert t0["baseline_mean_tokens_per_s"].tolist() == [100.0, 100.0, 100.0]
@@ -289,3 +289,28 @@ def test_png_data_uri_round_trips(sample):
     uri = png_data_uri(png)
     assert uri.startswith("data:image/png;base64,")
     assert base64.b64decode(uri.split(",", 1)[1]) == png
+
+
+def test_a_cell_whose_output_differs_is_ringed(hand_runs):
+    """A multiplier measured on an output that differs from the baseline's carries that in the figure too: a ring
+    around the point and a legend entry (the bytes change); without one, the figure is as before."""
+    plain = multiplier_figure(hand_runs, "off")
+    assert multiplier_figure(hand_runs.assign(identical=True), "off") == plain
+    one = hand_runs.copy()
+    one.loc[(one.condition == "ngram-mod") & (one.temperature == 0.0) & (one.repeat == 2), "identical"] = False
+    ringed = multiplier_figure(one, "off")
+    assert ringed != plain and ringed == multiplier_figure(one, "off")  # deterministic
+    captured: list[str] = []
+    original = figures_module.new_figure
+
+    def spy(size, title, panels, footnotes, handles):
+        captured.extend([*footnotes, *(h.get_label() for h in handles)])
+        return original(size, title, panels, footnotes, handles)
+
+    figures_module.new_figure = spy
+    try:
+        multiplier_figure(one, "off")
+    finally:
+        figures_module.new_figure = original
+    assert "output differs from 'off'" in captured
+    assert any(f.startswith("Ringed: 1 cell(s) whose temperature-0 output differs") for f in captured)

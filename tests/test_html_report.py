@@ -66,7 +66,9 @@ def rendered() -> dict[str, str]:
     claims = pd.DataFrame([{"id": "ngram-file-rewrite", "text": "n-gram 6.2x on file rewrite", "kind": "speedup",
                             "published": 6.25, "measured": 1.8, "verdict": "not reproduced", "detail": "within 10%",
                             "cells": [], "published_text": "6.25x", "measured_text": "1.80x <b>",
-                            "scope": "absolute", "prompt_dependent": False}])
+                            "scope": "absolute", "prompt_dependent": False, "temperature": None,
+                            "variant_of": None, "verdict_t1": "not reproduced", "measured_t1_text": "2.10x",
+                            "reading": "neither reading"}])
     comparability = Comparability([Fact("GPU", "A100, at least 80000 MiB", "NVIDIA H200 (143771 MiB)", False),
                                    Fact("server flags", "-c 16384", "-c 16384", True)], "NVIDIA H200 (143771 MiB)")
     facts = Facts(name="sample", baseline="off", comparability=comparability, environment={"device": "A100 <80GB>"},
@@ -144,9 +146,11 @@ def test_the_report_opens_with_the_answer(rendered) -> None:
     page, text = rendered["html"], rendered["markdown"]
     answer = text.split("## What this run found")[1].split("## Setup")[0]
     assert "Measured on **NVIDIA H200 (143771 MiB)**; not the study's setup" in answer
-    assert "Claims: **1** not reproduced." in answer
+    assert "Claims (at temperature 0 where the text states none): **1** not reproduced." in answer
+    assert "by the reading this run supports: **1** neither reading." in answer
+    assert "The study published none of its prompts: this run's prompts are our own" in answer
     failed = ("- Not reproduced: **ngram-file-rewrite**: n-gram 6.2x on file rewrite (published 6.25x; "
-              "this run 1.80x <b>)")
+              "this run 1.80x <b>; at 1.0: 2.10x)")
     assert failed in answer
     # the multiplier matrix: task x condition, multiplier [interval] verdict
     row = next(line for line in answer.splitlines() if line.startswith("| essay | 0.0 |"))

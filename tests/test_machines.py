@@ -101,7 +101,7 @@ def test_the_report_compares_machines_side_by_side() -> None:
     multipliers = text.split("Multipliers vs off at temperature 0, per machine")[1].split("##")[0]
     assert multipliers.count("1.50x") == 2
     claims_part = text.split("ordering and verdict claims, per machine")[1]
-    assert "slow: 1 of 1 reproduced; fast: 0 of 1 reproduced. 1 more need tasks" in claims_part
+    assert "slow: 1 of 1 reproduced or agreeing; fast: 0 of 1 reproduced or agreeing. 1 more need tasks" in claims_part
     assert "math faster" not in claims_part  # measured on no machine: counted, not listed
     assert "| order | essay is slowest | reproduced | not reproduced |" in claims_part
     assert "Machines compared" not in _report(views[:1])  # one machine: no comparison

@@ -21,7 +21,7 @@ from specbench.core.plan import (
     server_args,
     used_roles,
 )
-from specbench.core.rules import CELL_RULES, RULES
+from specbench.core.rules import CELL_RULES, EXPLAIN_RULES, RULES
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -80,3 +80,18 @@ def test_resources_layer_rule_condition_and_machine(study_config: dict) -> None:
     config["machines"][1]["resources"] = {}
     with pytest.raises(ConfigError, match=r"'machines'.*\['slurm_partition'\].*resources.rules.cell"):
         rule_resources(config, "cell", cells)
+
+
+def test_an_explanation_is_planned_as_a_cell_of_the_baseline_on_its_machine(study_config: dict) -> None:
+    """An explanation starts a server of the baseline's setup on the cell's machine: the machine's resources pick
+    its node, the baseline condition's (not the explained cell's) fill the rest, and its time limit is a cell's."""
+    config = _config(study_config, machines=[{"label": "a100", "resources": {"slurm_partition": "gpu-a100"}},
+                                             {"label": "h200", "resources": {"slurm_partition": "gpu"}}],
+                     resources={"default": {"mem_mb": 4096}, "rules": {"explain_divergence": {"gpu": 1}},
+                                "conditions": {"off": {"mem_mb": 16384}, "mtp": {"mem_mb": 8192}}})
+    assert set(EXPLAIN_RULES) <= set(RULES)
+    cells = selected_cells(config)
+    planned = rule_resources(config, "explain_divergence", cells)
+    assert planned["gpu"] == 1 and planned["runtime"] == rule_resources(config, "cell", cells)["runtime"]
+    assert planned["slurm_partition"]("h200", "mtp") == "gpu"  # the cell's machine
+    assert planned["mem_mb"]("a100", "mtp") == 16384  # the baseline's, whichever cell it explains

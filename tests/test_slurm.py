@@ -172,6 +172,11 @@ def test_steps_that_run_once_are_one_job_each_and_local_rules_none(runs: dict) -
         by_rule[rule] = by_rule.get(rule, 0) + 1
     for rule in ONCE:
         assert by_rule.get(rule) == 1, by_rule
+    # one explanation job per compared temperature-0 cell, in its machine's partition (it serves off there)
+    explained = [job for job in runs["jobs"] if job["Comment"].startswith("rule_explain_divergence_")]
+    assert len(explained) == len(TASKS) * (len(CONDITIONS) - 1) * len(PARTITION_OF), by_rule
+    assert all(job["Partition"] == PARTITION_OF[job["Comment"].split("_wildcards_")[1].split("_")[0]]
+               for job in explained), explained
     for rule in [*LOCAL, *UNUSED]:
         assert rule not in by_rule, by_rule
 

@@ -19,7 +19,8 @@ from specbench.analysis.summaries import (
     tokens_per_step,
     verdict,
 )
-from specbench.analysis.table import compare_tokens, csv_copy, frame_of, read_table, write_table
+from specbench.analysis.table import csv_copy, frame_of, read_table, write_table
+from specbench.core.explanations import first_difference
 
 BASE = [151644, 872, 198, 2610, 525, 264, 10950, 17847, 13, 151645]
 
@@ -35,7 +36,7 @@ def _rows(tokens: dict[tuple[str, str, int], list[int]], temperature: float = 0.
 
 
 # --------------------------------------------------------------------------------------------------------------
-# compare_tokens
+# first_difference
 # --------------------------------------------------------------------------------------------------------------
 
 
@@ -52,8 +53,8 @@ def _rows(tokens: dict[tuple[str, str, int], list[int]], temperature: float = 0.
         ((1, 2, 3), [1, 2, 4, 5], 2),  # tuples work, first difference before the length difference
     ],
 )
-def test_compare_tokens(a: list[int], b: list[int], first: int | None) -> None:
-    assert compare_tokens(a, b) == first
+def test_first_difference(a: list[int], b: list[int], first: int | None) -> None:
+    assert first_difference(a, b) == first
 
 
 # --------------------------------------------------------------------------------------------------------------

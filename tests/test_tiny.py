@@ -398,13 +398,14 @@ def test_identity_check_fails_on_a_diverging_pair() -> None:
     """The lossless check must be able to fail: a recorded off / DFlash pair that diverged at token 5, through the
     same table and summary the report shows."""
     from specbench.analysis.summaries import identity
-    from specbench.analysis.table import compare_tokens, frame_of
+    from specbench.analysis.table import frame_of
+    from specbench.core.explanations import first_difference
 
     off = [248_068, 198, 248_069, 271, 40, 1_079, 3_686, 13, 576, 1_879]
     spec = [248_068, 198, 248_069, 271, 40, 2_121, 3_686, 13, 576, 1_879]
-    assert compare_tokens(off, spec) == 5
-    assert compare_tokens(off, off[:7]) == 7
-    assert compare_tokens(off, list(off)) is None
+    assert first_difference(off, spec) == 5
+    assert first_difference(off, off[:7]) == 7
+    assert first_difference(off, list(off)) is None
     rows = [{"task": "essay", "condition": c, "temperature": 0.0, "repeat": 1, "tokens": t, "tokens_per_s": 1.0,
              "cell_file": f"results/cells/essay/{c}/t0.0/r1.json"} for c, t in (("off", off), ("dflash", spec))]
     [row] = identity(frame_of(rows, "off"), "off").to_dict("records")

@@ -8,11 +8,10 @@ import pytest
 
 from specbench.core.files import read_json
 from specbench.core.matrix import DEFAULT_MACHINE, Cell
-from workflow_helpers import REPO, llama_servers_in, snakemake, write_yaml
+from workflow_helpers import llama_servers_in, tiny_run
 
 pytestmark = pytest.mark.workflow
 
-TINY = REPO / "config" / "tiny.yaml"
 WARM = "ngram-mod-warm"
 # Named out of config order on purpose: the sequence follows the config's task order (file-rewrite before essay).
 SELECT_TASKS = ["essay", "file-rewrite"]
@@ -22,7 +21,7 @@ ORDER = [("file-rewrite", 1), ("file-rewrite", 2), ("essay", 1), ("essay", 2)]
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = tmp_path_factory.mktemp("warm-scope")
-    override = write_yaml(work / "warm-scope.yaml", {
+    result = tiny_run(work, "warm-scope", {
         "name": "warm scope test",
         "warm_scope": "condition",
         # BF16 as in the fault tests: on some CPUs llama-server b11223 crashes on the tiny model's quantized tied
@@ -35,8 +34,6 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         # This machine may be shared with other work: record CPU contention, do not judge it here.
         "measurement": {"max_foreign_cpu": None},
     })
-    result = snakemake(work, ["all"], [TINY, override], env={"HF_HUB_OFFLINE": "1"})
-    assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
     return {"work": work, "result": result}
 
 

@@ -308,7 +308,8 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) ->
     before = json.loads(cell.read_text())
     cell.unlink()
     plan = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"], snakefile=run["snakefile"])
-    assert job_counts(plan.stdout + plan.stderr) == {"cell": 1, "aggregate": 1, "report": 1, "all": 1}, plan.stdout
+    assert job_counts(plan.stdout + plan.stderr) == {"cell": 1, "explain_divergence": 1, "aggregate": 1, "report": 1,
+                                                     "all": 1}, plan.stdout
     assert "results/cells/local/essay/ngram-mod/t0.0/r2.json" in plan.stdout
 
     redo = snakemake(run["work"], ["all"], run["configs"], env=run["env"], snakefile=run["snakefile"])
@@ -317,12 +318,15 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) ->
     assert after["response"]["tokens"] == before["response"]["tokens"]
     assert after["server"]["pid"] != before["server"]["pid"]
 
-    # Rerunning one cell by hand: only the aggregate and the report follow it.
+    # Rerunning one cell by hand: only the explanations that read it, the aggregate and the report follow it (a
+    # baseline cell is the reference of every other condition's cell of its repeat, and of its later repeats)
     forced = snakemake(run["work"], [Cell("file-rewrite", "off", 0.0, 1).path], run["configs"], "--forcerun", "cell",
                        env=run["env"], snakefile=run["snakefile"])
     assert forced.returncode == 0, _fail_message(forced)
     follow = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"], snakefile=run["snakefile"])
-    assert job_counts(follow.stdout + follow.stderr) == {"aggregate": 1, "report": 1, "all": 1}, follow.stdout
+    assert job_counts(follow.stdout + follow.stderr) == {"explain_divergence": len(CONDITIONS) - 1,
+                                                         "explain_control": REPEATS - 1, "aggregate": 1, "report": 1,
+                                                         "all": 1}, follow.stdout
 
 
 def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> None:
@@ -397,11 +401,13 @@ def test_every_reported_number_traces_to_cell_files(run: dict) -> None:
     report = (run["work"] / "results/report.html").read_text()
     assert f'id="n-{key}"' in report and f"id='p-{key}'" in report
     claims = pd.read_csv(run["work"] / "results/claims.csv")
-    # a CPU run: absolute figures are not compared, orderings and verdicts are judged, background rows stay
+    # a CPU run: absolute figures are not compared, verdicts and orders of methods are shown beside the study's
+    # (agrees / differs), only the order of tasks per method is judged, background rows stay
     assert len(claims) > 10 and {"not comparable", "background, not checked by a run"} <= set(claims.verdict)
     assert set(claims[claims.scope == "absolute"].verdict) == {"not comparable"}
-    assert set(claims[claims.scope == "relative"].verdict) <= {"reproduced", "same direction", "not reproduced",
-                                                              "not measured in this run"}
+    assert set(claims[claims.scope == "relative"].verdict) <= {"agrees", "differs", "not measured in this run"}
+    assert set(claims[claims.scope == "transfers"].verdict) <= {"reproduced", "same direction", "not reproduced",
+                                                               "not measured in this run"}
 
 
 def test_report_opens_in_chromium(run: dict, tmp_path: Path) -> None:
@@ -508,11 +514,13 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
     package = run["snakefile"].parent / "scripts" / "specbench"
     assert _plan(run)[0] == {}
     fresh = len(TASKS) * (len(CONDITIONS) - 1) * REPEATS  # the warm condition is one sequence job per task
+    explained = {"explain_divergence": fresh, "explain_control": len(TASKS) * (REPEATS - 1)}  # they read the cells
     cells = {"code_manifest": 1, "condition_setup": len(CONDITIONS), "cell": fresh, "cell_sequence": len(TASKS),
-             "aggregate": 1, "report": 1, "all": 1}
+             **explained, "aggregate": 1, "report": 1, "all": 1}
     cases = {
-        "measure/client.py": cells,
+        "measure/client.py": {**cells, "code_manifest": 2},  # the explanations' code too
         "contention/judge.py": cells,
+        "measure/explain.py": {"code_manifest": 1, **explained, "aggregate": 1, "report": 1, "all": 1},
         "analysis/gsm8k.py": {"aggregate": 1, "report": 1, "all": 1},
         "analysis/server_log.py": {"aggregate": 1, "report": 1, "all": 1},
         "analysis/summaries.py": {"aggregate": 1, "report": 1, "all": 1},
@@ -531,14 +539,15 @@ def test_a_changed_flag_or_max_tokens_reruns_only_the_cells_it_touches(run: dict
     flags = write_yaml(tmp_path / "flags.yaml", {"conditions": {"mtp": {"args": ["--spec-type", "draft-mtp",
                                                                                    "--draft-max", "4"]}}})
     counts, output = _plan(run, flags)
-    assert counts == {"condition_setup": 1, "cell": len(TASKS) * REPEATS, "aggregate": 1, "report": 1, "all": 1}, \
-        output[-3000:]
+    assert counts == {"condition_setup": 1, "cell": len(TASKS) * REPEATS, "explain_divergence": len(TASKS) * REPEATS,
+                      "aggregate": 1, "report": 1, "all": 1}, output[-3000:]
     assert "results/setup/mtp.json" in output
     # One task's max_tokens: that task's prompt manifest, then its cells of every condition
     limit = write_yaml(tmp_path / "limit.yaml", {"tasks": {"essay": {"max_tokens": 8}}})
     counts, output = _plan(run, limit)
-    assert counts == {"render_prompt": 1, "cell": (len(CONDITIONS) - 1) * REPEATS, "cell_sequence": 1, "aggregate": 1,
-                      "report": 1, "all": 1}, output[-3000:]
+    assert counts == {"render_prompt": 1, "cell": (len(CONDITIONS) - 1) * REPEATS, "cell_sequence": 1,
+                      "explain_divergence": (len(CONDITIONS) - 1) * REPEATS, "explain_control": REPEATS - 1,
+                      "aggregate": 1, "report": 1, "all": 1}, output[-3000:]
     assert _plan(run)[0] == {}  # the config as run: nothing to do
 
 

@@ -38,6 +38,15 @@ def snakemake(workdir: Path, targets: list[str], configs: list[Path], *extra: st
     return subprocess.run(argv, cwd=workdir, env=full_env, capture_output=True, text=True)
 
 
+def tiny_run(work: Path, name: str, settings: dict) -> subprocess.CompletedProcess:
+    """A complete ``snakemake all`` of config/tiny.yaml with ``settings`` merged over it (written to
+    ``work/<name>.yaml``), offline; fails the test with the output's tail when it does not finish."""
+    override = write_yaml(work / f"{name}.yaml", settings)
+    result = snakemake(work, ["all"], [REPO / "config" / "tiny.yaml", override], env={"HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
+    return result
+
+
 def copy_workflow(dest: Path) -> Path:
     """A copy of the workflow's own files (what a user's clone holds), to edit in tests; returns its Snakefile."""
     for name in WORKFLOW_FILES:

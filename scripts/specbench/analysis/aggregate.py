@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..core.entry import fail, logged_to
-from ..core.files import write_atomic, write_json_atomic
+from ..core.files import read_json, sha256_file, write_atomic, write_json_atomic
 from .cell_index import cells_index, imported_records
+from .divergence import ExplanationError
 from .records import load_records
 from .summaries import combined, tables_by_machine
 from .table import MixedCodeError, cell_table, check_code, csv_copy, write_table
@@ -16,9 +17,10 @@ from .table import MixedCodeError, cell_table, check_code, csv_copy, write_table
 
 def aggregate_step(cells: Sequence[Path], imports: Sequence[Path], *, baseline: str, machines: Sequence[str],
                    code_fingerprint: str, table: Path, runs_csv: Path, summaries: Mapping[str, Path],
-                   index: Path, log: Path) -> None:
+                   index: Path, log: Path, explanations: Sequence[Path] = ()) -> None:
     """The typed per-cell table of every cell measured here (refused when made by other measurement code) and every
-    imported one, its CSV copy, each summary as CSV (``summaries``: name -> file), and the cell index."""
+    imported one, with what the explanations of their temperature-0 divergences say, its CSV copy, each summary as
+    CSV (``summaries``: name -> file), and the cell index."""
     with logged_to(log):
         records = load_records(cells)
         try:  # cells measured here must come from the current code; imported ones say which code made them
@@ -26,7 +28,13 @@ def aggregate_step(cells: Sequence[Path], imports: Sequence[Path], *, baseline: 
         except MixedCodeError as error:
             fail(str(error), log)
         records += imported_records(imports)
-        frame = cell_table(records, baseline)
+        explained = [(str(p), read_json(p)) for p in explanations]
+        named = {r[side]["path"] for _, r in explained for side in ("cell", "reference")}
+        try:
+            frame = cell_table(records, baseline, explained,
+                               {path: sha256_file(Path(path)) for path in named if Path(path).is_file()})
+        except ExplanationError as error:
+            fail(str(error), log)
         write_table(frame, table)
         for name, summary in combined(tables_by_machine(frame, baseline, machines)).items():
             if name in summaries:

@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.explanations import first_difference
 from ..core.matrix import DEFAULT_MACHINE
 from .intervals import ratio_interval, runs_for_precision
 from .prompts import prompt_spread, task_or_prompt
@@ -48,13 +49,21 @@ SPEED_COLUMNS = ["task", "condition", "temperature", "runs", "mean_tokens_per_s"
 SUMMARY_COLUMNS = [*SPEED_COLUMNS[:-1], "baseline_mean_tokens_per_s", "baseline_median_tokens_per_s",
                    "baseline_tokens_per_s_values", "baseline_cv", "baseline_spread", "noisy", "speedup",
                    "speedup_ci_low", "speedup_ci_high", "speedup_median", "speedup_min", "speedup_max",
-                   "runs_for_5pct", "verdict", "verdict_chance", "cells"]
+                   "runs_for_5pct", "verdict", "verdict_chance", "outputs_compared", "outputs_differ",
+                   "differing_token_counts", "divergence_kinds", "cells"]
 NOISE_LIMIT = 0.03
 ACCEPTANCE_COLUMNS = ["task", "condition", "temperature", "runs", "drafted", "accepted", "pooled_rate", "min_rate",
                       "max_rate", "predicted", "tokens_per_step", "accepted_per_step", "spec_n_max", "spec_block_size",
                       "cells"]
 IDENTITY_COLUMNS = ["task", "condition", "control", "repeats_compared", "identical", "missing", "all_identical",
-                    "differing_repeats", "differing_prompts", "token_counts", "first_differences", "cells"]
+                    "differing_repeats", "differing_prompts", "token_counts", "first_differences", "divergences",
+                    "cells"]
+# what a differing repeat's explanation says (analysis.divergence), as the identity table lists it
+DIVERGENCE_FIELDS = {"position": "first_difference", "text": "divergence_text",
+                     "reference_text": "divergence_reference_text", "before": "divergence_before",
+                     "margin_sequential": "margin_sequential", "margin_batched": "margin_batched",
+                     "rank_sequential": "rank_sequential", "rank_batched": "rank_batched",
+                     "flipped": "divergence_flipped", "replay_matches": "replay_matches", "kind": "divergence_kind"}
 
 
 def _sorted_list(values: pd.Series) -> list:
@@ -141,6 +150,11 @@ def summary(cells: pd.DataFrame, baseline: str, by: Sequence[str] = GROUP) -> pd
     ]
     out["cells"] = [own if own_base else sorted(own + base)
                     for own_base, own, base in zip(is_base, out.cells, out.baseline_cells, strict=True)]
+    out = out.merge(_outputs(cells, by), on=list(by), how="left")
+    for column in ("differing_token_counts", "divergence_kinds"):
+        out[column] = [v if isinstance(v, list) else [] for v in out[column]]
+    out["outputs_compared"] = out.outputs_compared.astype("Int64")
+    out["outputs_differ"] = out.outputs_differ.astype("Int64")
     return out[_columns(by, SUMMARY_COLUMNS)].sort_values(list(by), kind="stable").reset_index(drop=True)
 
 
@@ -149,12 +163,30 @@ def prompt_summary(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     return summary(cells, baseline, PROMPT_GROUP)
 
 
+def _outputs(cells: pd.DataFrame, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """Per group (``by``) at temperature 0: how many repeats were compared with their reference, how many differ,
+    their [own, reference] token counts and what each explanation calls the difference (so every multiplier measured
+    on different texts can say so); NA where nothing was compared."""
+    compared = cells[cells.identical.notna()]
+    rows = []
+    for key, group in compared.groupby(list(by), sort=False):
+        differ = group[~group.identical.astype(bool)].sort_values(["prompt", "repeat"])
+        rows.append({**dict(zip(by, key, strict=True)), "outputs_compared": len(group),
+                     "outputs_differ": len(differ),
+                     "differing_token_counts": [[len(t), int(n)] for t, n in zip(differ.tokens, differ.baseline_length,
+                                                                                 strict=True)],
+                     "divergence_kinds": [None if pd.isna(k) else k for k in differ.divergence_kind]})
+    frame = pd.DataFrame(rows, columns=[*by, "outputs_compared", "outputs_differ", "differing_token_counts",
+                                        "divergence_kinds"])
+    return frame.astype({"temperature": float})
+
+
 def cell_multipliers(cells: pd.DataFrame, baseline: str, by: Sequence[str] = GROUP) -> pd.DataFrame:
     """Every non-baseline cell's tokens/s over the mean baseline tokens/s of its task (and prompt, per ``by``) and
-    temperature."""
+    temperature (with ``identical``: its output against the baseline's at temperature 0, NA where not compared)."""
     base = _baseline(speeds(cells, by), baseline, by)[[*_joined(by), "baseline_mean_tokens_per_s"]]
     own = cells.loc[cells.condition != baseline, ["task", "prompt", "condition", "temperature", "repeat",
-                                                 "tokens_per_s", "cell_file"]]
+                                                 "tokens_per_s", "identical", "cell_file"]]
     out = own.merge(base, on=_joined(by), how="left")
     out["multiplier"] = out.tokens_per_s / out.baseline_mean_tokens_per_s
     return out.reset_index(drop=True)
@@ -195,8 +227,9 @@ def acceptance(cells: pd.DataFrame) -> pd.DataFrame:
 
 def identity(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """Per task x condition at temperature 0 (over the task's prompts): repeats compared with the baseline's of the
-    same prompt (for the baseline itself, its repeats with its first: ``control``), how many identical, and the
-    repeat, prompt, token counts and first difference of each other one."""
+    same prompt (for the baseline itself, its repeats with its first: ``control``; a warm server's repeats also with
+    its own first, a second, control row), how many identical, and the repeat, prompt, token counts, first
+    difference and explanation of each other one."""
     greedy = cells[(cells.temperature == 0.0) & cells.compared_repeat.notna()]
     base_files = cells[(cells.temperature == 0.0) & (cells.condition == baseline)].set_index(["task", "prompt",
                                                                                               "repeat"])
@@ -217,9 +250,49 @@ def identity(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
             "token_counts": [[len(t), int(m)] for t, m in zip(differing.tokens, differing.baseline_length,
                                                              strict=True)],
             "first_differences": [int(i) for i in differing.first_difference],
+            "divergences": [_divergence(r) for r in differing.to_dict("records")],
             "cells": sorted(c for c in behind if c),
         })
-    return pd.DataFrame(rows, columns=IDENTITY_COLUMNS)
+    return pd.DataFrame(rows + _warm_controls(cells, baseline), columns=IDENTITY_COLUMNS)
+
+
+def _divergence(row: dict) -> dict:
+    """A differing repeat's explanation, as the identity table lists it (None for what it does not say)."""
+    return {"repeat": int(row["repeat"]), **{key: None if _missing(row[column]) else row[column]
+                                             for key, column in DIVERGENCE_FIELDS.items()}}
+
+
+def _missing(value: object) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _warm_controls(cells: pd.DataFrame, baseline: str) -> list[dict]:
+    """For a condition served by one warm server: its later repeats at temperature 0 against its own first of the
+    same prompt (the study's "the second answer equals the first"), as a control row."""
+    warm = cells[(cells.temperature == 0.0) & (cells.condition != baseline)
+                 & cells.server_shared.fillna(False).astype(bool)]
+    rows = []
+    for (task, condition), group in warm.groupby(["task", "condition"], sort=True):
+        diffs = []  # (prompt, repeat, first difference, tokens, the first repeat's tokens)
+        for prompt, runs in group.groupby("prompt", sort=True):
+            first, later = runs[runs.repeat == 1], runs[runs.repeat != 1].sort_values("repeat")
+            if not first.empty:
+                reference = first.tokens.iloc[0]
+                diffs += [(prompt, int(r.repeat), first_difference(r.tokens, reference), len(r.tokens),
+                           len(reference)) for r in later.itertuples()]
+        if not diffs:
+            continue
+        differing = [d for d in diffs if d[2] is not None]
+        rows.append({
+            "task": task, "condition": condition, "control": True, "repeats_compared": len(diffs),
+            "identical": len(diffs) - len(differing), "missing": 0, "all_identical": not differing,
+            "differing_repeats": [repeat for _, repeat, _, _, _ in differing],
+            "differing_prompts": [prompt for prompt, _, _, _, _ in differing],
+            "token_counts": [[n, m] for _, _, _, n, m in differing],
+            "first_differences": [int(at) for _, _, at, _, _ in differing], "divergences": [],
+            "cells": sorted(group.cell_file),
+        })
+    return rows
 
 
 def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +18,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..core.explanations import first_difference, reference_repeat
 from ..core.files import write_atomic
 from ..core.matrix import DEFAULT_MACHINE, ONE_PROMPT
-from ..core.tokens import compare_tokens
 from .derived import derived_figures
+from .divergence import attach
 from .gsm8k import score_gsm8k
 from .server_log import parse_speculative_log
 
@@ -46,6 +47,12 @@ SCHEMA = pa.schema([
     # the tokens and their identity with the baseline's
     ("tokens", pa.list_(INT)), ("identical", FLAG), ("compared_repeat", INT), ("first_difference", INT),
     ("baseline_length", INT),
+    # where they differ, what the model itself ranked there (analysis.divergence, from the explanation record)
+    ("explanation_file", TEXT), ("divergence_token", INT), ("divergence_reference_token", INT),
+    ("divergence_text", TEXT), ("divergence_reference_text", TEXT), ("divergence_before", TEXT),
+    ("divergence_after", TEXT), ("divergence_reference_after", TEXT), ("margin_sequential", FLOAT),
+    ("margin_batched", FLOAT), ("rank_sequential", INT), ("rank_batched", INT), ("divergence_flipped", FLAG),
+    ("replay_matches", FLAG), ("divergence_kind", TEXT),
     ("gsm8k_correct", INT), ("gsm8k_answered", INT), ("gsm8k_total", INT), ("gsm8k_wrong", pa.list_(WRONG)),
     # the speculative settings the server logged
     ("spec_implementations", TEXTS), ("spec_n_max", INT), ("spec_n_min", INT), ("spec_p_min", FLOAT),
@@ -157,14 +164,14 @@ def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
         row.update(identical=None, compared_repeat=None, first_difference=None, baseline_length=None)
         if row["temperature"] != 0.0:
             continue
-        repeat = 1 if row["condition"] == baseline else row["repeat"]
-        if row["condition"] == baseline and row["repeat"] == 1:
+        repeat = reference_repeat(row["condition"], row["repeat"], baseline)
+        if repeat is None:
             continue
         reference = base.get((row[MACHINE], row["task"], row["prompt"], repeat))
         row["compared_repeat"] = repeat
         if reference is None:
             continue
-        first = compare_tokens(row["tokens"], reference["tokens"])
+        first = first_difference(row["tokens"], reference["tokens"])
         row.update(identical=first is None, first_difference=first, baseline_length=len(reference["tokens"]))
 
 
@@ -188,9 +195,15 @@ def check_code(records: Sequence[tuple[str, dict[str, Any]]], expected: str) -> 
     )
 
 
-def cell_table(records: Sequence[tuple[str, dict[str, Any]]], baseline: str) -> pd.DataFrame:
-    """The typed per-cell table of some cell records, sorted by coordinates."""
-    return frame_of([cell_row(record, path) for path, record in records], baseline)
+def cell_table(records: Sequence[tuple[str, dict[str, Any]]], baseline: str,
+               explanations: Sequence[tuple[str, dict[str, Any]]] = (),
+               sha256: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The typed per-cell table of some cell records, sorted by coordinates, with what the explanation records
+    (path, record) say about the cells they explain (``sha256``: the current sha256 of each explained cell file and
+    its reference's, which the records must name)."""
+    rows = [cell_row(record, path) for path, record in records]
+    attach(rows, explanations, sha256 or {})
+    return frame_of(rows, baseline)
 
 
 def frame_of(rows: Sequence[dict[str, Any]], baseline: str) -> pd.DataFrame:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def _numeric(claim: Claim, run: Run) -> Outcome:
     """speedup, tokens_per_s, acceptance: every task's value (or every run's, for a cells metric) within the published
-    value or range +- tolerance."""
+    value or range +- tolerance; with ``side``, also that verdict by the all-runs rule on every task."""
     metric, values, cells, extras = METRICS[claim.metric or claim.kind], {}, [], []
     for task in claim.tasks:
         if metric.table == "cells":
@@ -45,8 +45,16 @@ def _numeric(claim: Claim, run: Run) -> Outcome:
     side = 0 if pivot is None or side_of(low, pivot) != side_of(high, pivot) else side_of(low, pivot)
     on_its_side = bool(side) and all(side_of(v, pivot) == side for v in values.values())
     where = "above" if side > 0 else "below"
+    rule = {t: (row["verdict"] if (row := run.row("summary", task=t, condition=claim.condition,
+                                                   temperature=claim.temperature)) is not None else None)
+            for t in claim.tasks} if claim.side else {}
+    wrong_side = listed(f"{t} {v or 'n/a'}" for t, v in rule.items() if v != claim.side)
     verdict, detail = decide(
-        (not outside, REPRODUCED, f"within {band}"),
+        (bool(wrong_side), NOT_REPRODUCED, f"not '{claim.side}' by the all-runs rule ({wrong_side}), and that side of "
+                                           f"1.0x is the published figure's point"),
+        (not outside, REPRODUCED, f"within {band}" + (f", and '{claim.side}' by the all-runs rule" if rule else "")),
+        (bool(rule), SAME_DIRECTION, f"outside {band}: {outside}; but '{claim.side}' by the all-runs rule like the "
+                                     "published figure"),
         (pivot is None, NOT_REPRODUCED, f"outside {band}: {outside}"),
         (on_its_side, SAME_DIRECTION, f"outside {band}: {outside}; but {where} {pivot_text} like the published figure"),
         (bool(side), NOT_REPRODUCED, f"outside {band}: {outside}; not on the published side of {pivot_text}"),
@@ -88,7 +96,8 @@ def _identity(claim: Claim, run: Run) -> Outcome:
     state: dict[str, dict[str, Any] | None] = {}
     texts, cells = [], []
     for task in claim.tasks:
-        row = run.row("identity", task=task, condition=claim.condition, control=claim.condition == run.baseline)
+        control = claim.condition == run.baseline or claim.versus == "first-repeat"
+        row = run.row("identity", task=task, condition=claim.condition, control=control)
         cells += [] if row is None else row["cells"]
         s = state[task] = None if row is None or not row["repeats_compared"] else {
             "compared": int(row["repeats_compared"]), "identical": int(row["identical"]),
@@ -106,12 +115,18 @@ def _identity(claim: Claim, run: Run) -> Outcome:
                 for a, b in state[task]["token_counts"] if abs(a - own) > tol * own or abs(b - base) > tol * base)
     count = f"differs on {len(differ)} of {len(state)} tasks ({listed(differ) or 'none'})"
     within = f", token counts within ±{tol:.0%} of the published ones" if claim.token_counts else ""
+    named = published if isinstance(published, list) else None
+    as_published = named and f"published: differs on {listed(named)}" + "".join(
+        f", identical on {t}" for t in claim.tasks if t not in named)
     verdict, detail = decide(
         (published == "identical" and bool(differ), NOT_REPRODUCED, f"differs on {listed(differ)}"),
         (published == "identical", REPRODUCED, "identical on every task"),
         (published == "not identical" and bool(same), NOT_REPRODUCED, f"identical on {same}"),
         (bool(off), SAME_DIRECTION, f"differs on every task, but token counts outside ±{tol:.0%}: {off}"),
         (published == "not identical", REPRODUCED, "differs on every task" + within),
+        (bool(named) and set(differ) == set(named or ()), REPRODUCED, f"{count}, as published"),
+        (bool(named) and bool(set(differ) & set(named or ())), SAME_DIRECTION, f"{count}; {as_published}"),
+        (bool(named), NOT_REPRODUCED, f"{count}; {as_published}"),
         (len(differ) == published, REPRODUCED, count),
         (bool(differ) and bool(published), SAME_DIRECTION, f"{count}; published {published}"),
         (True, NOT_REPRODUCED, f"{count}; published {published}"),
@@ -177,7 +192,32 @@ def _warm_repeats(claim: Claim, run: Run) -> Outcome:
     return Outcome(speeds, text, cells, verdict, detail)
 
 
+def _warm_rising(claim: Claim, run: Run) -> Outcome:
+    """Each warm repeat faster than the one before, per task (the study's "got faster as the same request
+    repeated")."""
+    measured, cells = {}, []
+    for task in claim.tasks:
+        speeds, found = run.speeds(task, claim.condition, claim.temperature)
+        measured[task], cells = (speeds if len(speeds) >= 2 else None), cells + found
+    ordered = {t: [v for _, v in sorted(m.items())] for t, m in measured.items() if m}
+    rising = [t for t, v in ordered.items() if all(b > a for a, b in itertools.pairwise(v))]
+    ahead = [t for t, v in ordered.items() if v[-1] > v[0]]
+    text = per_task({t: "n/a" if m is None else ", ".join(f"r{r} {v:.1f}" for r, v in sorted(m.items())) + " tok/s"
+                     for t, m in measured.items()})
+    verdict, detail = decide(
+        (None in measured.values(), NOT_MEASURED, lambda: absent("two or more warm repeats", measured, claim)),
+        (len(rising) == len(claim.tasks), REPRODUCED, "each repeat faster than the one before"),
+        (len(ahead) == len(claim.tasks), SAME_DIRECTION, "the last repeat faster than the first, but not each one "
+         "faster than the one before on " + listed(t for t in claim.tasks if t not in rising)),
+        (True, NOT_REPRODUCED, f"the last repeat not faster than the first on "
+                               f"{listed(t for t in claim.tasks if t not in ahead)}"),
+    )
+    return Outcome(measured, text, cells, verdict, detail)
+
+
 def _warm(claim: Claim, run: Run) -> Outcome:
+    if claim.published == "faster each repeat":
+        return _warm_rising(claim, run)
     if claim.published != "faster":
         return _warm_repeats(claim, run)
     measured, cells, strict, ahead = {}, [], [], []
@@ -211,44 +251,58 @@ def _ranked(values: Mapping[str, float | None], fmt: Callable[[float], str]) -> 
 
 
 def _pairs(claim: Claim, values: Mapping[str, Any], reference: Mapping[str, Any] | None = None,
-           ) -> Iterator[tuple[str, bool]]:
-    """('a vs b', ordered as the reference?): pairs across the published tiers, or pairs the reference ranks."""
+           bounds: Mapping[str, tuple[float, float] | None] | None = None) -> Iterator[tuple[str, bool | None]]:
+    """('a vs b', ordered as the reference?): pairs across the published tiers, or the pairs the reference orders
+    clearly (None for a pair it does not: equal, or with ``bounds``, intervals that overlap or are unknown)."""
     if reference is None:
         for i, upper in enumerate(claim.published):
             for a, b in itertools.product(upper, [m for lower in claim.published[i + 1:] for m in lower]):
                 yield f"{a} vs {b}", values[a] > values[b]
         return
     for a, b in itertools.combinations(claim.tasks, 2):
-        if reference[a] != reference[b]:
-            yield f"{a} vs {b}", side_of(values[a], values[b]) == side_of(reference[a], reference[b])
+        clear = reference[a] != reference[b] and (bounds is None or _apart(bounds[a], bounds[b]))
+        yield f"{a} vs {b}", side_of(values[a], values[b]) == side_of(reference[a], reference[b]) if clear else None
+
+
+def _apart(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
+    """Two intervals that do not overlap (unknown ones never are apart)."""
+    return a is not None and b is not None and (a[0] > b[1] or b[0] > a[1])
 
 
 def _ordering(claim: Claim, run: Run) -> Outcome:
-    """Rankings per group (a condition over tasks, or the task over conditions), pairs judged across groups."""
+    """Rankings per group (a condition over tasks, or the task over conditions), pairs judged across groups. Against
+    another temperature, only the pairs whose order is clear there (intervals apart, where the metric has them) are
+    judged; the others are named."""
     metric, temperature, versus = METRICS[claim.metric], claim.temperature, claim.versus_temperature
     groups = ([(c, [(t, t, c) for t in claim.tasks]) for c in claim.conditions] if claim.over == "tasks"
               else [(claim.tasks[0], [(c, claim.tasks[0], c) for c in claim.conditions])])
-    measured, parts, missing, cells, judged = {}, [], [], [], []
-    several = len(groups) > 1 or versus is not None
+    measured, parts, missing, cells, judged, unclear = {}, [], [], [], [], []
+    several, clear_only = len(groups) > 1 or versus is not None, versus is not None and metric.interval is not None
     for label, members in groups:
         at: dict[float, dict[str, float | None]] = {when: {} for when in (temperature, versus) if when is not None}
         for (member, task, condition), when in itertools.product(members, at):
             at[when][member], found = run.value(metric, task, condition, when)
             cells += found
+        bounds = None if not clear_only else {
+            member: run.interval(metric, task, condition, versus) for member, task, condition in members}
         measured[label] = at[temperature] if versus is None else at
         parts.append((f"{label}: " if several else "") + " vs ".join(_ranked(values, metric.fmt) + (
             f" at {when:g}" if versus is not None else "") for when, values in at.items()))
         missing += [f"{label}/{m}" if several else m for m, *_ in members if None in (v[m] for v in at.values())]
         if not missing:
-            judged += [(f"{label} {pair}" if several else pair, ok) for pair, ok in _pairs(claim, *at.values())]
+            for pair, ok in _pairs(claim, *at.values(), bounds=bounds):
+                (unclear if ok is None else judged).append((f"{label} {pair}" if several else pair, ok))
     what = "published" if versus is None else f"at temperature {versus:g}"
     concordant, discordant = sum(ok for _, ok in judged), listed(pair for pair, ok in judged if not ok)
-    ordered = f"{concordant} of {len(judged)} pairs ordered as {what}" + (
-        f"; out of order: {discordant}" if discordant else "")
+    left_out = clear_only and unclear and (
+        f"; left out, not clearly ordered at temperature {versus:g} (intervals overlap): "
+        + listed(pair for pair, _ in unclear))
+    ordered = f"{concordant} of {len(judged)} {'clear ' if clear_only else ''}pairs ordered as {what}" + (
+        f"; out of order: {discordant}" if discordant else "") + (left_out or "")
     verdict, detail = decide(
         (bool(missing), NOT_MEASURED, f"no {claim.metric} for {listed(missing)} at temperature {temperature:g}"
                                       + ("" if versus is None else f" or {versus:g}")),
-        (not judged, NOT_MEASURED, f"no ordered pair to compare ({what})"),
+        (not judged, NOT_MEASURED, f"no clearly ordered pair to compare ({what}){left_out or ''}"),
         (not discordant, REPRODUCED, ordered),
         (2 * concordant > len(judged), SAME_DIRECTION, ordered),
         (True, NOT_REPRODUCED, ordered),

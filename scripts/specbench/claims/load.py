@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from ..core.config import ConfigError, load_schema, validate_document
-from .model import SCHEMA_PATH, SCOPES, Claim, ClaimError, stands_for
+from .model import READINGS, SCHEMA_PATH, SCOPES, Claim, ClaimError, stands_for
 
 
 def load_claims(path: str | Path, config: Mapping[str, Any]) -> list[Claim]:
@@ -60,10 +60,12 @@ def _claim(entry: Mapping[str, Any]) -> Claim:
         members = [m for tier in e["published"] for m in tier]
         tasks, conditions = (members, conditions) if entry["over"] == "tasks" else (tasks, members)
     speeds = entry["kind"] == "warm_vs_fresh" and isinstance(entry["published"], list)  # per-repeat speeds
-    scope = entry.get("scope") or ("absolute" if speeds else SCOPES[entry["kind"]])
+    over_tasks = entry["kind"] == "ordering" and entry.get("over") == "tasks"  # the one claim that transfers
+    scope = entry.get("scope") or ("absolute" if speeds else "transfers" if over_tasks else SCOPES[entry["kind"]])
+    unstated = entry.get("temperature") == "unstated"
     return Claim(**{**e, "conditions": tuple(conditions), "variants": tuple(entry.get("variants", ()))},
-                 tasks=tuple(tasks), condition=entry.get("condition"), temperature=float(entry.get("temperature", 0.0)),
-                 scope=scope)
+                 tasks=tuple(tasks), condition=entry.get("condition"), scope=scope, unstated=unstated,
+                 temperature=READINGS[0] if unstated else float(entry.get("temperature", 0.0)))
 
 
 def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -> Iterator[tuple[str, str]]:
@@ -77,8 +79,10 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "tasks", "give either 'task' or 'tasks', not both"
     if kind in ("speedup", "tokens_per_s", "acceptance") and isinstance(value, list) and value[0] > value[1]:
         yield "published", f"range low {value[0]} is above high {value[1]}"
-    if kind == "identity" and not isinstance(value, str) and value > len(claim.tasks):
+    if kind == "identity" and isinstance(value, int) and value > len(claim.tasks):
         yield "published", f"a number of the {len(claim.tasks)} listed tasks, got {value}"
+    if kind == "identity" and isinstance(value, list) and set(value) - set(claim.tasks):
+        yield "published", f"the differing tasks must be the claim's tasks: {sorted(set(value) - set(claim.tasks))}"
     if set(claim.token_counts) - set(claim.tasks):
         yield "token_counts", f"not one of the claim's tasks: {sorted(set(claim.token_counts) - set(claim.tasks))}"
     if kind == "gsm8k" and value > e["total"]:
@@ -87,6 +91,8 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "wrong", f"a problem 1..{e['total']} of a claim with a wrong answer, got {e['wrong']!r}"
     if kind == "warm_vs_fresh" and isinstance(value, list) and len(claim.tasks) != 1:
         yield "tasks", "per-repeat speeds are about one task: use 'task'"
+    if e.get("temperature") == "unstated" and e.get("versus_temperature") is not None:
+        yield "temperature", "a comparison with another temperature states its own"
     if kind == "ordering" and e.get("versus_temperature") == e["temperature"]:
         yield "versus_temperature", "must differ from temperature"
     if tiers and e["over"] == "tasks" and given & {"task", "tasks"}:

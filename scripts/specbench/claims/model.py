@@ -15,16 +15,25 @@ REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED = "reproduced", "same direction", "no
 NOT_MEASURED = "not measured in this run"
 BACKGROUND = "background, not checked by a run"
 NOT_COMPARABLE = "not comparable"
-VERDICTS = (REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED, NOT_MEASURED, NOT_COMPARABLE, BACKGROUND)
+# A relation the study does not claim to transfer (a verdict, an order of methods), on another setup: shown beside
+# the study's, not judged
+AGREES, DIFFERS = "agrees", "differs"
+VERDICTS = (REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED, NOT_MEASURED, NOT_COMPARABLE, AGREES, DIFFERS, BACKGROUND)
 # The study's setup itself is the config's study_setup, shown fact by fact in the report's comparability table
 NOT_COMPARABLE_DETAIL = "absolute figure: compared only on the study's setup (see Comparable with the study?)"
 SCHEMA_PATH = REPO_ROOT / "config" / "claims.schema.yaml"
 KINDS = tuple(load_schema(SCHEMA_PATH)["$defs"]["claim"]["properties"]["kind"]["enum"])
+# Scope (docs/claims.md): absolute figures are compared only on the study's setup; relative ones (verdicts, orders of
+# methods, the warm server, the control) are judged there and shown as agrees/differs elsewhere; only the order of
+# tasks per method "transfers" (the study's one claim about other hardware), judged everywhere.
 SCOPES = {"speedup": "absolute", "tokens_per_s": "absolute", "acceptance": "absolute", "identity": "absolute",
           "gsm8k": "absolute", "verdict": "relative", "ordering": "relative", "warm_vs_fresh": "relative",
-          "background": "background"}  # warm_vs_fresh with per-repeat speeds: absolute
-RESULT_COLUMNS = ["id", "text", "kind", "published", "published_text", "measured", "measured_text", "verdict",
-                  "detail", "cells", "scope", "prompt_dependent", "variant_of", "verdict_t1", "measured_t1_text"]
+          "background": "background"}  # per-repeat speeds: absolute; an ordering over tasks: transfers
+# A claim whose temperature the text does not give is judged under both readings, these two (STUDY.md's two)
+READINGS = (0.0, 1.0)
+RESULT_COLUMNS = ["id", "text", "kind", "published", "published_text", "temperature", "measured", "measured_text",
+                  "verdict", "detail", "cells", "scope", "prompt_dependent", "variant_of", "verdict_t1",
+                  "measured_t1_text", "reading"]
 
 
 class ClaimError(ValueError):
@@ -48,6 +57,7 @@ class Claim:
     condition: str | None = None
     conditions: tuple[str, ...] = ()
     temperature: float = 0.0
+    unstated: bool = False  # the text gives no temperature: judged at READINGS, the reading the run supports said
     tolerance: float | None = None
     metric: str | None = None
     over: str | None = None
@@ -56,6 +66,8 @@ class Claim:
     total: int | None = None
     wrong: Mapping[str, Any] | None = None
     fresh: str | None = None
+    side: str | None = None  # a multiplier whose point is its side of 1.0x: 'faster' or 'slower' by the verdict rule
+    versus: str | None = None  # identity: 'first-repeat' compares a condition's repeats with its own first
 
 
 def stands_for(variant: str, claim: Claim) -> str | None:
@@ -71,3 +83,15 @@ def variant(claim: Claim, variant: str) -> Claim:
                  if claim.kind == "ordering" and claim.over == "conditions" else claim.published)
     return replace(claim, id=f"{claim.id}@{variant}", condition=swap.get(claim.condition, claim.condition),
                    conditions=tuple(swap.get(c, c) for c in claim.conditions), published=published, variants=())
+
+
+def supported_reading(at_zero: str, at_one: str) -> str:
+    """Which reading of an unstated temperature the run supports, from the claim's verdicts under each."""
+    good = (REPRODUCED, AGREES)
+    if at_zero in good and at_one in good:
+        return "both readings"
+    if at_zero in good or at_one in good:
+        return f"temperature {0 if at_zero in good else '1.0'} only"
+    if at_zero == at_one and at_zero in (NOT_MEASURED, NOT_COMPARABLE):
+        return at_zero
+    return "neither reading"

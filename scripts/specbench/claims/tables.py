@@ -19,7 +19,8 @@ COLUMNS = {"summary": SUMMARY_COLUMNS, "acceptance": ACCEPTANCE_COLUMNS, "identi
 
 
 class Metric(NamedTuple):
-    """A number claims are judged on: where, tolerance kind, how written (measured; published), pivot, range."""
+    """A number claims are judged on: where, tolerance kind, how written (measured; published), pivot, range, and
+    the columns of its 95 % interval where the table has one."""
 
     table: str
     column: str
@@ -30,17 +31,21 @@ class Metric(NamedTuple):
     pivot: float | None = None
     pivot_text: str = ""
     limits: tuple[float, float] = (-math.inf, math.inf)
+    interval: tuple[str, str] | None = None
 
 
 METRICS = {
     "speedup": Metric("summary", "speedup", True, "{:.2f}x".format,
-                      lambda v: f"{v:.2f}" if v == int(v) else f"{v:g}", "x", 1.0, "1.0x"),
+                      lambda v: f"{v:.2f}" if v == int(v) else f"{v:g}", "x", 1.0, "1.0x",
+                      interval=("speedup_ci_low", "speedup_ci_high")),
     "tokens_per_s": Metric("summary", "mean_tokens_per_s", True, "{:.1f} tok/s".format, "{:g}".format, " tok/s"),
     "pooled_rate": Metric("acceptance", "pooled_rate", False, "{:.0%}".format, lambda v: f"{v * 100:g}", "%", 0.5,
                           "50%", (0.0, 1.0)),
     "accepted_per_step": Metric("acceptance", "accepted_per_step", False, "{:.2f} tokens/step".format,
                                 "{:g}".format, " tokens/step", limits=(0.0, math.inf)),
     "draft_n": Metric("cells", "draft_n", True, "{:.0f} tokens".format, "{:g}".format, " tokens drafted per run"),
+    "draft_n_accepted": Metric("cells", "draft_n_accepted", False, "{:.0f} accepted".format, "{:g}".format,
+                               " tokens accepted per request", limits=(0.0, math.inf)),
 }
 
 
@@ -72,6 +77,14 @@ class Run(NamedTuple):
     def value(self, metric: Metric, task: str, condition: str, temperature: float) -> tuple[float | None, list[str]]:
         row = self.row(metric.table, task=task, condition=condition, temperature=temperature)
         return (None, []) if row is None else (finite(row.get(metric.column)), list(row.get("cells", [])))
+
+    def interval(self, metric: Metric, task: str, condition: str, temperature: float) -> tuple[float, float] | None:
+        """The metric's 95 % interval (None where the table has none or it is not finite)."""
+        row = self.row(metric.table, task=task, condition=condition, temperature=temperature)
+        if row is None or metric.interval is None:
+            return None
+        low, high = (finite(row.get(column)) for column in metric.interval)
+        return None if low is None or high is None else (low, high)
 
     def speeds(self, task: str, condition: str, temperature: float,
                column: str = "tokens_per_s") -> tuple[dict[int, float], list[str]]:
@@ -110,17 +123,25 @@ def format_published(claim: Claim) -> str:
     published, kind, wrong = claim.published, claim.kind, claim.wrong
     if kind in METRICS or kind == "acceptance":
         metric = METRICS[claim.metric or claim.kind]
-        return "-".join(map(metric.number, published if isinstance(published, list) else [published])) + metric.unit
+        text = "-".join(map(metric.number, published if isinstance(published, list) else [published])) + metric.unit
+        return text + (f" ({claim.side})" if claim.side else "")
+    if kind == "identity" and isinstance(published, list):
+        same = [t for t in claim.tasks if t not in published]
+        return f"not identical on {', '.join(published)}" + (f"; identical on {', '.join(same)}" if same else "")
     if kind == "identity" and not isinstance(published, str):
         return f"not identical on {published} of {len(claim.tasks)} tasks"
+    if kind == "identity" and claim.versus:
+        return f"{published} to its own first repeat"
     if kind == "identity" and claim.token_counts:
         return published + " (" + "; ".join(f"{t} {a} vs {b}" for t, (a, b) in claim.token_counts.items()) + ")"
     if kind == "gsm8k":
         problem = f", problem {wrong['problem']}" + (f": {wrong['answer']} vs {wrong['reference']}"
                                                       if wrong["answer"] else " wrong") if wrong else ""
         return f"{published}/{claim.total} correct{problem}"
+    if kind == "warm_vs_fresh" and isinstance(published, str):
+        return "warm faster than fresh" if published == "faster" else "warm server faster with each repeat"
     if kind == "warm_vs_fresh":
-        return "warm faster than fresh" if published == "faster" else ", ".join(
+        return ", ".join(
             f"{v:g}" for v in published) + " tok/s over repeats"
     if kind == "ordering" and published == "same ordering":
         return f"{published} as temperature {claim.versus_temperature:g}"

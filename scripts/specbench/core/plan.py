@@ -14,7 +14,7 @@ from .config import model_source, resolve_path
 from .errors import ConfigError
 from .files import sha256_text
 from .matrix import Cell
-from .rules import CELL_RULES
+from .rules import CELL_RULES, EXPLAIN_RULES
 
 BUILTIN_RESOURCES = {"threads": 1, "mem_mb": 2048, "runtime": 30, "gpu": 0}
 
@@ -175,13 +175,16 @@ def rule_resources(config: dict, name: str, cells: Sequence[Cell]) -> dict[str, 
     """The resources a rule declares besides threads: mem_mb, runtime, gpu when any is asked for, and any site key
     the config adds. A cell's runtime defaults to its timeouts x attempts; keys set per condition or machine become
     functions of (machine, condition): the machine's value, else the condition's, else the rule's. Raises ConfigError
-    when a key set for some machines or conditions has no value for the others."""
+    when a key set for some machines or conditions has no value for the others. An explanation rule is layered as
+    a cell of the baseline condition on its machine (it serves the baseline's setup)."""
     base = {k: v for k, v in rule_settings(config, name).items() if k != "threads"}
-    scope = CELL_RULES.get(name)
+    scope = CELL_RULES.get(name, "fresh" if name in EXPLAIN_RULES else None)
     if scope is not None and "runtime" not in config["resources"]["rules"].get(name, {}):
-        base["runtime"] = cell_runtime_minutes(config, cells_per_job(config, name, cells))
+        base["runtime"] = cell_runtime_minutes(config, 1 if name in EXPLAIN_RULES else
+                                               cells_per_job(config, name, cells))
     mode = None if scope is None else "fresh" if scope == "fresh" else "warm"
-    served = [c for c, cond in config["conditions"].items() if cond["server"] == mode]
+    served = ([config["baseline"]] if name in EXPLAIN_RULES else
+              [c for c, cond in config["conditions"].items() if cond["server"] == mode])
     by_condition = {c: s for c, s in config["resources"]["conditions"].items() if c in served}
     by_machine = {m["label"]: m["resources"] for m in config["machines"]} if mode else {}
     varying = {key for layer in (by_condition, by_machine) for settings in layer.values() for key in settings}
@@ -198,7 +201,9 @@ def rule_resources(config: dict, name: str, cells: Sequence[Cell]) -> dict[str, 
         if key == "gpu" and not value and "gpu" not in varying:
             continue  # asks for no GPU: declare none (no --gpus under SLURM)
         if key in varying:
-            resources[key] = _layered(key, value, by_machine, by_condition)
+            layered = _layered(key, value, by_machine, by_condition)  # an explanation serves the baseline
+            resources[key] = (lambda machine, _, f=layered: f(machine, config["baseline"])) if name in EXPLAIN_RULES \
+                else layered
         else:
             resources[key] = value
     return resources

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from ..core.tokens import compare_tokens
+from ..core.explanations import first_difference
 from .client import stream_completion
 from .server import llama_server
 
@@ -45,4 +45,4 @@ def replay(record: dict[str, Any], workdir: Path, log: Path, timeout_s: float = 
             "tokens_per_s": float(response["timings"]["predicted_per_second"]),
             "recorded_tokens_per_s": float(record["response"]["timings"]["predicted_per_second"]),
             "tokens": len(tokens), "recorded_tokens": len(recorded), "identical": tokens == recorded,
-            "first_difference": compare_tokens(tokens, recorded)}
+            "first_difference": first_difference(tokens, recorded)}

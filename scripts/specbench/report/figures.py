@@ -54,11 +54,15 @@ from .figure_style import (
 # Throughput multiplier
 
 
+DIFFERS_COLOUR = "#D55E00"  # Okabe-Ito vermilion: a ring around a cell whose output differs from the baseline's
+
+
 def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence[str] = (),
                       conditions: Sequence[str] = (), summary: pd.DataFrame | None = None) -> bytes:
     """Per temperature a panel: for each task, one column of points per condition (every repeat a point, their
     mean a short bar, the multiplier's 95 % interval from ``summary`` an error bar), as a multiple of the mean
-    baseline tokens/s of that task and temperature (summaries.cell_multipliers)."""
+    baseline tokens/s of that task and temperature (summaries.cell_multipliers); a ring marks a cell whose
+    temperature-0 output differs from the baseline's."""
     title = f"Decode throughput as a multiple of the '{baseline}' baseline"
     if is_empty(cells):
         return no_data(title, "no runs")
@@ -91,6 +95,13 @@ def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence
     styles = condition_styles(ordered(cells.condition, conditions), baseline)
     handles = [*marker_handles(styles, shown), Line2D([], [], color="0.2", lw=2.4, label="mean of repeats"),
                Line2D([], [], color="0.35", lw=1.1, ls="--", label="1.0× (no gain)")]
+    differ = drawn.identical.eq(False).fillna(False).astype(bool) if "identical" in drawn else None
+    if differ is not None and differ.any():
+        handles.append(Line2D([], [], marker="o", ls="", markersize=9, markerfacecolor="none",
+                              markeredgecolor=DIFFERS_COLOUR, markeredgewidth=1.4,
+                              label=f"output differs from '{baseline}'"))
+        footnotes.append(f"Ringed: {int(differ.sum())} cell(s) whose temperature-0 output differs from "
+                         f"'{baseline}''s: their multiplier compares different texts.")
 
     with matplotlib.rc_context(RC_PARAMS):
         fig, axes = new_figure(MULTIPLIER_SIZE, title, len(temperatures), footnotes, handles)
@@ -118,6 +129,11 @@ def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence
                                     elinewidth=1.0, capsize=3, zorder=3)
                     ax.scatter(xs, ys, s=30, marker=styles[condition].marker, c=styles[condition].colour,
                                edgecolors="0.15", linewidths=0.6, alpha=0.9, zorder=4)
+                    ringed = cell.sort_values("repeat", kind="stable").identical.eq(False).fillna(False)
+                    if ringed.any():
+                        mask = ringed.to_numpy(dtype=bool)
+                        ax.scatter(xs[mask], ys[mask], s=110, marker="o", facecolors="none",
+                                   edgecolors=DIFFERS_COLOUR, linewidths=1.4, zorder=5)
             ax.axhline(1.0, color="0.35", lw=1.1, ls="--", zorder=2)
             ax.text(0.995, 1.0, "1.0× (no gain)", transform=ax.get_yaxis_transform(), ha="right", va="bottom",
                     fontsize=7.5, color="0.3")

@@ -1,5 +1,6 @@
 """Machines side by side, when a run has several (measured here or imported): what each is, the baseline's speed
-and every multiplier per machine, and the study's relative claims judged on each machine's own cells."""
+and every multiplier per machine, and the study's relative claims (those not absolute figures) on each machine's
+own cells."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..claims.model import NOT_MEASURED
+from ..claims.model import AGREES, NOT_MEASURED, REPRODUCED
 from .comparability import device_label
 from .environment import bandwidth
 from .model import (
@@ -20,8 +21,7 @@ from .model import (
     Section,
     Table,
     digits,
-    fmt_interval,
-    fmt_multiplier,
+    multiplier_cell,
     records,
     verdict_tone,
 )
@@ -75,23 +75,20 @@ def _machines(views: Sequence[MachineView], baseline: str, conditions: Sequence[
                        sorted(multipliers.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], len(order))))]
 
     def multiplier(r: Any) -> str:
-        if not isinstance(r, Mapping):
-            return ""
-        interval = fmt_interval((r["speedup_ci_low"], r["speedup_ci_high"]))
-        return f"{fmt_multiplier(r['speedup'])} [{interval}] {r['verdict']}"
+        return multiplier_cell(r, baseline)
 
     claims: dict[str, dict[str, Any]] = {}
     texts: dict[str, str] = {}
     for view in views:
         if view.claims is None:
             continue
-        for r in records(view.claims[view.claims.scope == "relative"]):
+        for r in records(view.claims[view.claims.scope.isin(["relative", "transfers"])]):
             claims.setdefault(r["id"], {})[view.label] = r["verdict"]
             texts[r["id"]] = r["text"]
     judged = {key: values for key, values in claims.items() if set(values.values()) - {NOT_MEASURED}}
     claim_rows = [{"id": key, "text": texts[key], "values": values} for key, values in judged.items()]
-    held = "; ".join(f"{v.label}: {sum(row['values'].get(v.label) == 'reproduced' for row in claim_rows)} of "
-                     f"{len(claim_rows)} reproduced" for v in views)
+    held = "; ".join(f"{v.label}: {sum(row['values'].get(v.label) in (REPRODUCED, AGREES) for row in claim_rows)} "
+                     f"of {len(claim_rows)} reproduced or agreeing" for v in views)
     unmeasured = len(claims) - len(judged)
     if unmeasured:
         held += (f". {unmeasured} more need tasks, conditions or temperatures no machine measured in this run (see "
@@ -106,12 +103,15 @@ def _machines(views: Sequence[MachineView], baseline: str, conditions: Sequence[
             "width x memory clock x 2 over the GGUF's size; none for a CPU or without NVML).")],
             Table([TASK, *_by_machine(views, "values", digits(1))], speed_rows)),
         Section("machines-multipliers", f"Multipliers vs {baseline} at temperature 0, per machine", [Note(
-            "Mean over mean, its 95 % interval and the study's verdict rule, as in What this run found.")],
+            "Mean over mean, its 95 % interval and the study's verdict rule, as in What this run found, marked "
+            f"where the outputs differ from {baseline}'s.")],
             Table([TASK, CONDITION, *_by_machine(views, "values", multiplier,
                                                  tone=lambda r: verdict_tone(r["verdict"])
                                                  if isinstance(r, Mapping) else "")], multiplier_rows)),
         Section("machines-claims", "The study's ordering and verdict claims, per machine", [Note(
-            f"Claims that hold on any hardware (scope relative), judged on each machine's cells: {held}.")],
+            "On each machine's cells: the order of tasks per method (scope transfers, the one thing the study "
+            "expects to hold elsewhere) judged; verdicts and orders of methods (scope relative) shown as agreeing "
+            f"or differing with the study: {held}. Where the text gives no temperature, at temperature 0.")],
             Table([Column("claim", "id", text=True), Column("text", "text", text=True),
                    *_by_machine(views, "values", lambda v: "" if v is None else str(v),
                                 tone=verdict_tone)], claim_rows)),

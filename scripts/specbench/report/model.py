@@ -146,7 +146,8 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return frame.to_dict("records")
 
 
-VERDICT_TONES = {"reproduced": "good", "same direction": "warn", "not reproduced": "bad", "faster": "good",
+VERDICT_TONES = {"reproduced": "good", "same direction": "warn", "not reproduced": "bad", "agrees": "good",
+                 "differs": "warn", "faster": "good",
                  "slower": "bad"}
 
 
@@ -161,3 +162,53 @@ def fmt_multiplier(value: Any) -> str:
 def fmt_interval(pair: tuple[Any, Any]) -> str:
     low, high = pair
     return "n/a" if is_missing(low) or is_missing(high) else f"{low:.2f}-{high:.2f}"
+
+
+def fmt_outputs(row: Row, baseline: str) -> str:
+    """A summary row's outputs against the baseline's at temperature 0: '' where none was compared, else how many
+    differ, with the token counts (own vs the baseline's) and what each explanation calls the difference."""
+    compared, differ = row.get("outputs_compared"), row.get("outputs_differ")
+    if is_missing(compared) or not compared:
+        return ""
+    if not differ:
+        return f"identical to {baseline} ({compared}/{compared})"
+    counts = "; ".join(f"{own} vs {base}" for own, base in row["differing_token_counts"])
+    kinds = ", ".join(dict.fromkeys(k or "not explained" for k in row["divergence_kinds"]))
+    return f"differs from {baseline} in {differ}/{compared} ({counts} tokens; {kinds})"
+
+
+def multiplier_cell(row: Any, baseline: str) -> str:
+    """A multiplier as the opening matrix shows it: value, 95 % interval, the verdict rule, and where it was
+    measured on outputs that differ from the baseline's, that fact."""
+    if not isinstance(row, Mapping):
+        return ""
+    noisy = " (noisy)" if row.get("noisy") is True else ""
+    outputs = fmt_outputs(row, baseline)
+    where = outputs.removeprefix(f"differs from {baseline} ")
+    return (f"{fmt_multiplier(row['speedup'])} [{fmt_interval((row['speedup_ci_low'], row['speedup_ci_high']))}] "
+            f"{row['verdict']}{noisy}" + (f"; ≠ {baseline}: outputs differ {where}" if where != outputs else ""))
+
+
+def _quoted(text: Any) -> str:
+    return "(end)" if is_missing(text) else repr(str(text))
+
+
+def fmt_divergence(divergence: Mapping[str, Any], top_k: int) -> str:
+    """One differing repeat, explained: 'r1 differs at token 236 (' Regression' vs '/person', after '...'): token by
+    token 0.009 nats apart, order flipped when batched: near-tie'."""
+    d = divergence
+    head = (f"r{d['repeat']} differs at token {d['position']} ({_quoted(d['text'])} vs {_quoted(d['reference_text'])}"
+            + ("" if is_missing(d["before"]) else f", after {_quoted(d['before'])}") + ")")
+    if is_missing(d["kind"]):
+        return f"{head}: not explained"
+    if d["kind"] == "length":
+        return f"{head}: one output ended there (length)"
+    seq, rank, batched = d["margin_sequential"], d["rank_sequential"], d["margin_batched"]
+    views = ["its token not ranked token by token" if is_missing(seq) else
+             f"token by token the baseline's token leads by more than {seq:.2f} nats (the other beyond its top "
+             f"{top_k})" if is_missing(rank) else f"token by token {seq:.3f} nats apart (rank {rank})"]
+    views.append("order flipped when batched" if d["flipped"] else
+                 "" if is_missing(batched) else f"batched {batched:.3f} nats apart")
+    if d["replay_matches"] is False:
+        views.append("the baseline's replay did not reproduce its tokens")
+    return f"{head}: " + ", ".join(v for v in views if v) + f": {d['kind']}"

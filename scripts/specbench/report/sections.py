@@ -12,6 +12,8 @@ import pandas as pd
 
 from ..analysis.summaries import NOISE_LIMIT
 from ..core.backends import WATCH_NONE
+from ..core.explanations import TOP_K
+from .claim_sections import claim_notes, claims_section, ordering_notes, settings_section
 from .environment import ceiling_rows
 from .machines import MachineView, _machines
 from .model import (
@@ -27,10 +29,13 @@ from .model import (
     Section,
     Table,
     digits,
+    fmt_divergence,
     fmt_interval,
     fmt_multiplier,
+    fmt_outputs,
     is_missing,
     joined,
+    multiplier_cell,
     percent,
     records,
     verdict_tone,
@@ -39,6 +44,10 @@ from .variations import prompt_column, prompt_sections, sweep_sections
 
 # ---------------------------------------------------------------------------------------------------------------
 # The sections
+
+PROMPTS_NOTE = ("The study published none of its prompts: this run's prompts are our own (`config/tasks/`), written "
+                "to its task descriptions, so a figure that depends on the exact prompt (token counts, acceptance, "
+                "which outputs differ, the GSM8K answers; marked *prompt-dependent*) compares answers to other text.")
 
 
 def _speeds_vs(baseline: str) -> Callable[[Any], str]:
@@ -59,50 +68,9 @@ def _setup(cells: pd.DataFrame, facts: Facts) -> Section:
               [{"item": k, "value": v} for k, v in facts.environment.items()]))
 
 
-def _claim_columns(with_t1: bool) -> list[Column]:
-    columns = [Column("claim", "id", text=True), Column("text", "text", text=True),
-               Column("scope", "scope", text=True),
-               Column("prompt-dependent", "prompt_dependent", lambda v: "yes" if v is True else "", text=True),
-               Column("published", "published_text", text=True), Column("this run (T=0)", "measured_text", text=True),
-               Column("verdict", "verdict", text=True, tone=verdict_tone)]
-    if with_t1:
-        columns += [Column("this run (T=1.0)", "measured_t1_text", lambda v: "" if is_missing(v) else str(v),
-                           text=True),
-                    Column("verdict (T=1.0)", "verdict_t1", lambda v: "" if is_missing(v) else str(v), text=True,
-                           tone=verdict_tone)]
-    return [*columns, Column("detail", "detail", text=True)]
-
-
-def _claims(claims: pd.DataFrame | None, title: str = "Published claims vs this run", key: str = "claims",
-            notes: Sequence[Note] = ()) -> Section:
-    if claims is None or claims.empty:
-        return Section(key, title, [*notes, Note("No claims were evaluated.")])
-    return Section(key, title, [*notes, *_variant_notes(claims)],
-                   Table(_claim_columns("verdict_t1" in claims), records(claims)))
-
-
-def _variant_notes(claims: pd.DataFrame) -> list[Note]:
-    """Which setting of a condition with variants (DFlash: the published command vs its documented 15 tokens)
-    matches the study: how many of its claims each reproduced."""
-    if "variant_of" not in claims or claims.variant_of.isna().all():
-        return []
-    variants = claims[claims.variant_of.notna()]
-    bases = claims[claims.id.isin(set(variants.variant_of))]
-    suffixes = sorted({i.split("@", 1)[1] for i in variants.id})
-    counts = [f"the claims as published: {int((bases.verdict == 'reproduced').sum())} of {len(bases)} reproduced"]
-    for name in suffixes:
-        rows = variants[variants.id.str.endswith("@" + name)]
-        counts.append(f"with {name}: {int((rows.verdict == 'reproduced').sum())} of {len(rows)}")
-    return [Note("Claims judged against two settings (rows `id@variant`): " + "; ".join(counts) + ".")]
-
-
-def _verdict_counts(claims: pd.DataFrame) -> str:
-    counts = claims.verdict.value_counts()
-    return ", ".join(f"**{n}** {verdict}" for verdict, n in counts.items())
-
-
 def _matrix(summary: pd.DataFrame, baseline: str, conditions: Sequence[str]) -> Table:
-    """Task x condition: the multiplier, its interval and the verdict, one row per task and temperature."""
+    """Task x condition: the multiplier, its interval and the verdict, one row per task and temperature, marked
+    where it was measured on outputs that differ from the baseline's."""
     others = summary[summary.condition != baseline]
     shown = [c for c in conditions if c in set(others.condition)]
     rows = []
@@ -113,13 +81,7 @@ def _matrix(summary: pd.DataFrame, baseline: str, conditions: Sequence[str]) -> 
         rows.append(row)
 
     def cell(condition: str) -> Column:
-        def show(r: Any) -> str:
-            if not isinstance(r, Mapping):
-                return ""
-            noisy = " (noisy)" if r["noisy"] is True else ""
-            return f"{fmt_multiplier(r['speedup'])} [{fmt_interval((r['speedup_ci_low'], r['speedup_ci_high']))}] " \
-                   f"{r['verdict']}{noisy}"
-        return Column(condition, lambda row: row.get(condition), show, text=True,
+        return Column(condition, lambda row: row.get(condition), lambda r: multiplier_cell(r, baseline), text=True,
                       tone=lambda r: verdict_tone(r["verdict"]) if isinstance(r, Mapping) else "")
     return Table([TASK, TEMPERATURE, *(cell(c) for c in shown)], rows)
 
@@ -130,18 +92,15 @@ def _answer(summary: pd.DataFrame, claims: pd.DataFrame | None, facts: Facts, co
     notes = [Note(f"Measured on **{comparability.device}**; "
                   + ("the study's setup: every claim is compared." if comparability.comparable else
                      "not the study's setup (see Comparable with the study?): absolute figures are not compared, "
-                     "orderings and verdicts are."))]
+                     "verdicts and orders of methods are shown as agreeing or differing, the order of tasks per "
+                     "method is judged.")),
+             Note(PROMPTS_NOTE)]
     items: list[Note] = []
     if claims is not None and not claims.empty:
-        notes.append(Note(f"Claims: {_verdict_counts(claims)}."))
-        failed = claims[claims.verdict == "not reproduced"]
-        items = [Note(f"Not reproduced: **{r['id']}**: {r['text']} (published {r['published_text']}; this run "
-                      f"{r['measured_text']})", "bad") for r in records(failed)]
-        if not comparability.comparable:  # what the study expects to transfer to another setup: orderings
-            judged = claims[(claims.kind == "ordering") & (claims.verdict != "not measured in this run")]
-            items += [Note(f"Ordering judged on this setup: **{r['id']}**: {r['text']}: **{r['verdict']}** (this "
-                           f"run {r['measured_text']})", "bad" if r["verdict"] == "not reproduced" else "")
-                      for r in records(judged) if r["verdict"] != "not reproduced"]
+        counted, items = claim_notes(claims)
+        notes += counted
+        if not comparability.comparable:
+            items += ordering_notes(claims)
     notes.append(Note(f"Multiplier vs '{facts.baseline}' (mean over mean) with its 95 % interval and the study's "
                       "verdict rule; *noisy*: the baseline's own runs spread by more than "
                       f"{NOISE_LIMIT:.0%} on that task."))
@@ -152,7 +111,9 @@ def _comparability(facts: Facts) -> Section:
     comparability = facts.comparability
     verdict = ("Every fact matches: absolute figures are compared with the study's." if comparability.comparable
                else "Not every fact matches: absolute figures (tokens/s, multipliers, acceptance, token counts) are "
-                    "shown but not compared; ordering and verdict claims are checked on this setup.")
+                    "shown but not compared; verdicts and orders of methods are shown beside the study's (agrees / "
+                    "differs); the order of tasks per method, the one thing the study expects to transfer, is "
+                    "judged on this setup.")
     return Section("comparability", "Comparable with the study?", [Note(verdict)], Table(
         [Column("fact", "name", text=True), Column("study", "study", text=True),
          Column("this run", "this_run", text=True),
@@ -171,7 +132,7 @@ def _predictions(facts: Facts) -> list[Section]:
                   "**The file changed after it was stamped**: sha256 "
                   f"{check.get('recorded_sha256', '')[:12]} then, {check.get('current_sha256', '')[:12]} now.",
                   "" if not check.get("changed_after_stamp") else "bad")]
-    return [_claims(facts.predictions, "Predictions written before measuring", "predictions", notes)]
+    return [claims_section(facts.predictions, "Predictions written before measuring", "predictions", notes)]
 
 
 def _speed_sections(summary: pd.DataFrame, baseline: str) -> list[Section]:
@@ -206,6 +167,8 @@ def _speed_sections(summary: pd.DataFrame, baseline: str) -> list[Section]:
                     tone=lambda v: "warn" if not is_missing(v) and v > NOISE_LIMIT else ""),
              Column("runs for +-5 %", "runs_for_5pct", lambda v: "n/a" if is_missing(v) else f"{v:.0f}"),
              Column("verdict", "verdict", text=True, tone=verdict_tone),
+             Column(f"output vs {baseline} (T=0)", lambda r: fmt_outputs(r, baseline), str, text=True,
+                    tone=lambda v: "warn" if v.startswith("differs") else ""),
              Column("runs vs baseline (tok/s)", lambda r: (r["tokens_per_s_values"], r["baseline_tokens_per_s_values"]),
                     _speeds_vs(baseline), text=True)],
             records(others))),
@@ -234,7 +197,9 @@ def _identity(identity: pd.DataFrame, baseline: str) -> Section:
          Column("first difference", "first_differences", joined),
          Column("which (prompt, repeat)", lambda r: list(zip(r["differing_prompts"], r["differing_repeats"],
                                                              strict=True)),
-                lambda pairs: ", ".join(f"{p + ' ' if p else ''}r{n}" for p, n in pairs), text=True)],
+                lambda pairs: ", ".join(f"{p + ' ' if p else ''}r{n}" for p, n in pairs), text=True),
+         Column("why (the baseline's own log-probabilities there)", "divergences",
+                lambda ds: "; ".join(fmt_divergence(d, TOP_K) for d in ds), text=True)],
         records(identity)))
 
 
@@ -356,7 +321,8 @@ def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd
     differing = [f.name for f in facts.comparability.facts if not f.matches]
     warnings = [] if facts.comparability.comparable else [
         f"This run is **not** on the published study's setup ({', '.join(differing)} differ): absolute figures are "
-        f"not compared with the published ones; orderings and verdicts are checked on {facts.comparability.device}."]
+        f"not compared with the published ones; the order of tasks per method is judged on "
+        f"{facts.comparability.device}, verdicts and orders of methods are shown as agreeing or differing."]
     warnings += [facts.model_note] if facts.model_note else []
     banner = Note(" ".join(warnings), "warn") if warnings else None
     count = len(facts.missing_cells)
@@ -375,7 +341,8 @@ def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd
         *_machines(machines, baseline, shown),
         _setup(cells, facts),
         _comparability(facts),
-        _claims(claims),
+        claims_section(claims),
+        *settings_section(claims),
         *_predictions(facts),
         *_speed_sections(summary, baseline),
         *prompt_sections(tables, baseline),
