@@ -1,5 +1,5 @@
 """The pieces the fault tests rely on, without a workflow: the CPU contention decision and its sampler, the guard
-that turns SIGTERM and a dead Snakemake into a clean stop, and who holds a listening socket."""
+that turns SIGTERM, SIGINT and a dead (or zombie) Snakemake into a clean stop, and who holds a listening socket."""
 
 from __future__ import annotations
 
@@ -10,12 +10,17 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+
+import psutil
+import pytest
 
 from specbench.contention.cpu import CpuSampler
 from specbench.contention.judge import foreign_cpu, judge
 from specbench.contention.samples import Sample
-from specbench.measure.server import listening_sockets, socket_inodes, socket_owners
+from specbench.measure.server import RunningServer, ServerError, check_identity, listening_addresses, port_holders
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -64,9 +69,9 @@ def test_cpu_sampler_sees_another_process_burn_a_core() -> None:
         busy.wait()
         idle.wait()
     assert second["cpu_own_s"] - first["cpu_own_s"] < 0.2
-    burned = next(p["cpu_s"] for p in second["cpu_top"] if p["pid"] == busy.pid)
-    assert burned > 0.1
-    assert second["cpu_busy_s"] - first["cpu_busy_s"] >= burned - 0.05
+    [burner] = [p for p in second["cpu_top"] if p["pid"] == busy.pid]
+    assert burner["cpu_s"] > 0.1 and burner["command"] == f"{sys.executable} -c while True: pass"
+    assert second["cpu_busy_s"] - first["cpu_busy_s"] >= burner["cpu_s"] - 0.05
 
 
 _GUARDED = textwrap.dedent("""
@@ -74,8 +79,10 @@ _GUARDED = textwrap.dedent("""
     sys.path.insert(0, {scripts!r})
     from specbench.measure.guard import Interrupted, interrupt_guard
     try:
-        with interrupt_guard(watch_pid={watch}, interval_s=0.1):
+        with interrupt_guard(watch_pid={watch}, interval_s={interval}) as guarded:
             print("ready", flush=True)
+            if {describe}:
+                print(guarded.describe(), flush=True)
             time.sleep(60)
     except Interrupted as stop:
         print(f"stopped: {{stop}}", flush=True)
@@ -83,9 +90,10 @@ _GUARDED = textwrap.dedent("""
 """)
 
 
-def _guarded(watch: int) -> subprocess.Popen:
-    code = _GUARDED.format(scripts=str(REPO / "scripts"), watch=watch)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+def _guarded(watch: int, interval_s: float = 0.1, describe: bool = False,
+             preexec_fn: Callable[[], None] | None = None) -> subprocess.Popen:
+    code = _GUARDED.format(scripts=str(REPO / "scripts"), watch=watch, interval=interval_s, describe=describe)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     return proc
 
@@ -100,6 +108,24 @@ def test_guard_turns_the_death_of_the_watched_process_into_a_clean_stop() -> Non
     assert out.strip() == f"stopped: its parent process (Snakemake, pid {parent.pid}) died"
 
 
+def test_guard_takes_a_killed_process_nobody_has_reaped_as_dead() -> None:
+    """A killed Snakemake stays a zombie (same pid, same start time) until its parent reaps it; here this test is
+    that parent and does not reap it until the guarded process has stopped."""
+    parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    proc = _guarded(parent.pid, interval_s=0.5)
+    try:
+        parent.kill()
+        killed = time.monotonic()
+        out, _ = proc.communicate(timeout=10)
+        stopped_s = time.monotonic() - killed
+        assert psutil.Process(parent.pid).status() == psutil.STATUS_ZOMBIE  # still unreaped while the guard acted
+    finally:
+        parent.wait()
+    assert proc.returncode == 3
+    assert out.strip() == f"stopped: its parent process (Snakemake, pid {parent.pid}) died"
+    assert stopped_s < 1.0 + 0.5, stopped_s  # one watch interval, plus the interpreter's exit
+
+
 def test_guard_turns_sigterm_into_a_clean_stop() -> None:
     proc = _guarded(os.getpid())
     proc.send_signal(signal.SIGTERM)
@@ -107,12 +133,55 @@ def test_guard_turns_sigterm_into_a_clean_stop() -> None:
     assert proc.returncode == 3 and out.strip() == "stopped: received signal SIGTERM"
 
 
-def test_the_owner_of_a_listening_socket_is_found() -> None:
+def _sigint_ignored() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_guard_turns_sigint_into_the_same_clean_stop_and_says_how_it_found_it() -> None:
+    proc = _guarded(os.getpid(), describe=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == f"watching Snakemake pid {os.getpid()}; " \
+                                                                          "SIGINT default"
+    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGINT)  # a second Ctrl-C while the first unwinds is ignored, not a new exception
+    out, _ = proc.communicate(timeout=10)
+    assert proc.returncode == 3 and out.strip() == "stopped: received signal SIGINT"
+
+
+def test_guard_keeps_an_inherited_ignored_sigint() -> None:
+    proc = _guarded(os.getpid(), describe=True, preexec_fn=_sigint_ignored)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == (f"watching Snakemake pid {os.getpid()}; SIGINT ignored, as inherited: "
+                                              "Ctrl-C does not stop it")
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    assert proc.poll() is None  # ignored, as whoever started it asked
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=10)
+    assert proc.returncode == 3 and out.strip() == "stopped: received signal SIGTERM"
+
+
+def test_the_listening_socket_of_a_process_is_found() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen()
         port = sock.getsockname()[1]
-        [(address, inode)] = [(a, i) for a, p, i in listening_sockets() if p == port]
-        assert address == "127.0.0.1"
-        assert inode in socket_inodes(os.getpid())
-        assert socket_owners(inode) == [os.getpid()]
+        assert ("127.0.0.1", port) in listening_addresses(os.getpid())
+        assert port_holders(port) == f"pid {os.getpid()}"
+        check_identity(_server(os.getpid(), port))  # this process holds it: no error
+    assert port_holders(port) == "nobody"
+
+
+def _server(pid: int, port: int) -> RunningServer:
+    return RunningServer(process=SimpleNamespace(pid=pid), argv=[], port=port, log_path=Path("server.log"))
+
+
+def test_a_socket_that_cannot_be_checked_is_a_final_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def denied(self: psutil.Process, kind: str = "inet") -> list:
+        raise psutil.AccessDenied(self.pid)
+
+    monkeypatch.setattr(psutil.Process, "net_connections", denied)
+    with pytest.raises(ServerError) as caught:
+        check_identity(_server(os.getpid(), 1))
+    assert caught.value.final
+    assert caught.value.reason.startswith(f"cannot check that llama-server (pid {os.getpid()}) is what listens on "
+                                          f"port 1: the sockets of pid {os.getpid()} cannot be read here (AccessDenied")

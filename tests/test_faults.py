@@ -21,13 +21,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
+import psutil
 import pytest
 
 from specbench.core.files import read_json
 from specbench.core.matrix import Cell
 from specbench.measure import server as server_module
 from specbench.measure.runner import run_cells
-from specbench.measure.server import listening_sockets, socket_inodes
+from specbench.measure.server import listening_addresses
 from specbench.measure.setup import Setup
 from workflow_helpers import (
     OUTPUT_CACHE,
@@ -37,6 +38,7 @@ from workflow_helpers import (
     live_processes,
     llama_server_pids_using,
     llama_servers_in,
+    signal_mask,
     snakemake,
     write_yaml,
 )
@@ -164,17 +166,26 @@ def _resume(run: dict) -> subprocess.CompletedProcess:
 
 @pytest.mark.workflow
 def test_server_listens_on_loopback_only_and_kill_9_of_snakemake_leaves_nothing_running(run: dict) -> None:
+    """Snakemake killed and left unreaped (a zombie, as under an init that never reaps): its cell stops within a
+    second (the server gets its SIGTERM while frozen, so the answer cannot complete first), no record is written."""
     cell_file = _break(run)
     with _started(run, [CELL.path]) as proc:
         _wait_for("the server to generate", _generating(run, CELL))
         [server_pid] = llama_servers_in(run["work"])
-        ours = socket_inodes(server_pid)
-        listening = [(address, port) for address, port, inode in listening_sockets() if inode in ours]
+        listening = listening_addresses(server_pid)
         assert listening and all(address == "127.0.0.1" for address, _ in listening), listening
-        with frozen(server_pid, hold_s=2.0):  # the answer cannot complete before the script sees Snakemake die
+        with frozen(server_pid, hold_s=0.0):  # the answer cannot complete before the script sees Snakemake die
             os.kill(proc.pid, signal.SIGKILL)  # Snakemake only: its job's bash, script and server are left alone
-            proc.wait(timeout=10)
+            killed = time.monotonic()
+            _wait_for("the cell to stop its server", lambda: signal.SIGTERM in signal_mask(server_pid, "ShdPnd"),
+                      timeout_s=10)
+            reacted_s = time.monotonic() - killed
+            assert psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE  # not reaped: this test is its parent
         _wait_for("the cell's script and server to stop", lambda: not _orphans(run), timeout_s=30)
+        assert psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE
+        proc.wait(timeout=10)
+    print(f"kill -9 of Snakemake (unreaped) -> SIGTERM to the cell's server after {reacted_s:.2f} s")
+    assert reacted_s < 1.0, reacted_s  # the parent watch looks every 0.5 s
     assert not cell_file.exists() and not _no_partial_files(run)
     # Snakemake's lock outlives a kill -9; Snakemake says to unlock (the README says the same).
     locked = _resume(run)
@@ -320,6 +331,28 @@ def test_a_prompt_longer_than_the_context_fails_at_once_with_the_servers_reason(
     assert "context" in message and message.endswith(f"read {tmp_path / 'server.log'}")
     assert (tmp_path / "server.log").read_text().count("--- specbench: attempt") == 1  # not retried
     assert time.monotonic() - started < 60 and not llama_server_pids_using(run["model"])
+
+
+@pytest.mark.workflow
+def test_a_socket_that_cannot_be_checked_fails_the_cell_at_once(run: dict, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the server's sockets cannot be read (macOS, hidepid, another user): no /health is asked, no attempt
+    waits for the start-up timeout, and the cell fails at once naming why (a new server would fail the same way)."""
+    def denied(self: psutil.Process, kind: str = "inet") -> list:
+        raise psutil.AccessDenied(self.pid, self.name())
+
+    monkeypatch.setattr(psutil.Process, "net_connections", denied)
+    setup = _setup(run, Cell(TASK, "off", 0.0, 1), tmp_path, startup_timeout_s=600)
+    started = time.monotonic()
+    with pytest.raises(Exception) as caught:
+        run_cells(setup, [Cell(TASK, "off", 0.0, 1)])
+    message = str(caught.value)
+    assert type(caught.value).__name__ == "CellError"
+    assert message.startswith(f"cell {TASK}/off/t0.0/r1: cannot check that llama-server (pid "), message
+    assert "cannot be read here (AccessDenied" in message and "another attempt would fail the same way" in message
+    assert message.endswith(f"read {tmp_path / 'server.log'}")
+    assert (tmp_path / "server.log").read_text().count("--- specbench: attempt") == 1  # not retried
+    assert time.monotonic() - started < 60 and not llama_server_pids_using(run["model"])  # not the 600 s timeout
 
 
 def _immutable(path: Path, on: bool) -> bool:

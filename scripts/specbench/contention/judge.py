@@ -6,7 +6,7 @@
   cell script's own process tree, which holds the server) used during the request window, as a share of the
   machine's CPU time (all CPUs) over that window, exceeds it. The window runs from the sample marked
   ``request-start`` to the last marked ``request-end`` (the whole watch when no sample is marked). The CPU time
-  is the machine's busy time from /proc/stat minus the cell's own (from /proc/<pid>/stat), so processes that
+  is the machine's busy time minus the cell's own (both from psutil's CPU times), so processes that
   came and went between two samples count too; the biggest foreign users are named from per-process deltas;
 * contended, only when ``max_load_per_cpu`` is given, when any sample's 1-minute load average divided by the
   CPU count exceeds it (the server's own threads count towards the load, so the threshold must allow for them);

@@ -108,6 +108,8 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                                     "ready_s": ready_s if position == 1 else 0.0, "started_at": started_at,
                                     "ended_at": _now(), "loadavg": list(os.getloadavg())})
     except ServerError as error:
+        if error.final:  # another attempt cannot help: the cell fails now, not after the start-up timeout
+            raise CellError(f"cell {cells[0].label}: {error}") from error
         raise AttemptFailed(error.reason, server_info.get("pid")) from error
     except (CellError, AttemptFailed):
         raise
