@@ -1,5 +1,6 @@
-"""The pieces the fault tests rely on, without a workflow: the CPU contention decision and its sampler, the guard
-that turns SIGTERM, SIGINT and a dead (or zombie) Snakemake into a clean stop, and who holds a listening socket."""
+"""The pieces the fault tests rely on, without a workflow: the CPU contention decision and its sampler, the wait for
+a quiet machine, the guard that turns SIGTERM, SIGINT and a dead (or zombie) Snakemake into a clean stop, and who
+holds a listening socket."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ import psutil
 import pytest
 
 from specbench.contention.cpu import CpuSampler
-from specbench.contention.judge import foreign_cpu, judge
+from specbench.contention.judge import busiest, foreign_cpu, judge
+from specbench.contention.quiet import wait_for_quiet
 from specbench.contention.samples import Sample
 from specbench.measure.server import RunningServer, ServerError, check_identity, listening_addresses, port_holders
 
@@ -40,10 +42,12 @@ def test_foreign_cpu_is_busy_minus_own_over_the_request_window() -> None:
     measured = foreign_cpu(samples)
     assert measured is not None
     assert measured["cpu_s"] == 4.0 and measured["window_s"] == 4.0 and measured["share"] == 0.5
-    assert measured["top"] == [{"pid": 77, "comm": "yes", "cpu_s": 3.9}]
+    assert measured["top"] == [{"pid": 77, "comm": "yes", "command": None, "cpu_s": 3.9}]
     verdict = judge(samples, {1}, nvml_available=False, max_foreign_cpu=0.25)
     assert verdict.contended and verdict.foreign_cpu == measured
-    assert "other processes used 0.50 of the CPU time > 0.25" in verdict.reason and "pid 77 yes 3.9 s" in verdict.reason
+    assert "other processes used 0.50 of the CPU time > 0.25" in verdict.reason
+    assert "busiest: pid 77 yes 3.9 s" in verdict.reason
+    assert busiest(verdict.to_json()) == "pid 77 yes using 0.97 of a CPU"
     assert not judge(samples, {1}, nvml_available=False, max_foreign_cpu=0.6).contended
     assert not judge(samples, {1}, nvml_available=False).contended  # null: recorded, not judged
 
@@ -72,6 +76,46 @@ def test_cpu_sampler_sees_another_process_burn_a_core() -> None:
     [burner] = [p for p in second["cpu_top"] if p["pid"] == busy.pid]
     assert burner["cpu_s"] > 0.1 and burner["command"] == f"{sys.executable} -c while True: pass"
     assert second["cpu_busy_s"] - first["cpu_busy_s"] >= burner["cpu_s"] - 0.05
+
+
+def _busy_until(t_quiet: float, share: float = 0.5) -> object:
+    """Samples one second apart on 2 CPUs: other processes use ``share`` of the machine until ``t_quiet``."""
+    state = {"t": 0.0, "busy": 0.0}
+
+    def take() -> Sample:
+        sample = _sample(state["t"], state["busy"], 0.0, top=[{"pid": 9, "comm": "pip", "command": "pip install x",
+                                                                "cpu_s": 1.0}] if state["t"] <= t_quiet else [])
+        state["busy"] += 2 * share if state["t"] < t_quiet else 0.0
+        state["t"] += 1.0
+        return sample
+    return take
+
+
+def _decide(window: list[Sample]):
+    return judge(window, set(), nvml_available=False, max_foreign_cpu=0.25)
+
+
+def test_the_wait_for_quiet_ends_with_the_first_quiet_window() -> None:
+    clock = iter(float(t) for t in range(100))
+    wait = wait_for_quiet(_busy_until(6.0, share=1.0), _decide, after_attempt=1, why="contended: pip", window_s=3.0,
+                          timeout_s=60.0, step_s=1.0, clock=lambda: next(clock), sleep=lambda s: None)
+    assert wait.quiet and wait.after_attempt == 1 and wait.why == "contended: pip"
+    # samples at t=0..9, both CPUs busy until t=6: the window [6, 9] is the first within 0.25
+    assert wait.windows_judged == 7 and wait.last["contended"] is False and wait.last["foreign_cpu"]["cpu_s"] == 0
+    assert wait.waited_s > 0
+
+
+def test_the_wait_for_quiet_gives_up_at_its_bound_with_the_last_verdict() -> None:
+    now = {"t": 0.0}
+
+    def sleep(seconds: float) -> None:
+        now["t"] += seconds
+
+    wait = wait_for_quiet(_busy_until(1e9), _decide, after_attempt=2, why="x", window_s=3.0, timeout_s=10.0,
+                          step_s=1.0, clock=lambda: now["t"], sleep=sleep)
+    assert not wait.quiet and wait.waited_s == 10.0 and wait.windows_judged == 8
+    assert wait.last["contended"] and wait.last["foreign_cpu"]["share"] == 0.5
+    assert busiest(wait.last) == "pid 9 pip (pip install x) using 1.00 of a CPU"
 
 
 _GUARDED = textwrap.dedent("""

@@ -8,6 +8,7 @@ breaks one cell of it and checks what is left."""
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import shutil
@@ -549,35 +550,91 @@ def _foreign_share(seconds: float) -> float:
     return used / ((t1 - t0) * (os.cpu_count() or 1))
 
 
-@pytest.mark.workflow
-def test_a_busy_loop_mid_cell_makes_that_attempt_rejected_and_the_clean_rerun_is_kept(run: dict) -> None:
+def _hogs(seconds: float | None) -> list[subprocess.Popen]:
+    """One busy loop per CPU, each ending by itself after ``seconds`` (None: until killed)."""
+    loop = "while True: pass" if seconds is None else f"import time\nend = time.time() + {seconds}\n" \
+        "while time.time() < end: pass"
+    return [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(os.cpu_count() or 1)]
+
+
+def _stop(hogs: list[subprocess.Popen]) -> None:
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
+
+
+def _judged(run: dict, **measurement: float) -> dict:
+    """The run with CPU contention judged (a config file, not --config: Snakemake's --config leaves a nested value's
+    numbers as text)."""
+    path = write_yaml(run["work"] / "contention.yaml",
+                      {"measurement": {"max_foreign_cpu": 0.25, "max_attempts": 4, **measurement}})
+    return {**run, "configs": [*run["configs"], path]}
+
+
+def _skip_if_busy() -> None:
     quiet = _foreign_share(3.0)
     if quiet > 0.1:
         pytest.skip(f"the machine is busy with other work ({quiet:.2f} of its CPU time): contention cannot be "
                     "staged on it")
+
+
+@pytest.mark.workflow
+def test_a_cpu_hog_mid_cell_makes_the_cell_wait_for_quiet_then_measure_clean(run: dict) -> None:
+    _skip_if_busy()
     cell_file = _break(run)
-    # a config file, not --config: Snakemake's --config leaves a nested value's numbers as text
-    judged = write_yaml(run["work"] / "contention.yaml", {"measurement": {"max_foreign_cpu": 0.25, "max_attempts": 4}})
-    busy: list[subprocess.Popen] = []
+    hogs: list[subprocess.Popen] = []
     try:
-        with _started({**run, "configs": [*run["configs"], judged]}, [CELL.path]) as proc:
+        with _started(_judged(run, quiet_window_s=3, quiet_timeout_s=120), [CELL.path]) as proc:
             _wait_for("the server to generate", _generating(run, CELL))
-            busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
-            _wait_for("attempt 2", lambda: "--- specbench: attempt 2 of" in _server_log(run, CELL).read_text())
-            for loop in busy:
-                loop.kill()
-                loop.wait()
+            hogs_started = time.time()
+            hogs = _hogs(seconds=10)
             _, stderr = proc.communicate(timeout=300)
     finally:
-        for loop in busy:
-            loop.kill()
-            loop.wait()
+        _stop(hogs)
     assert proc.returncode == 0, stderr[-4000:]
     record = read_json(cell_file)
     first = record["rejected_attempts"][0]
     assert first["attempt"] == 1 and first["outcome"] == "contended"
     assert "other processes used" in first["reason"], first
-    assert any(f"pid {loop.pid} python" in first["reason"] for loop in busy), first
-    assert record["attempt"] >= 2 and record["contention"]["contended"] is False
+    assert any(f"pid {hog.pid} python" in first["busiest"] for hog in hogs), first
+    # one wait after attempt 1 (more only if other work on the machine contended a later attempt too)
+    wait, *later = record["quiet_waits"]
+    print(json.dumps({"rejected": record["rejected_attempts"], "quiet_waits": record["quiet_waits"],
+                      "kept": {"attempt": record["attempt"], "started_at": record["started_at"],
+                               "contention": record["contention"]["reason"]}}, indent=1))
+    assert wait["after_attempt"] == 1 and wait["quiet"] and wait["why"] == first["reason"], wait
+    assert wait["window_s"] == 3 and wait["waited_s"] >= 2.9 and not wait["last"]["contended"]
+    assert record["attempt"] == 2 + len(later) and record["contention"]["contended"] is False
     assert record["contention"]["foreign_cpu"]["share"] <= 0.25
+    # the clean attempt's request started only after the hogs had ended (each ran 10 s from its own start)
+    assert dt.datetime.fromisoformat(record["started_at"]).timestamp() > hogs_started + 10
+    samples = [json.loads(line) for line in (run["work"] / record["gpu_samples"]).read_text().splitlines()]
+    waited_after = {w["after_attempt"] for w in record["quiet_waits"]}
+    assert {s["attempt"] for s in samples if s["phase"] == "wait"} == waited_after
     assert not _orphans(run)
+
+
+@pytest.mark.workflow
+def test_a_cpu_hog_that_outlasts_the_bound_fails_the_cell_naming_it(run: dict) -> None:
+    _skip_if_busy()
+    cell_file = _break(run)
+    hogs: list[subprocess.Popen] = []
+    try:
+        with _started(_judged(run, quiet_window_s=3, quiet_timeout_s=8), [CELL.path]) as proc:
+            _wait_for("the server to generate", _generating(run, CELL))
+            hogs = _hogs(seconds=None)
+            _, stderr = proc.communicate(timeout=300)
+    finally:
+        _stop(hogs)
+    assert proc.returncode != 0
+    line = next((ln for ln in stderr.splitlines() if ln.startswith("specbench: ")), "")
+    print(line)
+    assert line.startswith(f"specbench: cell {CELL.label}: the machine was not quiet for 3 s within "
+                           "measurement.quiet_timeout_s = 8 s of waiting after attempt 1 was contended: other "
+                           "processes used "), stderr[-3000:]
+    assert any(f"pid {hog.pid} python ({sys.executable} -c while True: pass) using " in line for hog in hogs), line
+    assert "run the same snakemake command again" in line
+    assert not cell_file.exists() and not _no_partial_files(run) and not _orphans(run)
+    resumed = _resume(run)  # the machine quiet again: the same command measures the cell
+    assert resumed.returncode == 0, _fail_message(resumed)
+    assert read_json(cell_file)["quiet_waits"] == []

@@ -1,9 +1,11 @@
 """Reading cell records: every record version the table can read, as the current one.
 
-Version 7 records hold only what was measured. Version 6 records hold the same raw facts in other places (the
-speculative log lines inside ``server.speculative``, the references inside ``task_check``, the wall times among the
-derived ``figures``), so they are read as version 7 by moving those fields; what they derived themselves (the GSM8K
-score, the parsed settings) is left out and computed again like any other record's. Older versions are refused."""
+Version 8 added ``quiet_waits`` (the waits for a quiet machine between contended attempts): a version 7 record made
+none, so it is read with an empty list. Version 7 records hold only what was measured. Version 6 records hold the same
+raw facts in other places (the speculative log lines inside ``server.speculative``, the references inside
+``task_check``, the wall times among the derived ``figures``), so they are read as version 7 by moving those fields;
+what they derived themselves (the GSM8K score, the parsed settings) is left out and computed again like any other
+record's. Older versions are refused."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 from ..core.files import read_json
 from ..core.records import RECORD_VERSION
 
-READABLE_VERSIONS = (6, RECORD_VERSION)
+READABLE_VERSIONS = (6, 7, RECORD_VERSION)
 _TIMING = ("cell_wall_s", "server_ready_s", "request_wall_s", "loadavg_1m_at_end")
 
 
@@ -28,15 +30,18 @@ def as_current(record: dict[str, Any]) -> dict[str, Any]:
     version = record.get("record_version")
     if version == RECORD_VERSION:
         return record
+    if version == 7:
+        return {**record, "record_version": RECORD_VERSION, "quiet_waits": []}
     if version != 6:
         raise RecordVersionError(f"record version {version} cannot be read (readable: {list(READABLE_VERSIONS)})")
     server = {k: v for k, v in record["server"].items() if k != "speculative"}
     server["log_lines"] = list((record["server"].get("speculative") or {}).get("lines") or [])
     check = record.get("task_check")
     upgraded = {k: v for k, v in record.items() if k not in ("task_check", "figures")}
-    return {**upgraded, "record_version": RECORD_VERSION, "server": server,
-            "references": [{"row": None, "reference": p["reference"]} for p in check["per_problem"]] if check else None,
-            "timing": {key: record["figures"].get(key) for key in _TIMING}}
+    return as_current({
+        **upgraded, "record_version": 7, "server": server,
+        "references": [{"row": None, "reference": p["reference"]} for p in check["per_problem"]] if check else None,
+        "timing": {key: record["figures"].get(key) for key in _TIMING}})
 
 
 def load_records(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:

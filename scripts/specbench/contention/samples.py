@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-PHASES = ("before", "during")
+PHASES = ("before", "during", "wait")  # wait: between attempts, waiting for a quiet machine
 
 
 MARKS = (None, "request-start", "request-end")

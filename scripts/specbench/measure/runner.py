@@ -1,7 +1,7 @@
 """Run cells: a server (fresh per cell, or one warm server for a sequence of cells: a task's repeats, or every cell
 of a condition), the requests, a complete record per cell; contended attempts (another process on the GPU, or using
-the CPU) and failed ones (the server died, its port was taken, the connection broke) are recorded and run again;
-failures name the cell and the log."""
+the CPU) and failed ones (the server died, its port was taken, the connection broke) are recorded and run again,
+a contended one after waiting for a quiet machine (bounded); failures name the cell and the log."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ from typing import Any
 import httpx
 
 from ..contention.devices import DeviceError, assigned_devices
-from ..contention.judge import judge
+from ..contention.judge import busiest, judge
 from ..contention.nvml import device_info
+from ..contention.quiet import wait_for_quiet
+from ..contention.samples import Sample, Verdict
 from ..contention.watch import GpuWatch
 from ..core.matrix import Cell
 from .client import RequestRefused, run_exchange
@@ -151,7 +153,12 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
     setup.server_log.parent.mkdir(parents=True, exist_ok=True)
     setup.server_log.write_bytes(b"")  # attempts append to it
     rejected: list[dict[str, Any]] = []
+    waits: list[dict[str, Any]] = []
     for attempt in range(1, setup.max_attempts + 1):
+        if rejected and rejected[-1]["outcome"] == "contended" and setup.quiet_timeout_s > 0:
+            waits.append(_wait_for_quiet(setup, cells[0].label, rejected[-1], sum(w["waited_s"] for w in waits)))
+            if not waits[-1]["quiet"]:
+                raise CellError(_not_quiet_message(setup, cells[0].label, waits))
         try:
             results, verdict = _attempt(setup, cells, attempt)
         except AttemptFailed as failure:
@@ -163,15 +170,65 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
         if not verdict["contended"]:
             log_text = last_log_section(setup.server_log.read_text(encoding="utf-8", errors="replace"))
             shared = {"log_lines": speculative_lines(log_text), "provenance": provenance(setup),
-                      "machine": machine_info(gpu, devices)}
+                      "machine": machine_info(gpu, devices), "quiet_waits": waits}
             return [cell_record(setup, r, attempt, rejected, verdict, len(cells), shared) for r in results]
         rejected.append({"attempt": attempt, "outcome": "contended", "reason": verdict["reason"],
-                         "foreign_pids": verdict["foreign_pids"],
+                         "foreign_pids": verdict["foreign_pids"], "busiest": busiest(verdict) or _unnamed(verdict),
                          "server_pid": results[0]["server"]["pid"] if results else None,
                          "tokens_per_s": [r["exchange"].response["timings"]["predicted_per_second"] for r in results]})
         print(f"cell {cells[0].label}: attempt {attempt} of {setup.max_attempts} rejected: {verdict['reason']}",
               flush=True)
     raise CellError(_give_up_message(setup, cells[0].label, rejected))
+
+
+def _wait_for_quiet(setup: Setup, label: str, contended: dict[str, Any], waited_s: float) -> dict[str, Any]:
+    """Between a contended attempt and the next: wait until a window of ``quiet_window_s`` passes the cell's own
+    judgement (no server running, so every other process counts), within what is left of ``quiet_timeout_s``;
+    the wait's samples go to the cell's samples file (phase 'wait')."""
+    after = contended["attempt"]
+    scratch = setup.gpu_samples.with_name(f".{setup.gpu_samples.name}.wait{after}")
+    watch = GpuWatch(scratch, interval_s=setup.sample_interval_s)
+    print(f"cell {label}: waiting up to {setup.quiet_timeout_s - waited_s:.0f} s for {setup.quiet_window_s:g} quiet "
+          f"seconds after attempt {after} ({contended['reason']})", flush=True)
+
+    def decide(window: list[Sample]) -> Verdict:
+        return judge(window, set(), nvml_available=watch.nvml_available, max_load_per_cpu=setup.max_load_per_cpu,
+                     max_foreign_cpu=setup.max_foreign_cpu, watched=setup.watched_devices)
+
+    try:
+        wait = wait_for_quiet(lambda: watch.sample_now("wait"), decide, after_attempt=after,
+                              why=contended["reason"], window_s=setup.quiet_window_s,
+                              timeout_s=max(0.0, setup.quiet_timeout_s - waited_s),
+                              step_s=min(setup.sample_interval_s, setup.quiet_window_s / 4))
+    finally:
+        _keep_samples(setup.gpu_samples, watch, after)
+        watch.close()
+        with contextlib.suppress(OSError):
+            scratch.unlink(missing_ok=True)
+    print(f"cell {label}: {'quiet' if wait.quiet else 'not quiet'} after {wait.waited_s:.1f} s of waiting", flush=True)
+    return wait.to_json()
+
+
+def _unnamed(verdict: dict[str, Any]) -> str:
+    """Why a contended verdict names no process: unseen users of the CPU, or a load-average judgement."""
+    if (verdict.get("foreign_cpu") or {}).get("cpu_s"):
+        return "none visible from here (the CPU time went to processes this cell cannot see: other containers?)"
+    return "none named (see the reason)"
+
+
+def _not_quiet_message(setup: Setup, label: str, waits: list[dict[str, Any]]) -> str:
+    """One line: the machine did not become quiet within the bound, the busiest processes, what to do."""
+    last = waits[-1]
+    verdict = last["last"] or {}
+    who = busiest(verdict) or _unnamed(verdict)
+    share = (verdict.get("foreign_cpu") or {}).get("share")
+    used = (f"other processes used {share:.2f} of the CPU time in the last {setup.quiet_window_s:g} s (limit "
+            f"{setup.max_foreign_cpu:g})" if share is not None and setup.max_foreign_cpu is not None
+            else verdict.get("reason", "no window judged"))
+    return (f"cell {label}: the machine was not quiet for {setup.quiet_window_s:g} s within "
+            f"measurement.quiet_timeout_s = {setup.quiet_timeout_s:g} s of waiting after attempt "
+            f"{last['after_attempt']} was contended: {used}; busiest: {who}. Stop them or wait, then run the same "
+            f"snakemake command again; see {setup.gpu_samples}")
 
 
 def _give_up_message(setup: Setup, label: str, rejected: list[dict[str, Any]]) -> str:
@@ -185,9 +242,9 @@ def _give_up_message(setup: Setup, label: str, rejected: list[dict[str, Any]]) -
                                                    for r in rejected[:-1]))
         return f"cell {label}: {last['reason']} (attempt {n} of {n}{history}); read {setup.server_log}"
     if all(r["outcome"] == "contended" for r in rejected):
-        foreign = sorted({pid for r in rejected for pid in r["foreign_pids"]})
-        return (f"cell {label}: all {n} attempts were contended (foreign processes {foreign}: {last['reason']}); "
-                f"see {setup.gpu_samples}")
+        who = last.get("busiest") or "none named"
+        return (f"cell {label}: all {n} attempts were contended; busiest other processes in the last: {who} "
+                f"({last['reason']}); see {setup.gpu_samples}")
     failed = sum(r["outcome"] == "failed" for r in rejected)
     return (f"cell {label}: no clean attempt in {n} ({failed} failed, {n - failed} contended; last: {last['reason']}); "
             f"see {setup.gpu_samples} and {setup.server_log}")

@@ -272,9 +272,12 @@ def _warm(cells: pd.DataFrame) -> list[Section]:
 
 def _contention(cells: pd.DataFrame) -> Section:
     rejected = cells[cells.rejected_attempts > 0]
+    waits = int(cells.quiet_waits.sum())
     note = Note(f"{int(cells.rejected_attempts.sum())} attempt(s) rejected as contended and measured again, in "
-                f"{len(rejected)} cell(s).")
+                f"{len(rejected)} cell(s); {waits} wait(s) for a quiet machine before measuring again, "
+                f"{float(cells.quiet_wait_s.sum()):.0f} s in all.")
     table = Table([Column("cell", "cell_file", files=True, text=True), Column("rejected attempts", "rejected_attempts"),
+                   Column("waited s", "quiet_wait_s", digits(1)),
                    Column("reasons", "rejected_reasons", lambda r: joined(r, "; "), text=True)], records(rejected))
     return Section("contention", "Contention", [note], table if len(rejected) else None)
 
