@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from specbench.contention.cpu import CpuSampler
+from specbench.contention.cpu import CpuSampler, command_of
 from specbench.contention.judge import busiest, foreign_cpu, judge
 from specbench.contention.quiet import wait_for_quiet
 from specbench.contention.samples import Sample
@@ -50,6 +50,19 @@ def test_foreign_cpu_is_busy_minus_own_over_the_request_window() -> None:
     assert busiest(verdict.to_json()) == "pid 77 yes using 0.97 of a CPU"
     assert not judge(samples, {1}, nvml_available=False, max_foreign_cpu=0.6).contended
     assert not judge(samples, {1}, nvml_available=False).contended  # null: recorded, not judged
+
+
+def test_a_command_line_is_named_on_one_line() -> None:
+    """A busy process's command line goes into a one-line failure: its newlines and runs of spaces become one space."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time\ntime.sleep(30)  # " + "x" * 100])
+    try:
+        time.sleep(0.2)
+        named = command_of(proc.pid, width=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert named == f"{sys.executable} -c import time time.sleep(30) # {'x' * 100}"[:57] + "..."
+    assert command_of(proc.pid) is None  # gone
 
 
 def test_without_cpu_figures_nothing_is_judged_and_the_verdict_says_so() -> None:

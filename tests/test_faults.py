@@ -571,27 +571,32 @@ def _judged(run: dict, **measurement: float) -> dict:
     return {**run, "configs": [*run["configs"], path]}
 
 
-def _skip_if_busy() -> None:
+def _cell_beside_hogs(run: dict, hog_s: float | None,
+                      quiet_timeout_s: float) -> tuple[Path, int, str, list[subprocess.Popen], float]:
+    """Break the cell, run it with CPU contention judged (3 s quiet windows) and start the hogs once its server
+    generates; (the cell file, Snakemake's exit code, its stderr, the hogs, when they started). Skipped on a busy
+    machine."""
     quiet = _foreign_share(3.0)
     if quiet > 0.1:
         pytest.skip(f"the machine is busy with other work ({quiet:.2f} of its CPU time): contention cannot be "
                     "staged on it")
+    cell_file = _break(run)
+    hogs: list[subprocess.Popen] = []
+    try:
+        with _started(_judged(run, quiet_window_s=3, quiet_timeout_s=quiet_timeout_s), [CELL.path]) as proc:
+            _wait_for("the server to generate", _generating(run, CELL))
+            started = time.time()
+            hogs = _hogs(hog_s)
+            _, stderr = proc.communicate(timeout=300)
+    finally:
+        _stop(hogs)
+    return cell_file, proc.returncode, stderr, hogs, started
 
 
 @pytest.mark.workflow
 def test_a_cpu_hog_mid_cell_makes_the_cell_wait_for_quiet_then_measure_clean(run: dict) -> None:
-    _skip_if_busy()
-    cell_file = _break(run)
-    hogs: list[subprocess.Popen] = []
-    try:
-        with _started(_judged(run, quiet_window_s=3, quiet_timeout_s=120), [CELL.path]) as proc:
-            _wait_for("the server to generate", _generating(run, CELL))
-            hogs_started = time.time()
-            hogs = _hogs(seconds=10)
-            _, stderr = proc.communicate(timeout=300)
-    finally:
-        _stop(hogs)
-    assert proc.returncode == 0, stderr[-4000:]
+    cell_file, returncode, stderr, hogs, hogs_started = _cell_beside_hogs(run, hog_s=10, quiet_timeout_s=120)
+    assert returncode == 0, stderr[-4000:]
     record = read_json(cell_file)
     first = record["rejected_attempts"][0]
     assert first["attempt"] == 1 and first["outcome"] == "contended"
@@ -616,17 +621,8 @@ def test_a_cpu_hog_mid_cell_makes_the_cell_wait_for_quiet_then_measure_clean(run
 
 @pytest.mark.workflow
 def test_a_cpu_hog_that_outlasts_the_bound_fails_the_cell_naming_it(run: dict) -> None:
-    _skip_if_busy()
-    cell_file = _break(run)
-    hogs: list[subprocess.Popen] = []
-    try:
-        with _started(_judged(run, quiet_window_s=3, quiet_timeout_s=8), [CELL.path]) as proc:
-            _wait_for("the server to generate", _generating(run, CELL))
-            hogs = _hogs(seconds=None)
-            _, stderr = proc.communicate(timeout=300)
-    finally:
-        _stop(hogs)
-    assert proc.returncode != 0
+    cell_file, returncode, stderr, hogs, _ = _cell_beside_hogs(run, hog_s=None, quiet_timeout_s=8)
+    assert returncode != 0
     line = next((ln for ln in stderr.splitlines() if ln.startswith("specbench: ")), "")
     print(line)
     assert line.startswith(f"specbench: cell {CELL.label}: the machine was not quiet for 3 s within "

@@ -54,11 +54,12 @@ def machine_busy_s() -> float:
 
 
 def command_of(pid: int, width: int = 80) -> str | None:
-    """A process's command line, shortened to ``width`` characters (None when it is gone or unreadable)."""
+    """A process's command line on one line (runs of whitespace as one space), shortened to ``width`` characters
+    (None when it is gone or unreadable)."""
     with contextlib.suppress(psutil.Error):
         argv = psutil.Process(pid).cmdline()
         if argv:
-            text = " ".join(argv)
+            text = " ".join(" ".join(argv).split())
             return text if len(text) <= width else text[:width - 3] + "..."
     return None
 
