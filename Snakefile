@@ -22,6 +22,18 @@ include: "rules/imports.smk"
 include: "rules/report.smk"
 
 
+onstart:
+    start_progress()
+
+
+onsuccess:
+    stop_progress()
+
+
+onerror:
+    stop_progress()
+
+
 # Every cell is a target of its own (so a deleted cell file is made again, and only the aggregate and
 # report follow it: Snakemake does not remake a missing input of an aggregate that is up to date), then the
 # tables and the report.

@@ -9,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
+from specbench.analysis.progress import ProgressWatch  # noqa: E402
 from specbench.build.cmake import host_cpu  # noqa: E402
 from specbench.claims import load as sb_claims  # noqa: E402
 from specbench.core import config as sb_config  # noqa: E402
@@ -38,6 +39,12 @@ RUN_ORDER = {
 }
 LLAMA_SOURCE = sb_config.llama_source(config, base=BASE)
 HOST_CPU = host_cpu()
+# What llama_cpp_fetch downloads (on the submitting host of a cluster run) - the git checkout, or the archive
+LLAMA_FETCHED = (
+    "resources/llama.cpp/source-git"
+    if LLAMA_SOURCE["kind"] == "git"
+    else "resources/llama.cpp/source-archive"
+)
 LLAMA_SRC_DIR = "resources/llama.cpp/src"
 LLAMA_BUILD_DIR = "resources/llama.cpp/build"
 LLAMA_BIN_DIR = "resources/llama.cpp/bin"
@@ -279,3 +286,17 @@ def rule_resources(name):
         )
         for key, value in planned.items()
     }
+
+
+# --- what the user sees while it runs (specbench.analysis.progress): a thread of this Snakemake process that prints
+# the working stage's last log line and the cells done / total with the time left, from the cells' wall times
+_PROGRESS = {}
+
+
+def start_progress():
+    _PROGRESS["watch"] = ProgressWatch([(c.path, c.condition) for c in CELLS]).start()
+
+
+def stop_progress():
+    if "watch" in _PROGRESS:
+        _PROGRESS.pop("watch").stop()

@@ -1,4 +1,5 @@
-# llama.cpp at the pinned commit: fetch (archive kinds) -> source tree -> CMake build with a manifest.
+# llama.cpp at the pinned commit: fetch (every download: the git clone, or the archive) -> source tree -> CMake build
+# with a manifest.
 # Each rule declares its code (entry script + package modules) as input, so the cache key changes with it.
 # These rules may be shared between workdirs with `--cache` (Snakemake's between-workflow cache, keyed by
 # code, params and inputs); Snakemake then forbids `benchmark:`, so the build times itself in its manifest.
@@ -10,7 +11,7 @@ rule llama_cpp_fetch:
     input:
         code=code("llama_cpp_fetch.py"),
     output:
-        "resources/llama.cpp/source-archive",
+        directory(LLAMA_FETCHED) if LLAMA_SOURCE["kind"] == "git" else LLAMA_FETCHED,
     log:
         "logs/llama_cpp/fetch.log",
     cache: "omit-software"
@@ -28,11 +29,7 @@ rule llama_cpp_fetch:
 
 rule llama_cpp_source:
     input:
-        archive=(
-            []
-            if LLAMA_SOURCE["kind"] == "git"
-            else "resources/llama.cpp/source-archive"
-        ),
+        fetched=LLAMA_FETCHED,
         code=code("llama_cpp_source.py"),
     output:
         directory(LLAMA_SRC_DIR),
@@ -67,7 +64,7 @@ rule llama_cpp_build:
         **rule_resources("llama_cpp_build"),
     params:
         cmake_args=config["llama_cpp"]["cmake_args"],
-        cuda=config["llama_cpp"]["cuda"],
+        backend=config["llama_cpp"]["backend"],
         targets=config["llama_cpp"]["targets"],
         host_cpu=HOST_CPU,
         work_dir="resources/llama.cpp/cmake-build",

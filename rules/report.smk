@@ -70,6 +70,24 @@ rule report:
             caption="../report/claims.rst",
             category="Claims",
         ),
+        # The figures as files too (the HTML report embeds them): in snakemake --report, and linked from report.md
+        figures=[
+            report(
+                "results/figures/multipliers.png",
+                caption="../report/multipliers.rst",
+                category="Figures",
+            ),
+            report(
+                "results/figures/acceptance.png",
+                caption="../report/acceptance-figure.rst",
+                category="Figures",
+            ),
+            report(
+                "results/figures/timeline.png",
+                caption="../report/timeline.rst",
+                category="Figures",
+            ),
+        ],
     log:
         "logs/report.log",
     benchmark:

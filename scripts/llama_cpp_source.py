@@ -1,10 +1,8 @@
-"""Snakemake entry: the llama.cpp source tree, from git at the pinned commit or from the verified archive."""
+"""Snakemake entry: the llama.cpp source tree, from what llama_cpp_fetch got (a git checkout, or the archive)."""
 
 from pathlib import Path
 
 from specbench.build.source import source_step
 
 snakemake = globals()["snakemake"]
-archive = snakemake.input.archive if hasattr(snakemake.input, "archive") else None
-source_step(snakemake.params.source, Path(archive) if archive else None, Path(snakemake.output[0]),
-            Path(snakemake.log[0]))
+source_step(snakemake.params.source, Path(snakemake.input.fetched), Path(snakemake.output[0]), Path(snakemake.log[0]))

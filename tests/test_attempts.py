@@ -160,7 +160,7 @@ class _QuietWatch:
 
     nvml_available = False
 
-    def __init__(self, path: Path, interval_s: float) -> None:
+    def __init__(self, path: Path, interval_s: float, sampler: Any = None) -> None:
         self.samples: list = []
 
     def sample_now(self, *args: Any, **kwargs: Any) -> None:

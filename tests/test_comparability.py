@@ -71,9 +71,34 @@ def test_any_single_difference_breaks_comparability(change: dict) -> None:
     assert not _assess(**kwargs).comparable
 
 
-def test_device_label_counts_gpus() -> None:
-    two = {"devices": [H200["devices"][0], {**H200["devices"][0], "index": 1}]}
-    assert device_label(two, MACHINE) == "NVIDIA H200 (143771 MiB) x2"
+def test_device_label_counts_the_gpus_the_server_used() -> None:
+    two = {"devices": [H200["devices"][0], {**H200["devices"][0], "index": 1, "uuid": "GPU-3"}]}
+    assert device_label(two, MACHINE) == "NVIDIA H200 (143771 MiB) x2: the server used 2 GPUs"
+    one = {**MACHINE, "backend": "cuda", "devices": [{"index": 1, "uuid": "GPU-3", "name": "NVIDIA H200"}]}
+    assert device_label(two, one) == "NVIDIA H200 (143771 MiB)"  # CUDA_VISIBLE_DEVICES=1: one of the two
+
+
+def test_two_gpus_are_not_the_studys_one() -> None:
+    two = {"devices": [A100["devices"][0], {**A100["devices"][0], "index": 1, "uuid": "GPU-9"}]}
+    facts = {f.name: f for f in _assess(two).facts}
+    assert not facts["GPU"].matches and "the server used 2 GPUs" in facts["GPU"].this_run
+
+
+VULKAN_MACHINE = {**MACHINE, "backend": "vulkan", "devices": [], "llama_devices": [
+    {"name": "Vulkan0", "description": "llvmpipe (LLVM 15.0.6, 256 bits)", "memory_total_mib": 2048,
+     "memory_free_mib": 2048}]}
+
+
+def test_a_vulkan_device_is_named_from_llama_cpps_own_list() -> None:
+    not_used = {"nvml": "not used", "devices": []}
+    assert device_label(not_used, VULKAN_MACHINE) == "llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan0, 2048 MiB)"
+    result = assess(STUDY, device=not_used, machine=VULKAN_MACHINE, build=SDIST_BUILD, model=STUDY_MODEL,
+                    draft=STUDY_DRAFT, server_args=ARGS)
+    assert [f.name for f in result.facts if not f.matches] == ["GPU"]
+
+
+def test_a_cpu_build_on_a_gpu_host_is_a_cpu_run() -> None:
+    assert device_label(A100, {**MACHINE, "backend": "cpu", "devices": []}) == "CPU (x86_64, 2 cores)"
 
 
 def test_predictions_stamp_and_integrity(tmp_path: Path) -> None:

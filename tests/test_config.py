@@ -42,7 +42,7 @@ def test_tiny_config_merges_over_study(study_config: dict) -> None:
 def test_tiny_gpu_config_merges_over_tiny(study_config: dict) -> None:
     tiny, gpu = (yaml.safe_load((REPO / "config" / name).read_text()) for name in ("tiny.yaml", "tiny-gpu.yaml"))
     config = validate_config(merge_into(merge_into(study_config, tiny), gpu), REPO)
-    assert config["llama_cpp"]["cuda"] is True
+    assert config["llama_cpp"]["backend"] == "cuda"
     assert "-DCMAKE_CUDA_ARCHITECTURES=native" in config["llama_cpp"]["cmake_args"]
     assert llama_source(config)["kind"] == "pypi-sdist"  # tiny.yaml's source, unchanged
     assert model_source(config, "target") == {"kind": "tiny", "seed": 0, "weights": "agree"}
@@ -80,6 +80,10 @@ def test_tiny_gpu_config_merges_over_tiny(study_config: dict) -> None:
          "resources.local_rules[2]", "did you mean 'aggregate'"),
         (lambda c: c.__setitem__("resources", {"conditions": {"mpt": {"slurm_partition": "a"}}}),
          "resources.conditions", "'mpt' is not a condition of this workflow (did you mean 'mtp'?)"),
+        (lambda c: c["llama_cpp"].__setitem__("cuda", False), "llama_cpp.cuda", "write `backend: cpu`"),
+        (lambda c: c["llama_cpp"].__setitem__("backend", "rocm"), "llama_cpp.backend", "'rocm' is not one of"),
+        (lambda c: c["llama_cpp"]["cmake_args"].append("-DGGML_VULKAN=ON"), "llama_cpp.cmake_args",
+         "set by llama_cpp.backend ('cuda' here)"),
     ],
 )
 def test_mistakes_name_their_key(study_config: dict, mutate, key: str, words: str) -> None:
@@ -126,3 +130,18 @@ def test_warm_scope_defaults_to_one_server_per_task(study_config: dict) -> None:
     assert validate_config(study_config, REPO)["warm_scope"] == "task"  # the schema's default
     study_config["warm_scope"] = "condition"
     assert validate_config(study_config, REPO)["warm_scope"] == "condition"
+
+
+@pytest.mark.parametrize(("text", "key", "quoted"), [
+    ("select: {conditions: [off, mtp]}", "select.conditions.0", '"off"'),  # the README's own shape, unquoted
+    ("baseline: off", "baseline", '"off"'),
+    ("conditions: {on: {args: []}}", "conditions", '"on"'),
+])
+def test_a_bare_yaml_boolean_where_a_name_belongs_says_to_quote_it(study_config: dict, text: str, key: str,
+                                                                    quoted: str) -> None:
+    """YAML 1.1 reads off/no/false (and on/yes/true) as booleans: the error says so and what to write instead."""
+    merge_into(study_config, yaml.safe_load(text))
+    with pytest.raises(ConfigError) as caught:
+        validate_config(study_config, REPO)
+    assert caught.value.key == key, str(caught.value)
+    assert "YAML reads a bare" in str(caught.value) and f"write the name in quotes, e.g. {quoted}" in str(caught.value)

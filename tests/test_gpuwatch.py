@@ -122,7 +122,36 @@ def test_verdict_to_json() -> None:
     verdict = _judge_file("a100_foreign_mid.jsonl", {A100_SERVER})
     data = json.loads(json.dumps(verdict.to_json()))
     assert data == {"contended": True, "reason": verdict.reason, "foreign_pids": [7781], "samples": 8,
-                    "failed_samples": 0, "nvml": "ok", "foreign_cpu": None}
+                    "failed_samples": 0, "nvml": "ok", "foreign_cpu": None, "gpu_watch": "nvml", "backend": "cuda"}
+
+
+def _cpu_sample(t: float, busy: float, own: float, mark: str | None = None) -> Sample:
+    return Sample(t, "during", True, None, [], 0.5, 2, mark, busy, own, [])
+
+
+QUIET_CPU = [_cpu_sample(0.0, 10.0, 9.0, "request-start"), _cpu_sample(4.0, 17.9, 17.0, "request-end")]
+BUSY_CPU = [_cpu_sample(0.0, 10.0, 9.0, "request-start"), _cpu_sample(4.0, 18.0, 13.0, "request-end")]
+
+
+@pytest.mark.parametrize("backend", ["vulkan", "metal", "hip"])
+def test_a_backend_without_gpu_accounting_is_recorded_as_not_watched_and_cpu_still_judged(backend: str) -> None:
+    verdict = judge(QUIET_CPU, {1}, nvml_available=False, max_foreign_cpu=0.25, backend=backend)
+    assert (verdict.contended, verdict.gpu_watch, verdict.backend) == (False, "unwatched", backend)
+    assert verdict.reason == (f"accepted: GPU not watched on this backend ({backend}: no per-process GPU accounting); "
+                              "CPU contention judged")
+    busy = judge(BUSY_CPU, {1}, nvml_available=False, max_foreign_cpu=0.25, backend=backend)
+    assert busy.contended and "other processes used 0.50 of the CPU time" in busy.reason
+    assert busy.gpu_watch == "unwatched"
+
+
+def test_a_cpu_build_uses_no_gpu_and_a_cuda_build_without_nvml_is_not_watched() -> None:
+    cpu = judge(QUIET_CPU, {1}, nvml_available=False, backend="cpu")
+    assert cpu.gpu_watch == "cpu"
+    assert cpu.reason == "accepted: CPU backend, no GPU used; CPU contention recorded, not judged"
+    cuda = judge(QUIET_CPU, {1}, nvml_available=False, backend="cuda")
+    assert cuda.gpu_watch == "unwatched" and "NVML unavailable" in cuda.reason
+    watched = _judge_file("h200_clean.jsonl", {H200_SERVER})
+    assert watched.gpu_watch == "nvml"
 
 
 # --- Sample round trip -------------------------------------------------------------------------------------------

@@ -10,8 +10,17 @@ from pathlib import Path
 import pytest
 
 from specbench.build.cmake import build_env
-from specbench.build.source import SOURCE_INFO, SourceError, extract_source, fetch_archive, git_checkout
+from specbench.build.source import (
+    SOURCE_INFO,
+    SourceError,
+    extract_source,
+    fetch_archive,
+    fetch_step,
+    git_checkout,
+    source_step,
+)
 from specbench.core.files import read_json, sha256_file
+from workflow_helpers import REPO, job_counts, snakemake
 
 
 def _make_tree(root: Path) -> None:
@@ -70,7 +79,7 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def test_git_route_checks_out_the_pinned_commit(tmp_path: Path) -> None:
+def _upstream(tmp_path: Path) -> tuple[Path, list[str]]:
     upstream = tmp_path / "upstream"
     _make_tree(upstream)
     subprocess.run(["git", "init", "-q", str(upstream)], check=True)
@@ -78,7 +87,11 @@ def test_git_route_checks_out_the_pinned_commit(tmp_path: Path) -> None:
         (upstream / "CHANGES").write_text(name)
         _git(upstream, "add", "-A")
         _git(upstream, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", name)
-    first = _git(upstream, "rev-list", "--max-parents=0", "HEAD")
+    return upstream, _git(upstream, "rev-list", "--reverse", "HEAD").split()
+
+
+def test_git_route_checks_out_the_pinned_commit(tmp_path: Path) -> None:
+    upstream, (first, _second) = _upstream(tmp_path)
     info = git_checkout(str(upstream), first[:7], tmp_path / "src", "first commit")
     assert info["commit"] == first
     assert (tmp_path / "src" / "CHANGES").read_text() == "first"
@@ -114,3 +127,36 @@ def test_a_git_checkout_still_reports_its_own_commit(tmp_path: Path) -> None:
     _git(tree, "add", "-A")
     _git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "llama.cpp")
     assert _commit_seen_by_build_info(tree, build_env(tree)) == _git(tree, "rev-parse", "--short", "HEAD")
+
+
+def test_the_git_clone_is_the_fetch_steps_and_the_source_step_needs_no_network(tmp_path: Path) -> None:
+    """On a cluster the fetch runs on the submitting host (resources.local_rules) and the source step maybe on a
+    compute node without internet: after the fetch, the upstream repository can be gone."""
+    upstream, (first, _second) = _upstream(tmp_path)
+    source = {"kind": "git", "url": str(upstream), "commit": first[:7], "label": "first"}
+    fetched = tmp_path / "resources/llama.cpp/source-git"
+    fetch_step(source, fetched, tmp_path / "fetch.log")
+    assert read_json(fetched / SOURCE_INFO)["commit"] == first
+    upstream.rename(tmp_path / "gone")  # no network from here on
+    source_step(source, fetched, tmp_path / "src", tmp_path / "source.log")
+    assert (tmp_path / "src" / "CHANGES").read_text() == "first"
+    assert _git(tmp_path / "src", "rev-parse", "HEAD") == first  # llama.cpp's build info still finds its commit
+    assert read_json(tmp_path / "src" / SOURCE_INFO) == read_json(fetched / SOURCE_INFO)
+
+
+def test_a_fetched_checkout_moved_off_its_commit_is_refused(tmp_path: Path) -> None:
+    upstream, (first, second) = _upstream(tmp_path)
+    source = {"kind": "git", "url": str(upstream), "commit": first, "label": None}
+    fetched = tmp_path / "source-git"
+    fetch_step(source, fetched, tmp_path / "fetch.log")
+    _git(fetched, "checkout", "-q", second)
+    with pytest.raises(SourceError, match=f"is at {second}, not the commit {first}"):
+        source_step(source, fetched, tmp_path / "src", tmp_path / "source.log")
+
+
+def test_the_studys_git_route_plans_the_clone_as_the_local_fetch_job(tmp_path: Path) -> None:
+    result = snakemake(tmp_path, ["resources/llama.cpp/src"], [REPO / "config/config.yaml"], "-n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert job_counts(result.stdout + result.stderr) == {"llama_cpp_fetch": 1, "llama_cpp_source": 1}
+    config = __import__("yaml").safe_load((REPO / "config/config.yaml").read_text())
+    assert config["llama_cpp"]["source"] == "git" and "llama_cpp_fetch" in config["resources"]["local_rules"]

@@ -53,6 +53,24 @@ def test_a_current_record_is_read_as_it_is_and_older_ones_are_refused() -> None:
         as_current({**V6, "record_version": 5})
 
 
+def test_a_version_7_record_is_read_with_the_backend_its_build_recorded() -> None:
+    """Version 7 named only `cuda`: read as version 8 with that backend, the watch it implies, no device list."""
+    v7 = {**as_current(V6), "record_version": 7}
+    v7["provenance"] = {**v7["provenance"], "llama_cpp": {"cmake_args": ["-DGGML_CUDA=ON"], "cuda": True}}
+    v7["contention"] = {"reason": "clean", "nvml": "ok"}
+    v7.pop("machine", None)
+    record = as_current(v7)
+    assert record["record_version"] == RECORD_VERSION
+    assert record["provenance"]["llama_cpp"] == {"cmake_args": ["-DGGML_CUDA=ON"], "backend": "cuda"}
+    assert (record["machine"]["backend"], record["machine"]["llama_devices"]) == ("cuda", None)
+    assert record["contention"]["gpu_watch"] == "nvml"
+    row = cell_row(record, "c.json")
+    assert (row["backend"], row["gpu_watch"]) == ("cuda", "nvml")
+    cpu = {**v7, "provenance": {**v7["provenance"], "llama_cpp": {"cuda": False}},
+           "contention": {"reason": "accepted: NVML unavailable", "nvml": "unavailable"}}
+    assert cell_row(as_current(cpu), "c.json")["gpu_watch"] == "cpu"
+
+
 def test_a_version_7_record_made_no_quiet_waits() -> None:
     """Version 8 added the waits for a quiet machine; a version 7 record is read with none (it never waited)."""
     v7 = {k: v for k, v in as_current(V6).items() if k != "quiet_waits"} | {"record_version": 7}

@@ -19,11 +19,11 @@ STUDY = yaml.safe_load((REPO / "config/config.yaml").read_text())
 CPU = {"nvml": "unavailable", "error": "NVMLError_LibraryNotFound", "devices": []}
 
 
-def _files(tmp_path: Path, machines: list[str]) -> ReportInputs:
-    rows = [{**row, "machine": machine, "cell_file": row["cell_file"].replace("cells/", f"cells/{machine}/")}
-            for machine in machines for row in ROWS]
+def _files(tmp_path: Path, machines: list[str], extra: dict | None = None, where: dict | None = None) -> ReportInputs:
+    rows = [{**row, "machine": machine, "cell_file": row["cell_file"].replace("cells/", f"cells/{machine}/"),
+             **(extra or {})} for machine in machines for row in ROWS]
     write_table(frame_of(rows, "off"), tmp_path / "cells.parquet")
-    where = {"device": CPU, "machine": {"hostname": "box", "machine": "x86_64", "cpu_count": 2}}
+    where = where or {"device": CPU, "machine": {"hostname": "box", "machine": "x86_64", "cpu_count": 2}}
     index = {"cells": {}, **where, "machines": {m: where for m in machines}, "software": {}}
     (tmp_path / "index.json").write_text(json.dumps(index))
     (tmp_path / "bin").mkdir()
@@ -72,3 +72,28 @@ def test_a_missing_input_is_named(tmp_path: Path) -> None:
     (tmp_path / "model.json").unlink()
     with pytest.raises(FileNotFoundError, match="model.json"):
         assemble(inputs, _settings(["local"]))
+
+
+VULKAN = {"device": {"nvml": "not used", "devices": []},
+          "machine": {"hostname": "box", "machine": "x86_64", "cpu_count": 2, "backend": "vulkan", "devices": [],
+                      "llama_devices": [{"name": "Vulkan0", "description": "llvmpipe (LLVM 15.0.6, 256 bits)",
+                                         "memory_total_mib": 2048, "memory_free_mib": 2048}]}}
+
+
+def test_cells_whose_gpu_was_not_watched_are_marked_and_the_figures_are_files(tmp_path: Path) -> None:
+    """A Vulkan run: the device named from llama.cpp's own list, each cell marked as not watched, and the figures
+    written as files that the Markdown report shows."""
+    inputs = _files(tmp_path, ["local"], {"backend": "vulkan", "gpu_watch": "unwatched"}, VULKAN)
+    out = {name: tmp_path / f"out.{name}" for name in ("md", "html", "csv", "json")}
+    figures = {name: tmp_path / "figures" / name for name in ("multipliers.png", "acceptance.png", "timeline.png")}
+    done = write_report(inputs, _settings(["local"]), markdown=out["md"], html=out["html"], claims_csv=out["csv"],
+                        provenance=out["json"], figures=figures)
+    markdown, page = out["md"].read_text(), out["html"].read_text()
+    assert f"**GPU not watched** in {len(ROWS)} of {len(ROWS)} cell(s) (backend vulkan" in markdown
+    assert "Measured on **llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan0, 2048 MiB)**" in markdown
+    runs = next(s for s in done.report.sections if s.id == "runs").table
+    watch = next(c for c in runs.columns if c.header == "GPU watch")
+    assert {watch.show(watch.get(row)) for row in runs.rows} == {"not watched"}
+    assert page.count('<td class="t warn">not watched</td>') == len(ROWS)
+    for name, path in figures.items():
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"](figures/{name})" in markdown

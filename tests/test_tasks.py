@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,3 +46,38 @@ def test_reference_answer_is_after_the_last_marker() -> None:
 def test_missing_dataset_row_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="has 3 rows; row 5 was asked for"):
         read_dataset_rows(REPO / "config" / "tasks" / "gsm8k_standin.jsonl", [5])
+
+
+def _offline_step(code: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    """A download step in a fresh interpreter (huggingface_hub reads HF_* when imported), an empty cache."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    full.update({"HF_HOME": str(tmp_path / "hf"), "PYTHONPATH": str(REPO / "scripts"), **env})
+    return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("env", [{"HF_ENDPOINT": "http://127.0.0.1:9"}, {"HF_HUB_OFFLINE": "1"}])
+def test_without_the_hub_the_gsm8k_download_says_what_to_do_in_one_line(tmp_path: Path, env: dict) -> None:
+    """No internet (a hub that refuses connections), or HF_HUB_OFFLINE with nothing cached: no traceback."""
+    log = tmp_path / "dataset.log"
+    result = _offline_step(
+        "from pathlib import Path; from specbench.tasks.datasets import dataset_step; "
+        "dataset_step({'kind': 'hf', 'repo': 'openai/gsm8k', 'config': 'main', 'split': 'test', 'rows': [0]}, "
+        f"Path('{tmp_path}/gsm8k.jsonl'), Path('{log}'))", tmp_path, **env)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("specbench: dataset openai/gsm8k@main: ")
+    cause = "HF_HUB_OFFLINE is set" if "HF_HUB_OFFLINE" in env else "could not be reached (Got: ConnectError"
+    assert cause in line
+    assert "hf download openai/gsm8k --repo-type dataset --revision main --include 'main/test-*.parquet'" in line
+    assert "HF_HUB_OFFLINE=1" in line and "kind: local-jsonl" in line
+    assert line in log.read_text() and not (tmp_path / "gsm8k.jsonl").exists()
+
+
+def test_without_the_hub_the_model_download_says_what_to_do(tmp_path: Path) -> None:
+    result = _offline_step(
+        "from pathlib import Path; from specbench.models.hub import download_step; "
+        f"download_step('Qwen/Qwen3.5-9B', 'main', Path('{tmp_path}/hf-out'), Path('{tmp_path}/m.json'), "
+        f"Path('{tmp_path}/download.log'))", tmp_path, HF_HUB_OFFLINE="1")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("specbench: model Qwen/Qwen3.5-9B@main: HF_HUB_OFFLINE is set")
+    assert "models.<role>.source: checkpoint" in result.stderr

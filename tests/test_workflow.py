@@ -23,6 +23,7 @@ import pytest
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.analysis.summaries import tables
 from specbench.analysis.table import read_table
+from specbench.core.backends import CMAKE_OPTIONS
 from specbench.core.files import read_json, sha256_file
 from specbench.core.matrix import Cell
 from specbench.tiny.checkpoints import write_tiny_target
@@ -105,7 +106,11 @@ def test_llama_cpp_was_built_from_the_pinned_archive(run: dict) -> None:
     manifest = read_json(run["work"] / "resources/llama.cpp/bin/manifest.json")
     assert manifest["source"]["kind"] == "pypi-sdist"
     assert manifest["source"]["sha256"] == "c480f03bb3d888542d621ebf3f715131c33dc19febed8aff2de64dee6dcb09c1"
-    assert manifest["cuda"] is False and "-DGGML_CUDA=OFF" in manifest["cmake_args"]
+    assert manifest["backend"] == "cpu" and manifest["cuda_architectures"] == []
+    declared = (run["work"] / "resources/llama.cpp/src/ggml/CMakeLists.txt").read_text()
+    for option in CMAKE_OPTIONS.values():  # every backend's option is one the pinned tree declares, OFF here
+        assert f"option({option} " in declared and f"-D{option}=OFF" in manifest["cmake_args"]
+    assert manifest["devices"]["devices"] == [] and "Available devices:" in manifest["devices"]["output"]
     assert "-DGGML_NATIVE=OFF" in manifest["cmake_args"]  # no AMX: it faulted on these virtual machines
     for name in ("llama-server", "llama-quantize"):
         binary = run["work"] / "resources/llama.cpp/bin" / manifest["binaries"][name]["path"]
@@ -186,11 +191,30 @@ def test_warm_condition_shares_one_server_fresh_ones_do_not(run: dict) -> None:
         assert not any(rec["server"]["shared"] for rec in fresh)
 
 
+def test_the_terminal_shows_each_stage_and_the_cells_done_with_the_time_left(run: dict) -> None:
+    """What `snakemake all` printed while it ran: the stages' progress, cells done / total and an estimate of the
+    time left from the wall times of the cells measured so far."""
+    total = len(TASKS) * len(CONDITIONS) * REPEATS
+    lines = [ln for ln in run["result"].stderr.splitlines() if ln.startswith("specbench progress: ")]
+    assert any(ln.startswith("specbench progress: conversion to GGUF (") for ln in lines), lines
+    counts = [ln for ln in lines if ln.startswith("specbench progress: cells ")]
+    assert counts[-1].startswith(f"specbench progress: cells {total} of {total} done ({total} measured now; ")
+    estimates = [ln for ln in counts if " left" in ln and "about " in ln]
+    assert estimates, counts
+    mean = sum(_record(run, t, c, r)["timing"]["cell_wall_s"] for t in TASKS for c in CONDITIONS
+               for r in range(1, REPEATS + 1)) / total
+    last = float(counts[-1].rsplit("; ", 1)[1].split(" s a cell")[0])
+    assert last == pytest.approx(mean, abs=0.051)  # the records' own wall times
+
+
 def test_watch_and_attempts_are_recorded(run: dict) -> None:
     record = _record(run, "essay", "off", 1)
     assert record["attempt"] == 1 and record["rejected_attempts"] == []
     assert record["contention"]["contended"] is False
-    assert record["contention"]["nvml"] in ("unavailable", "ok")
+    assert record["contention"]["nvml"] == "unavailable"  # a CPU build: NVML is not asked
+    assert (record["contention"]["gpu_watch"], record["machine"]["backend"]) == ("cpu", "cpu")
+    assert record["contention"]["reason"].startswith("accepted: CPU backend, no GPU used; CPU contention judged")
+    assert record["machine"]["llama_devices"] == [] and record["provenance"]["llama_cpp"]["backend"] == "cpu"
     samples = (run["work"] / record["gpu_samples"]).read_text().splitlines()
     phases = [json.loads(line)["phase"] for line in samples]
     assert phases[0] == "before" and "during" in phases

@@ -1,11 +1,13 @@
 """Reading cell records: every record version the table can read, as the current one.
 
-Version 8 added ``quiet_waits`` (the waits for a quiet machine between contended attempts): a version 7 record made
-none, so it is read with an empty list. Version 7 records hold only what was measured. Version 6 records hold the same
-raw facts in other places (the speculative log lines inside ``server.speculative``, the references inside
-``task_check``, the wall times among the derived ``figures``), so they are read as version 7 by moving those fields;
-what they derived themselves (the GSM8K score, the parsed settings) is left out and computed again like any other
-record's. Older versions are refused."""
+Version 8 records name the build's backend, the devices llama.cpp listed and how the GPU was watched, and the waits
+for a quiet machine between contended attempts; version 7 records are read as version 8 with the backend their
+build's ``cuda`` flag says, no device list (not taken then), the watch that backend and their NVML state imply, and no
+waits (they made none). Version 7 records hold only what was measured. Version 6 records hold the same raw facts in
+other places (the speculative log lines inside ``server.speculative``, the references inside ``task_check``, the wall
+times among the derived ``figures``), so they are read as version 7 by moving those fields; what they derived
+themselves (the GSM8K score, the parsed settings) is left out and computed again like any other record's. Older
+versions are refused."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.backends import backend_of, watch_of
 from ..core.files import read_json
 from ..core.records import RECORD_VERSION
 
@@ -31,17 +34,30 @@ def as_current(record: dict[str, Any]) -> dict[str, Any]:
     if version == RECORD_VERSION:
         return record
     if version == 7:
-        return {**record, "record_version": RECORD_VERSION, "quiet_waits": []}
+        return _from_7(record)
     if version != 6:
         raise RecordVersionError(f"record version {version} cannot be read (readable: {list(READABLE_VERSIONS)})")
     server = {k: v for k, v in record["server"].items() if k != "speculative"}
     server["log_lines"] = list((record["server"].get("speculative") or {}).get("lines") or [])
     check = record.get("task_check")
     upgraded = {k: v for k, v in record.items() if k not in ("task_check", "figures")}
-    return as_current({
-        **upgraded, "record_version": 7, "server": server,
-        "references": [{"row": None, "reference": p["reference"]} for p in check["per_problem"]] if check else None,
-        "timing": {key: record["figures"].get(key) for key in _TIMING}})
+    return _from_7({**upgraded, "record_version": 7, "server": server,
+                    "references": [{"row": None, "reference": p["reference"]} for p in check["per_problem"]]
+                    if check else None,
+                    "timing": {key: record["figures"].get(key) for key in _TIMING}})
+
+
+def _from_7(record: dict[str, Any]) -> dict[str, Any]:
+    """A version 7 record as version 8: its build's backend, no llama.cpp device list, the watch it implies, no
+    waits for a quiet machine."""
+    llama = dict(record["provenance"].get("llama_cpp") or {})
+    backend = backend_of(llama)
+    llama = {**{k: v for k, v in llama.items() if k != "cuda"}, "backend": backend}
+    contention = dict(record.get("contention") or {})
+    contention.update(gpu_watch=watch_of(backend, contention.get("nvml") != "unavailable"), backend=backend)
+    return {**record, "record_version": RECORD_VERSION, "provenance": {**record["provenance"], "llama_cpp": llama},
+            "machine": {**record.get("machine", {}), "backend": backend, "llama_devices": None},
+            "contention": contention, "quiet_waits": []}
 
 
 def load_records(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:

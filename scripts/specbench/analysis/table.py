@@ -51,6 +51,7 @@ SCHEMA = pa.schema([
     # how it was measured
     ("seed", INT), ("attempt", INT), ("rejected_attempts", INT), ("rejected_reasons", TEXTS), ("contention", TEXT),
     ("quiet_waits", INT), ("quiet_wait_s", FLOAT),
+    ("backend", TEXT), ("gpu_watch", TEXT),
     ("server_pid", INT), ("server_shared", FLAG), ("server_position", INT), ("server_scope", TEXT),
     ("run_order", INT), ("started_at", TIME), ("ended_at", TIME),
     # by what, and where its files are
@@ -127,6 +128,8 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         "contention": (record.get("contention") or {}).get("reason"),
         "quiet_waits": len(record["quiet_waits"]),
         "quiet_wait_s": sum(w["waited_s"] for w in record["quiet_waits"]),
+        "backend": record.get("machine", {}).get("backend"),
+        "gpu_watch": (record.get("contention") or {}).get("gpu_watch"),
         "server_pid": server["pid"],
         "server_shared": bool(server.get("shared", False)),
         "server_position": server.get("position", 1),

@@ -1,5 +1,6 @@
-"""Build llama.cpp's binaries with CMake and write the build manifest (source, flags, CUDA architectures, compiler,
-the binaries' sha256); install them where the cells run them."""
+"""Build llama.cpp's binaries with CMake for one backend and write the build manifest (source, flags, backend, the
+devices ``llama-server --list-devices`` saw, CUDA architectures, compiler, the binaries' sha256); install them where
+the cells run them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..core.backends import cmake_options, list_devices
 from ..core.commands import run_command
 from ..core.entry import logged_to
 from ..core.files import read_json, sha256_file, write_json_atomic
@@ -69,10 +71,26 @@ def build_env(source: Path) -> dict[str, str]:
     return {**os.environ, "GIT_CEILING_DIRECTORIES": str(source.resolve().parent)}
 
 
-def build(source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], cuda: bool, targets: list[str],
+_TYPED_PATH = re.compile(r"^(-D[A-Za-z0-9_]+:(?:PATH|FILEPATH)=)(.+)$")
+
+
+def absolute_paths(cmake_args: list[str], base: Path) -> list[str]:
+    """``-DX:PATH=dir`` and ``-DX:FILEPATH=file`` given relative, made absolute against ``base`` (the working
+    directory; CMake itself would take them relative to the source folder it is reading)."""
+    out = []
+    for arg in cmake_args:
+        match = _TYPED_PATH.match(arg)
+        value = match.group(2) if match else ""
+        out.append(f"{match.group(1)}{(base / value).resolve()}" if match and not Path(value).is_absolute() else arg)
+    return out
+
+
+def build(source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], backend: str, targets: list[str],
           jobs: int) -> dict[str, Any]:
-    """Configure and build ``targets``; copy the binaries to ``out_dir/bin`` and write ``out_dir/manifest.json``."""
-    argv = [*cmake_args, f"-DGGML_CUDA={'ON' if cuda else 'OFF'}"]
+    """Configure and build ``targets`` for ``backend``; copy the binaries to ``out_dir/bin`` and write
+    ``out_dir/manifest.json``."""
+    argv = [*absolute_paths(cmake_args, Path.cwd()), *cmake_options(backend)]
+    cuda = backend == "cuda"
     started = time.monotonic()
     env = build_env(source)
     run_command(["cmake", "-S", str(source), "-B", str(work_dir), *argv], env=env, error=SourceError)
@@ -87,14 +105,17 @@ def build(source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], cu
             raise SourceError(f"target {target} was not produced at {built}")
         shutil.copy2(built, bin_dir / target)
         binaries[target] = {"path": f"bin/{target}", "sha256": sha256_file(bin_dir / target)}
-    version = ""
+    version, devices = "", None
     if "llama-server" in targets:
         result = subprocess.run([str(bin_dir / "llama-server"), "--version"], capture_output=True, text=True)
         version = (result.stdout + result.stderr).strip()
+        devices = list_devices(bin_dir / "llama-server")
     manifest = {
         "source": _read_source_info(source),
         "cmake_args": argv,
-        "cuda": cuda,
+        "backend": backend,
+        # What the build's llama-server lists on the machine that built it (cells list again where they run).
+        "devices": devices,
         # Checked by every cell against its GPU's compute capability: a build is never silently used on a GPU
         # it has no code for.
         "cuda_architectures": cuda_architectures(work_dir) if cuda else [],
@@ -129,12 +150,13 @@ def _read_source_info(source: Path) -> dict[str, Any]:
     return read_json(source / SOURCE_INFO)
 
 
-def build_step(source: Path, work_dir: Path, out: Path, *, cmake_args: list[str], cuda: bool, targets: list[str],
+def build_step(source: Path, work_dir: Path, out: Path, *, cmake_args: list[str], backend: str, targets: list[str],
                jobs: int, log: Path) -> None:
     """Configure and build the targets, then write the build manifest."""
     with logged_to(log):
-        manifest = build(source, work_dir, out, cmake_args, cuda, targets, jobs)
+        manifest = build(source, work_dir, out, cmake_args, backend, targets, jobs)
         print("built:", manifest["binaries"])
+        print("devices:", (manifest["devices"] or {}).get("output"))
 
 
 def install_step(build_dir: Path, out: Path, log: Path) -> None:

@@ -1,5 +1,6 @@
 """The llama.cpp source tree at a pinned commit: a git checkout verified against the commit, or a source archive
-(PyPI sdist, URL or local file) verified against its sha256."""
+(PyPI sdist, URL or local file) verified against its sha256. Every download happens in the fetch step (the clone, for
+git), so a cluster run keeps it on the submitting host; the source step works on what was fetched, offline."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import httpx
 
 from ..core.commands import run_command
 from ..core.entry import logged_to
-from ..core.files import sha256_file, write_json_atomic
+from ..core.files import read_json, sha256_file, write_json_atomic
 
 SOURCE_INFO = ".specbench-source.json"
 
@@ -109,21 +110,36 @@ def git_checkout(url: str, commit: str, dest: Path, label: str | None = None) ->
     return info
 
 
+def copy_checkout(fetched: Path, dest: Path) -> dict[str, Any]:
+    """The fetched git checkout, copied with its repository (llama.cpp's build info reads the commit from it);
+    HEAD must still be the commit the fetch verified. Needs no network."""
+    info = dict(read_json(fetched / SOURCE_INFO))
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(fetched, dest, symlinks=True)
+    head = _run(["git", "-C", str(dest), "rev-parse", "HEAD"], capture=True).strip()
+    if head != info["commit"]:
+        raise SourceError(f"{fetched} is at {head}, not the commit {info['commit']} its fetch verified")
+    return info
+
+
 def fetch_step(source: dict[str, Any], out: Path, log: Path) -> None:
-    """The pinned source archive: a PyPI sdist, or an archive URL or local file; its sha256 is checked."""
+    """What the source step needs from the network: a git clone checked out at the pinned commit, or the pinned
+    source archive (a PyPI sdist, an archive URL or local file; its sha256 is checked)."""
     with logged_to(log):
-        if source["kind"] == "pypi-sdist":
+        if source["kind"] == "git":
+            print("fetched:", git_checkout(source["url"], source["commit"], out, source.get("label")))
+        elif source["kind"] == "pypi-sdist":
             fetch_pypi_sdist(source["package"], source["version"], source["sha256"], out)
         else:
             fetch_archive(source["url"], source["sha256"], out)
 
 
-def source_step(source: dict[str, Any], archive: Path | None, out: Path, log: Path) -> None:
-    """The source tree: a git checkout at the pinned commit, or the verified archive unpacked."""
+def source_step(source: dict[str, Any], fetched: Path, out: Path, log: Path) -> None:
+    """The source tree from what the fetch step got: the git checkout copied, or the verified archive unpacked."""
     with logged_to(log):
         if source["kind"] == "git":
-            info = git_checkout(source["url"], source["commit"], out, source.get("label"))
+            info = copy_checkout(fetched, out)
         else:
-            assert archive is not None, "an archive route needs the fetched archive"
-            info = extract_source(archive, source["sha256"], source["subdir"], out, source)
+            info = extract_source(fetched, source["sha256"], source["subdir"], out, source)
         print("source:", info)

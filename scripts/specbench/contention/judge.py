@@ -14,6 +14,8 @@
   sample failed (or none was taken) while NVML was available the verdict's ``nvml`` is ``"blind"``;
 * when NVML is unavailable (no driver) GPU processes are not watched, the verdict's ``nvml`` is
   ``"unavailable"`` and the cell is accepted unless the CPU load judgement says otherwise;
+* on a backend without per-process GPU accounting (metal, hip, vulkan: ``gpu_watch`` 'unwatched') and on a CUDA build
+  without NVML, the cell is recorded as not watched (CPU contention is still judged); a CPU build ('cpu') uses no GPU;
 * only the cell's own devices are judged (``watched``: their UUIDs, None for all): on a shared node another job's
   process on another GPU is not contention."""
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from ..core.backends import WATCH_CPU, WATCH_NONE, watch_of
 from .samples import Sample, Verdict
 
 
@@ -117,8 +120,13 @@ def busiest(verdict: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _clean_reason(nvml: str, n: int) -> str:
+def _clean_reason(nvml: str, n: int, gpu_watch: str, backend: str, cpu_judged: bool) -> str:
     """Why an uncontended cell is accepted, by how well it was watched."""
+    cpu = "CPU contention judged" if cpu_judged else "CPU contention recorded, not judged"
+    if gpu_watch == WATCH_CPU:
+        return f"accepted: CPU backend, no GPU used; {cpu}"
+    if gpu_watch == WATCH_NONE and backend != "cuda":
+        return f"accepted: GPU not watched on this backend ({backend}: no per-process GPU accounting); {cpu}"
     if nvml == "unavailable":
         return "accepted: NVML unavailable, GPU processes not watched"
     if nvml == "blind":
@@ -134,9 +142,11 @@ def judge(
     max_load_per_cpu: float | None = None,
     watched: Collection[str] | None = None,
     max_foreign_cpu: float | None = None,
+    backend: str = "cuda",
 ) -> Verdict:
     """Decide whether a cell attempt was contended from its samples (pure; the rules are in the module docstring)."""
     n = len(samples)
+    gpu_watch = watch_of(backend, nvml_available)
     failed = sum(not s.ok for s in samples)
     nvml = "unavailable" if not nvml_available else ("blind" if failed == n else "ok")
     seen = _foreign_sightings(samples, set(allowed_pids), None if watched is None else set(watched))
@@ -157,7 +167,8 @@ def judge(
     if failed and nvml != "blind":
         notes.append(f"{failed} of {n} sample(s) failed")
     contended = bool(reasons)
-    reason = "contended: " + "; ".join(reasons) if contended else _clean_reason(nvml, n)
+    reason = ("contended: " + "; ".join(reasons) if contended
+              else _clean_reason(nvml, n, gpu_watch, backend, max_foreign_cpu is not None))
     if notes:
         reason += f" ({'; '.join(notes)})"
-    return Verdict(contended, reason, sorted(seen), n, failed, nvml, measured)
+    return Verdict(contended, reason, sorted(seen), n, failed, nvml, measured, gpu_watch, backend)

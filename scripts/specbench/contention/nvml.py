@@ -169,6 +169,11 @@ class NvmlSampler:
                 self._nv, self._state = None, "closed"
 
 
+# What a cell records for NVML when its build's backend is not CUDA: NVML is not asked at all.
+NVML_NOT_USED: dict[str, Any] = {"nvml": "not used", "error": "the build's backend is not CUDA", "driver": None,
+                                 "cuda_driver_version": None, "devices": []}
+
+
 def device_info() -> dict[str, Any]:
     """Driver, CUDA driver version and the devices' static facts; never raises, ``nvml`` 'unavailable' on failure."""
     info: dict[str, Any] = {"nvml": "unavailable", "error": None, "driver": None, "cuda_driver_version": None,

@@ -28,6 +28,16 @@ from .samples import MARKS, PHASES, Sample, Verdict
 # --- the watch ---------------------------------------------------------------------------------------------------
 
 
+class NoGpuSampler:
+    """The sampler of a cell whose GPU cannot be watched per process (or that uses none): the CPU load only."""
+
+    nvml_available = False
+
+    def __call__(self, phase: str) -> Sample:
+        load, cpus = cpu_load()
+        return Sample(time.time(), phase, True, None, [], load, cpus)
+
+
 class GpuWatch:
     """Samples every ``interval_s`` in a background thread while its ``with`` block runs, plus once at exit.
 
@@ -96,10 +106,10 @@ class GpuWatch:
         return sample
 
     def verdict(self, allowed_pids: Collection[int], *, max_load_per_cpu: float | None = None,
-                max_foreign_cpu: float | None = None) -> Verdict:
+                max_foreign_cpu: float | None = None, backend: str = "cuda") -> Verdict:
         """``judge`` applied to this watch's samples."""
         return judge(self.samples, allowed_pids, nvml_available=self.nvml_available,
-                     max_load_per_cpu=max_load_per_cpu, max_foreign_cpu=max_foreign_cpu)
+                     max_load_per_cpu=max_load_per_cpu, max_foreign_cpu=max_foreign_cpu, backend=backend)
 
     def _run(self) -> None:
         """The thread: a 'during' sample at once (even if already stopped) and every ``interval_s`` until stopped."""

@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from .backends import backend_options_in
 from .files import sha256_file
 from .rules import RULES
 from .templates import template_fields
@@ -102,9 +103,17 @@ def _describe(error: jsonschema.ValidationError) -> ConfigError:
         if missing:
             where = f"{key}.{missing[0]}" if error.absolute_path else missing[0]
             return ConfigError(where, "is required but missing", (*path, missing[0]))
+    if error.validator == "type" and isinstance(error.instance, bool) and "string" in str(error.validator_value):
+        return ConfigError(key, f"{error.message}: YAML reads a bare {_YAML_BOOLEANS[error.instance]} as "
+                           f"{str(error.instance).lower()}; write the name in quotes, e.g. "
+                           f"\"{_YAML_BOOLEANS[error.instance].split(', ')[0]}\"", path)
     if error.validator == "pattern" and "description" in error.schema:
         return ConfigError(key, f"{error.instance!r} is not valid: {error.schema['description']}", path)
     return ConfigError(key, error.message, path)
+
+
+# The words YAML 1.1 (PyYAML, Snakemake) reads as booleans where a name was meant: `conditions: [off, mtp]`.
+_YAML_BOOLEANS = {False: "off, no or false", True: "on, yes or true"}
 
 
 def load_schema(path: Path = SCHEMA_PATH) -> dict:
@@ -121,6 +130,10 @@ def resolve_path(value: str, base: Path) -> Path:
 
 def validate_config(config: dict, base: Path = REPO_ROOT, schema: dict | None = None) -> dict:
     """Validate ``config`` in place (filling defaults) and return it; raise ConfigError on the first problem."""
+    if "cuda" in (config.get("llama_cpp") or {}):
+        old = config["llama_cpp"]["cuda"]
+        raise ConfigError("llama_cpp.cuda", f"was replaced by llama_cpp.backend (cuda, metal, hip, vulkan or cpu): "
+                          f"write `backend: {'cuda' if old is True else 'cpu'}` instead of `cuda: {old}`".lower())
     validate_document(config, schema if schema is not None else load_schema())
     _check_semantics(config, base)
     return config
@@ -160,6 +173,11 @@ def _check_semantics(config: dict, base: Path) -> None:
     chosen = config["select"].get("conditions")
     if chosen and config["baseline"] not in chosen:
         raise ConfigError("select.conditions", f"must include the baseline '{config['baseline']}'")
+    chosen_backend = backend_options_in(config["llama_cpp"]["cmake_args"])
+    if chosen_backend:
+        raise ConfigError("llama_cpp.cmake_args", f"{chosen_backend[0]}: the GPU backend is set by llama_cpp.backend "
+                          f"('{config['llama_cpp']['backend']}' here), which sets every -DGGML_<backend> option; "
+                          "remove it from cmake_args")
     for flag in config["server"]["args"]:
         if flag in RESERVED_SERVER_FLAGS:
             raise ConfigError("server.args", f"'{flag}' is set by the pipeline (it binds 127.0.0.1 on a free port)")

@@ -17,9 +17,11 @@ SCHEDULER_ENV = ("SLURM_JOB_ID", "SLURM_JOB_PARTITION", "SLURMD_NODENAME", "SLUR
                  "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES")
 
 
-def machine_info(gpu: dict[str, Any], devices: list[dict[str, Any]]) -> dict[str, Any]:
+def machine_info(gpu: dict[str, Any], devices: list[dict[str, Any]], backend: str = "cpu",
+                 llama_devices: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Where the cells ran: host, CPU count, the scheduler's job (SLURM), the GPU devices as NVML reports them
-    (``gpu``: ``device_info()``) and which of them were the cell's (``devices``: UUIDs; empty without a GPU)."""
+    (``gpu``: ``device_info()``) and which of them were the cell's (``devices``: UUIDs; empty without a GPU), the
+    build's backend and the devices its ``llama-server --list-devices`` listed here (``llama_devices``)."""
     return {
         "hostname": platform.node(),
         "machine": platform.machine(),
@@ -27,13 +29,16 @@ def machine_info(gpu: dict[str, Any], devices: list[dict[str, Any]]) -> dict[str
         "scheduler": {name: os.environ[name] for name in SCHEDULER_ENV if name in os.environ},
         "gpu": gpu,
         "devices": [{key: d.get(key) for key in ("index", "uuid", "name", "compute_capability")} for d in devices],
+        "backend": backend,
+        "llama_devices": list(llama_devices or []),
     }
 
 
 def provenance(setup: Setup) -> dict[str, Any]:
     return {
         "llama_cpp": {
-            key: setup.build_manifest.get(key) for key in ("source", "cmake_args", "cuda", "compiler", "server_version")
+            key: setup.build_manifest.get(key)
+            for key in ("source", "cmake_args", "backend", "compiler", "server_version")
         },
         "server_binary": {
             "path": str(setup.server_binary),

@@ -19,10 +19,11 @@ import httpx
 
 from ..contention.devices import DeviceError, assigned_devices
 from ..contention.judge import busiest, judge
-from ..contention.nvml import device_info
+from ..contention.nvml import NVML_NOT_USED, device_info
 from ..contention.quiet import wait_for_quiet
 from ..contention.samples import Sample, Verdict
-from ..contention.watch import GpuWatch
+from ..contention.watch import GpuWatch, NoGpuSampler
+from ..core.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
 from ..core.matrix import Cell
 from .client import RequestRefused, run_exchange
 from .record import cell_record, last_log_section, machine_info, provenance, speculative_lines
@@ -75,7 +76,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
     results: list[dict[str, Any]] = []
     server_info: dict[str, Any] = {}
     scratch = setup.gpu_samples.with_name(f".{setup.gpu_samples.name}.attempt{attempt}")
-    watch = GpuWatch(scratch, interval_s=setup.sample_interval_s)
+    watch = _watch(setup, scratch)
     watch.sample_now("before")
     header = f"--- specbench: attempt {attempt} of {setup.max_attempts}, {_now()} ---"
     try:
@@ -121,10 +122,21 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
         _keep_samples(setup.gpu_samples, watch, attempt)
         with contextlib.suppress(OSError):  # a read-only folder: the record's own write reports it
             scratch.unlink(missing_ok=True)
-    verdict = judge(watch.samples, {server_info["pid"]}, nvml_available=watch.nvml_available,
-                    max_load_per_cpu=setup.max_load_per_cpu, max_foreign_cpu=setup.max_foreign_cpu,
-                    watched=setup.watched_devices)
+    verdict = _judge(setup, watch, watch.samples, {server_info["pid"]})
     return [{**r, "server": server_info} for r in results], verdict.to_json()
+
+
+def _watch(setup: Setup, scratch: Path) -> GpuWatch:
+    """The cell's watch, writing to ``scratch``: NVML where the GPU is watched per process, else the CPU load only."""
+    return GpuWatch(scratch, interval_s=setup.sample_interval_s,
+                    sampler=None if setup.gpu_watch == WATCH_NVML else NoGpuSampler())
+
+
+def _judge(setup: Setup, watch: GpuWatch, samples: list[Sample], allowed_pids: set[int]) -> Verdict:
+    """The cell's own judgement of ``samples``: its limits, its devices, its backend."""
+    return judge(samples, allowed_pids, nvml_available=watch.nvml_available, max_load_per_cpu=setup.max_load_per_cpu,
+                 max_foreign_cpu=setup.max_foreign_cpu, watched=setup.watched_devices,
+                 backend=backend_of(setup.build_manifest))
 
 
 def _keep_samples(path: Path, watch: GpuWatch, attempt: int) -> None:
@@ -142,13 +154,16 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
     unknown = sorted({c.task for c in cells} - (set(setup.prompt_manifests) & set(setup.max_tokens)))
     if unknown:
         raise CellError(f"cell {cells[0].label}: no prompt or max_tokens given for task(s) {unknown}")
-    gpu = device_info()
-    try:  # the GPU(s) SLURM or the user assigned, which the build must have code for
-        devices = assigned_devices(gpu, os.environ, setup.build_manifest.get("cuda_architectures"),
-                                   bool(setup.build_manifest.get("cuda")))
-    except DeviceError as error:
+    backend = backend_of(setup.build_manifest)
+    listed = list_devices(setup.server_binary)  # what this build can drive here, in llama.cpp's own words
+    gpu = device_info() if backend == "cuda" else dict(NVML_NOT_USED)
+    try:  # a device of the build's backend; for CUDA the GPU(s) SLURM or the user assigned, which it has code for
+        check_drivable(backend, listed)
+        devices = assigned_devices(gpu, os.environ, setup.build_manifest.get("cuda_architectures"), backend == "cuda")
+    except (DeviceError, ValueError) as error:
         raise CellError(f"cell {cells[0].label}: {error}") from error
-    setup = replace(setup, watched_devices=tuple(str(d["uuid"]) for d in devices) or None)
+    setup = replace(setup, watched_devices=tuple(str(d["uuid"]) for d in devices) or None,
+                    gpu_watch=watch_of(backend, gpu.get("nvml") == "ok"))
     setup.gpu_samples.unlink(missing_ok=True)
     setup.server_log.parent.mkdir(parents=True, exist_ok=True)
     setup.server_log.write_bytes(b"")  # attempts append to it
@@ -170,7 +185,8 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
         if not verdict["contended"]:
             log_text = last_log_section(setup.server_log.read_text(encoding="utf-8", errors="replace"))
             shared = {"log_lines": speculative_lines(log_text), "provenance": provenance(setup),
-                      "machine": machine_info(gpu, devices), "quiet_waits": waits}
+                      "machine": machine_info(gpu, devices, backend, listed["devices"]),
+                      "quiet_waits": waits}
             return [cell_record(setup, r, attempt, rejected, verdict, len(cells), shared) for r in results]
         rejected.append({"attempt": attempt, "outcome": "contended", "reason": verdict["reason"],
                          "foreign_pids": verdict["foreign_pids"], "busiest": busiest(verdict) or _unnamed(verdict),
@@ -187,16 +203,13 @@ def _wait_for_quiet(setup: Setup, label: str, contended: dict[str, Any], waited_
     the wait's samples go to the cell's samples file (phase 'wait')."""
     after = contended["attempt"]
     scratch = setup.gpu_samples.with_name(f".{setup.gpu_samples.name}.wait{after}")
-    watch = GpuWatch(scratch, interval_s=setup.sample_interval_s)
+    watch = _watch(setup, scratch)
     print(f"cell {label}: waiting up to {setup.quiet_timeout_s - waited_s:.0f} s for {setup.quiet_window_s:g} quiet "
           f"seconds after attempt {after} ({contended['reason']})", flush=True)
 
-    def decide(window: list[Sample]) -> Verdict:
-        return judge(window, set(), nvml_available=watch.nvml_available, max_load_per_cpu=setup.max_load_per_cpu,
-                     max_foreign_cpu=setup.max_foreign_cpu, watched=setup.watched_devices)
-
     try:
-        wait = wait_for_quiet(lambda: watch.sample_now("wait"), decide, after_attempt=after,
+        wait = wait_for_quiet(lambda: watch.sample_now("wait"), lambda window: _judge(setup, watch, window, set()),
+                              after_attempt=after,
                               why=contended["reason"], window_s=setup.quiet_window_s,
                               timeout_s=max(0.0, setup.quiet_timeout_s - waited_s),
                               step_s=min(setup.sample_interval_s, setup.quiet_window_s / 4))

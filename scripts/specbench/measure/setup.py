@@ -44,6 +44,7 @@ class Setup:
     quiet_timeout_s: float = 600.0  # ... and how long a cell waits for that at most, in all (0: no waiting)
     scope: str = "fresh"
     watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
+    gpu_watch: str = "nvml"  # how the GPU is watched (core.backends.watch_of), set by run_cells
 
 
 # The Setup fields resolved once per condition (rule condition_setup writes them as JSON); a cell job adds its

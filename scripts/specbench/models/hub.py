@@ -11,10 +11,12 @@ from typing import Any
 
 from ..core.entry import fail, logged_to
 from ..core.files import sha256_file, write_json_atomic
+from ..core.hub import HubUnreachable, snapshot
+from .errors import PreparationError
 
-
-class PreparationError(RuntimeError):
-    """A preparation step failed; the message says which and where to look."""
+# How to run without the hub, for a model (the config's alternatives to models.<role>.source: hf)
+LOCAL_MODEL = ("point the config at local files instead: models.<role>.source: checkpoint (a Hugging Face-layout "
+               "folder) or gguf (a ready GGUF file)")
 
 
 def file_manifest(root: Path) -> list[dict[str, Any]]:
@@ -29,17 +31,15 @@ def hf_snapshot(repo: str, revision: str, out_dir: Path, repo_type: str = "model
 
     Honours HF_HOME, HF_TOKEN and HF_HUB_OFFLINE through huggingface_hub itself; downloads resume.
     """
-    from huggingface_hub import snapshot_download
-
-    snapshot = Path(snapshot_download(repo_id=repo, revision=revision, repo_type=repo_type))
-    commit = snapshot.name
+    folder = snapshot(repo, revision, repo_type=repo_type, local=LOCAL_MODEL)
+    commit = folder.name
     if len(revision) == 40 and revision != commit:
         raise PreparationError(f"{repo}: asked for revision {revision}, the cache gave {commit}")
-    check_snapshot(snapshot, f"{repo}@{commit}")
+    check_snapshot(folder, f"{repo}@{commit}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    for path in sorted(snapshot.rglob("*")):
+    for path in sorted(folder.rglob("*")):
         if path.is_file():
-            link = out_dir / path.relative_to(snapshot)
+            link = out_dir / path.relative_to(folder)
             link.parent.mkdir(parents=True, exist_ok=True)
             if link.is_symlink() or link.exists():
                 link.unlink()
@@ -49,7 +49,7 @@ def hf_snapshot(repo: str, revision: str, out_dir: Path, repo_type: str = "model
         "repo_type": repo_type,
         "revision_requested": revision,
         "commit": commit,
-        "snapshot": str(snapshot),
+        "snapshot": str(folder),
         "files": file_manifest(out_dir),
     }
 
@@ -94,7 +94,7 @@ def download_step(repo: str, revision: str, out_dir: Path, manifest_path: Path, 
     with logged_to(log):
         try:
             manifest = hf_snapshot(repo, revision, out_dir)
-        except PreparationError as error:
+        except (PreparationError, HubUnreachable) as error:
             fail(str(error), log)
         write_json_atomic(manifest_path, manifest)
         print(f"{manifest['repo']}@{manifest['commit']}: {len(manifest['files'])} files")

@@ -5,6 +5,7 @@ write the Markdown and HTML report, claims.csv and provenance.json."""
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from ..core.files import read_json, write_atomic, write_json_atomic
 from .comparability import assess, device_label
 from .environment import environment, missing_cells
 from .figure_style import png_data_uri
-from .figures import report_figures
+from .figures import FIGURE_FILES, report_figures
 from .html import render_html
 from .machines import MachineView, machine_view
 from .markdown import render_markdown
@@ -85,6 +86,7 @@ class Assembled:
     report: Report
     claims: pd.DataFrame
     provenance: dict[str, Any]
+    images: Mapping[str, bytes]  # the figures' PNG files by name (FIGURE_FILES)
 
 
 def machine_views(study: Sequence[Claim], by_machine: Mapping[str, Mapping[str, pd.DataFrame]],
@@ -103,8 +105,9 @@ def machine_views(study: Sequence[Claim], by_machine: Mapping[str, Mapping[str, 
     return views
 
 
-def assemble(inputs: ReportInputs, settings: ReportSettings) -> Assembled:
-    """Everything the report shows, computed once from its inputs; the detailed sections show the first machine."""
+def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Sequence[str] = ()) -> Assembled:
+    """Everything the report shows, computed once from its inputs; the detailed sections show the first machine.
+    ``figure_links``: where the Markdown report finds each figure's file (FIGURE_FILES order), if they are written."""
     all_cells = read_table(inputs.table)
     by_machine = tables_by_machine(all_cells, settings.baseline, settings.machines)
     tables = next(iter(by_machine.values()))
@@ -128,8 +131,9 @@ def assemble(inputs: ReportInputs, settings: ReportSettings) -> Assembled:
         started = tables["cells"].started_at.dropna()
         integrity_check = integrity(read_json(inputs.predictions_stamp), inputs.predictions,
                                     started.min().to_pydatetime() if len(started) else None)
-    figures = [Figure(caption, png_data_uri(png)) for caption, png in
-               report_figures(tables, settings.baseline, settings.task_order, settings.condition_order)]
+    drawn = report_figures(tables, settings.baseline, settings.task_order, settings.condition_order)
+    links = list(figure_links) or [None] * len(drawn)
+    figures = [Figure(caption, png_data_uri(png), link) for (caption, png), link in zip(drawn, links, strict=True)]
     facts = Facts(name=settings.name, baseline=settings.baseline, comparability=comparability,
                   environment=environment(build, model, draft, index, tables["cells"], run_context),
                   device=index["device"], model_bytes=model["size_bytes"],
@@ -140,14 +144,18 @@ def assemble(inputs: ReportInputs, settings: ReportSettings) -> Assembled:
     report = build_report(tables, facts=facts, claims=claims, numbers=numbers, figures=figures,
                           conditions=settings.condition_order, machines=views)
     provenance = {"context": run_context, "numbers": numbers, "cells": index["cells"]}
-    return Assembled(report, claims, provenance)
+    return Assembled(report, claims, provenance, dict(zip(FIGURE_FILES, (png for _, png in drawn), strict=True)))
 
 
 def write_report(inputs: ReportInputs, settings: ReportSettings, *, markdown: Path, html: Path, claims_csv: Path,
-                 provenance: Path, log: Path | None = None) -> Assembled:
-    """Assemble the report and write its four files, each atomically (output to ``log`` while it runs)."""
+                 provenance: Path, figures: Mapping[str, Path] | None = None, log: Path | None = None) -> Assembled:
+    """Assemble the report and write its files, each atomically (output to ``log`` while it runs): ``figures``
+    maps each of FIGURE_FILES to the PNG file it is written to (the Markdown report links them)."""
     with logged_to(log) if log else contextlib.nullcontext():
-        done = assemble(inputs, settings)
+        links = [os.path.relpath(figures[name], Path(markdown).parent) for name in FIGURE_FILES] if figures else []
+        done = assemble(inputs, settings, links)
+        for name, path in (figures or {}).items():
+            write_atomic(Path(path), done.images[name])
         write_json_atomic(provenance, done.provenance)
         write_atomic(claims_csv, csv_copy(done.claims).to_csv(index=False).encode("utf-8"))
         write_atomic(html, render_html(done.report).encode("utf-8"))

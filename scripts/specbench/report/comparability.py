@@ -1,4 +1,5 @@
-"""Is this run the study's setup? Decided from what the run recorded (the device NVML saw, the llama.cpp source,
+"""Is this run the study's setup? Decided from what the run recorded (the device the server used: NVML's on CUDA,
+llama.cpp's own device list on the other backends; the llama.cpp source,
 the model and draft files, the server flags), each fact set beside the study's value from the config's
 ``study_setup``. Absolute figures are compared only when every fact matches; orderings and verdicts on any setup."""
 
@@ -7,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ..core.backends import devices_of
 
 
 @dataclass(frozen=True)
@@ -31,22 +34,42 @@ class Comparability:
         return bool(self.facts) and all(f.matches for f in self.facts)
 
 
+def used_devices(device: Mapping[str, Any], machine: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The devices the cells' server ran on, each a name, memory (MiB) and who named it: on CUDA the NVML devices
+    assigned to the cell (``machine['devices']``; all NVML saw when the record names none), on the other backends
+    the devices of llama.cpp's ``--list-devices``, on a CPU build none. ``device``: NVML's view (``device_info()``)."""
+    backend = machine.get("backend")
+    nvml = [d for d in device.get("devices", []) if d.get("name")]
+    if backend in (None, "cuda") and nvml:
+        assigned = {d.get("uuid") for d in machine.get("devices") or []}
+        chosen = [d for d in nvml if d.get("uuid") in assigned] if assigned else nvml
+        return [{"name": d["name"], "memory_mib": d.get("memory_total_mb"), "id": None} for d in chosen]
+    if backend in (None, "cpu"):
+        return []
+    return [{"name": d.get("description") or d.get("name"), "memory_mib": d.get("memory_total_mib"),
+             "id": d.get("name")} for d in devices_of(str(backend), machine.get("llama_devices") or [])]
+
+
 def device_label(device: Mapping[str, Any], machine: Mapping[str, Any]) -> str:
-    """'NVIDIA A100 80GB PCIe (81920 MiB)' for the first GPU NVML saw, else 'CPU (x86_64, 2 cores)'."""
-    gpus = [d for d in device.get("devices", []) if d.get("name")]
-    if gpus:
-        gpu = gpus[0]
-        memory = f" ({gpu['memory_total_mb']:.0f} MiB)" if gpu.get("memory_total_mb") else ""
-        return f"{gpu['name']}{memory}" + (f" x{len(gpus)}" if len(gpus) > 1 else "")
-    return f"CPU ({machine.get('machine') or 'unknown'}, {machine.get('cpu_count') or '?'} cores)"
+    """'NVIDIA A100 80GB PCIe (81920 MiB)' for the GPU the server used (NVML's name), 'llvmpipe (LLVM 15.0.6, 256
+    bits) (Vulkan0, 2048 MiB)' for one that llama.cpp named, '... x2: the server used 2 GPUs' when it split the model,
+    else 'CPU (x86_64, 2 cores)'."""
+    used = used_devices(device, machine)
+    if not used:
+        return f"CPU ({machine.get('machine') or 'unknown'}, {machine.get('cpu_count') or '?'} cores)"
+    first = used[0]
+    memory = f"{first['memory_mib']:.0f} MiB" if first.get("memory_mib") else ""
+    detail = ", ".join(part for part in (first.get("id"), memory) if part)
+    several = f" x{len(used)}: the server used {len(used)} GPUs" if len(used) > 1 else ""
+    return f"{first['name']}{f' ({detail})' if detail else ''}{several}"
 
 
-def _gpu_fact(study: Mapping[str, Any], device: Mapping[str, Any], label: str) -> Fact:
+def _gpu_fact(study: Mapping[str, Any], device: Mapping[str, Any], machine: Mapping[str, Any], label: str) -> Fact:
+    """The study's one GPU: exactly one device used, of that name and at least that memory."""
     want, memory = study["name_contains"], study.get("min_memory_mb", 0)
-    gpus = device.get("devices", [])
-    ok = any(want.lower() in (g.get("name") or "").lower() and (g.get("memory_total_mb") or 0) >= memory
-             for g in gpus)
-    return Fact("GPU", f"{want}, at least {memory} MiB", label, ok)
+    used = used_devices(device, machine)
+    ok = len(used) == 1 and want.lower() in (used[0]["name"] or "").lower() and (used[0]["memory_mib"] or 0) >= memory
+    return Fact("GPU", f"one {want}, at least {memory} MiB", label, ok)
 
 
 def _llama_fact(study: Mapping[str, Any], build: Mapping[str, Any]) -> Fact:
@@ -85,7 +108,7 @@ def assess(study: Mapping[str, Any], *, device: Mapping[str, Any], machine: Mapp
     """Each fact of the study's setup (config ``study_setup``) against what this run recorded."""
     label = device_label(device, machine)
     facts = [
-        _gpu_fact(study["gpu"], device, label),
+        _gpu_fact(study["gpu"], device, machine, label),
         _llama_fact(study["llama_cpp"], build),
         _model_fact(study["model"], model),
         _draft_fact(study["draft"], draft),

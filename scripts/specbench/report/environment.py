@@ -8,6 +8,13 @@ from typing import Any
 
 import pandas as pd
 
+from ..core.backends import WATCH_CPU, WATCH_NONE, WATCH_NVML, backend_of
+
+# What each way of watching a cell's GPU means, for the report (core.backends.watch_of)
+WATCH_TEXT = {WATCH_NVML: "every GPU process seen through NVML",
+              WATCH_NONE: "GPU not watched (no per-process GPU accounting on this backend, or no NVML)",
+              WATCH_CPU: "CPU build: no GPU used"}
+
 
 def missing_cells(expected: Sequence[str], cells: pd.DataFrame) -> list[str]:
     """Cells the configuration asks for that have no row in the cell table."""
@@ -18,9 +25,12 @@ def missing_cells(expected: Sequence[str], cells: pd.DataFrame) -> list[str]:
 def environment(build: dict[str, Any], model: dict[str, Any], draft: dict[str, Any] | None, index: dict[str, Any],
                 cells: pd.DataFrame, run_context: Mapping[str, Any]) -> dict[str, str]:
     """The environment block: device, driver, CUDA, llama.cpp, models, software versions, run dates."""
-    gpu = index.get("device", {})
+    gpu, where = index.get("device", {}), index.get("machine", {})
+    listed = ", ".join(f"{d.get('name')}: {d.get('description')}" for d in where.get("llama_devices") or [])
     devices = ", ".join(f"{d.get('name')} ({d.get('uuid')})" for d in gpu.get("devices", [])) or \
-        f"no NVIDIA GPU seen (NVML: {gpu.get('error') or gpu.get('nvml')})"
+        (f"{listed} (llama-server --list-devices)" if listed else
+         "none: a CPU build" if where.get("backend") == "cpu" else
+         f"no NVIDIA GPU seen (NVML: {gpu.get('error') or gpu.get('nvml')})")
     source = build.get("source", {})
     started = cells.started_at.dropna()
     return {
@@ -30,8 +40,9 @@ def environment(build: dict[str, Any], model: dict[str, Any], draft: dict[str, A
         "NVIDIA driver / CUDA driver": f"{gpu.get('driver') or 'n/a'} / {gpu.get('cuda_driver_version') or 'n/a'}",
         "llama.cpp": f"{source.get('label')} ({source.get('kind')}; commit {source.get('commit') or 'n/a'}; "
                      f"archive sha256 {source.get('sha256') or 'n/a'})",
-        "llama.cpp build": f"CUDA {'on' if build.get('cuda') else 'off'}; {' '.join(build.get('cmake_args', []))}; "
+        "llama.cpp build": f"backend {backend_of(build)}; {' '.join(build.get('cmake_args', []))}; "
                            f"{build.get('compiler', {}).get('cxx_version', '')}",
+        "GPU watch": watch_summary(cells),
         "llama-server": f"{build.get('server_version', '').splitlines()[0] if build.get('server_version') else ''}; "
                         f"sha256 {build.get('binaries', {}).get('llama-server', {}).get('sha256')}",
         "model": f"{model.get('path')} ({model.get('file_type_name')}, {model.get('size_bytes')} bytes, MTP layer "
@@ -44,6 +55,14 @@ def environment(build: dict[str, Any], model: dict[str, Any], draft: dict[str, A
         "config sha256": run_context["config_sha256"],
         "workflow commit": run_context["workflow_commit"],
     }
+
+
+def watch_summary(cells: pd.DataFrame) -> str:
+    """How the cells' GPU was watched, with the number of cells each way: 'GPU not watched (...): 12 cells'."""
+    if "gpu_watch" not in cells or cells.gpu_watch.isna().all():
+        return "not recorded"
+    counts = cells.gpu_watch.dropna().value_counts()
+    return "; ".join(f"{WATCH_TEXT.get(str(watch), str(watch))}: {n} cell(s)" for watch, n in counts.items())
 
 
 def bandwidth(device: Mapping[str, Any]) -> tuple[float, dict[str, Any]] | None:

@@ -257,6 +257,11 @@ def timeline_figure(cells: pd.DataFrame | None, baseline: str, conditions: Seque
         return render(fig)
 
 
+# The figures' file names, in report_figures' order (rule report writes each beside the report, for snakemake --report
+# and the Markdown report)
+FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png")
+
+
 def report_figures(tables: dict[str, pd.DataFrame], baseline: str, tasks: Sequence[str],
                    conditions: Sequence[str]) -> list[tuple[str, bytes]]:
     """The report's figures with their captions."""

@@ -28,6 +28,8 @@ def render_markdown(report: Report) -> str:
         parts += [f"## {section.title}", ""]
         parts += [line for note in section.notes for line in (note.text, "")]
         parts += [f"- {item.text}" for item in section.items] + ([""] if section.items else [])
+        parts += [line for figure in section.figures if figure.file
+                  for line in (f"![{figure.caption}]({figure.file})", "", f"*{figure.caption}*", "")]
         if section.table is not None:
             parts += [markdown_table(section.table), ""]
     return "\n".join(parts)

@@ -82,8 +82,12 @@ class Note:
 
 @dataclass(frozen=True)
 class Figure:
+    """A figure: its caption, the image as a data URI (the self-contained HTML) and its file beside the Markdown
+    report (relative to it), when it was written as one."""
+
     caption: str
     uri: str
+    file: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.summaries import NOISE_LIMIT
+from ..core.backends import WATCH_NONE
 from .environment import ceiling_rows
 from .machines import MachineView, _machines
 from .model import (
@@ -270,6 +271,17 @@ def _warm(cells: pd.DataFrame) -> list[Section]:
         records(warm)))]
 
 
+def _unwatched(cells: pd.DataFrame) -> list[Note]:
+    """A warning naming the backends whose cells' GPU was not watched (no per-process accounting, or no NVML)."""
+    unwatched = cells[cells.gpu_watch == WATCH_NONE]
+    if unwatched.empty:
+        return []
+    backends = ", ".join(sorted(set(unwatched.backend.dropna()))) or "unknown"
+    return [Note(f"**GPU not watched** in {len(unwatched)} of {len(cells)} cell(s) (backend {backends}: no "
+                 "per-process GPU accounting, or no NVML): another process on that GPU would not have been seen, so "
+                 "those cells are marked *not watched* under Runs; CPU contention was still judged.", "warn")]
+
+
 def _contention(cells: pd.DataFrame) -> Section:
     rejected = cells[cells.rejected_attempts > 0]
     waits = int(cells.quiet_waits.sum())
@@ -279,7 +291,7 @@ def _contention(cells: pd.DataFrame) -> Section:
     table = Table([Column("cell", "cell_file", files=True, text=True), Column("rejected attempts", "rejected_attempts"),
                    Column("waited s", "quiet_wait_s", digits(1)),
                    Column("reasons", "rejected_reasons", lambda r: joined(r, "; "), text=True)], records(rejected))
-    return Section("contention", "Contention", [note], table if len(rejected) else None)
+    return Section("contention", "Contention", [note, *_unwatched(cells)], table if len(rejected) else None)
 
 
 def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
@@ -289,13 +301,19 @@ def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
     return Section("ceiling", "Memory-bandwidth ceiling", [Note(note)], table if rows else None, markdown=False)
 
 
+def _watch_mark(watch: Any) -> str:
+    """How a cell's GPU was watched, as the Runs table shows it ('not watched' stands out)."""
+    return "not watched" if watch == WATCH_NONE else "" if is_missing(watch) else str(watch)
+
+
 def _runs(cells: pd.DataFrame) -> Section:
     return Section("runs", "Runs", table=Table(
         [Column("cell", "cell_file", files=True, text=True),
          Column("tok/s (server)", "tokens_per_s", digits(1), link="run"),
          Column("tok/s (client)", "client_tokens_per_s", digits(1)), Column("tokens", "predicted_n"),
          Column("drafted", "draft_n"), Column("accepted", "draft_n_accepted"), Column("server pid", "server_pid"),
-         Column("pos", "server_position"), Column("attempt", "attempt"), Column("overhead s", "overhead_s")],
+         Column("pos", "server_position"), Column("attempt", "attempt"), Column("overhead s", "overhead_s"),
+         Column("GPU watch", "gpu_watch", _watch_mark, text=True, tone=lambda v: "warn" if v == WATCH_NONE else "")],
         records(cells)))
 
 
@@ -348,7 +366,7 @@ def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd
         _claims(claims),
         *_predictions(facts),
         *_speed_sections(summary, baseline),
-        Section("figures", "Figures", figures=figures, markdown=False),
+        Section("figures", "Figures", figures=figures, markdown=any(f.file for f in figures)),
         _acceptance(tables["acceptance"], baseline),
         _identity(tables["identity"], baseline),
         *_gsm8k(cells, facts.stand_in_tasks),
