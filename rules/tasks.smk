@@ -1,4 +1,5 @@
-# Task prompts as data: template + input files (+ dataset rows) -> a prompt manifest per task.
+# Task prompts as data: template + input files (+ dataset rows) -> a prompt manifest per prompt key (a task's one
+# prompt, or each member of its prompt set).
 
 
 rule render_prompt:
@@ -16,10 +17,8 @@ rule render_prompt:
     resources:
         **rule_resources("render_prompt"),
     params:
-        task=lambda wc: config["tasks"][wc.task],
-        max_tokens=lambda wc: config["tasks"][wc.task].get(
-            "max_tokens", config["max_tokens"]
-        ),
+        task=prompt_spec,
+        max_tokens=lambda wc: prompt_spec(wc).get("max_tokens", config["max_tokens"]),
     script:
         "../scripts/render_prompt.py"
 
@@ -33,6 +32,8 @@ rule hf_dataset:
         "logs/datasets/{task}.log",
     benchmark:
         "benchmarks/datasets/{task}.tsv"
+    wildcard_constraints:
+        task=TASK_NAMES_REGEX,
     retries: 3
     conda:
         "../envs/pipeline.yaml"

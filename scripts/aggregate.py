@@ -10,5 +10,6 @@ out, params = snakemake.output, snakemake.params
 aggregate_step([Path(p) for p in snakemake.input.cells], [Path(p) for p in snakemake.input.imports],
                baseline=params.baseline, machines=params.machines, code_fingerprint=params.code_fingerprint,
                table=Path(out.table), runs_csv=Path(out.cells), index=Path(out.cells_index),
-               summaries={name: Path(getattr(out, name)) for name in ("summary", "acceptance", "identity")},
+               summaries={name: Path(getattr(out, name)) for name in ("summary", "acceptance", "identity", "prompts",
+                                                                           "spread")},
                log=Path(snakemake.log[0]))

@@ -242,7 +242,7 @@ def test_a_fresh_cell_records_its_scope(tmp_path: Path, monkeypatch: pytest.Monk
 def test_a_cell_of_a_task_without_a_prompt_is_refused_before_any_server(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cell_module, "_attempt", lambda *a: pytest.fail("no server may start"))
-    with pytest.raises(CellError, match=r"no prompt or max_tokens given for task\(s\) \['todo-app'\]"):
+    with pytest.raises(CellError, match=r"no prompt or max_tokens given for prompt\(s\) \['todo-app'\]"):
         run_cells(_setup(tmp_path), [CELL, Cell("todo-app", "off", 0.0, 1)])
 
 

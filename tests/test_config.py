@@ -116,7 +116,7 @@ def test_merge_is_recursive_and_does_not_alias() -> None:
 def test_a_gguf_target_cannot_have_a_draft_converted_against_it(study_config: dict, tmp_path) -> None:
     ready = tmp_path / "target.gguf"
     ready.write_bytes(b"GGUF")
-    study_config["models"]["target"] = {"source": "gguf", "gguf": {"path": str(ready)}}
+    study_config["models"]["target"] = {"source": "gguf", "gguf": {"path": str(ready)}, "require_mtp": True}
     with pytest.raises(ConfigError) as error:
         validate_config(study_config, REPO)
     assert error.value.key == "models.draft.source" and "--target-model-dir" in str(error.value)

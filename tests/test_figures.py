@@ -96,7 +96,7 @@ def sample() -> dict[str, pd.DataFrame]:
 
 def test_multipliers_divide_by_the_mean_baseline_of_the_same_task_and_temperature(hand_runs):
     table = cell_multipliers(hand_runs, "off")
-    assert list(table.columns) == ["task", "condition", "temperature", "repeat", "tokens_per_s", "cell_file",
+    assert list(table.columns) == ["task", "prompt", "condition", "temperature", "repeat", "tokens_per_s", "cell_file",
                                    "baseline_mean_tokens_per_s", "multiplier"]
     assert "off" not in set(table["condition"])
     t0 = table[(table["task"] == "a") & (table["temperature"] == 0.0)].sort_values("repeat")

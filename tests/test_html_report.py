@@ -53,7 +53,7 @@ def _rows() -> list[dict]:
     rows += [{"task": "gsm8k", "condition": condition, "temperature": 0.0, "repeat": 1, "tokens_per_s": speed,
               "predicted_n": 100, "draft_n": drafted, "draft_n_accepted": drafted // 2, "tokens": tokens,
               "cell_file": f"results/cells/gsm8k/{condition}/t0.0/r1.json", "gsm8k_correct": correct,
-              "gsm8k_total": 3, "gsm8k_wrong": wrong, "started_at": "2026-11-29T16:50:00+00:00"}
+              "gsm8k_answered": 3, "gsm8k_total": 3, "gsm8k_wrong": wrong, "started_at": "2026-11-29T16:50:00+00:00"}
              for condition, speed, drafted, tokens, correct, wrong in (
                  ("off", 120.0, 0, [1, 2, 3], 2, [{"problem": 3, "extracted": "25000", "reference": "70000"}]),
                  ("dflash", 60.0, 40, [1, 2, 4, 5], 3, []))]
@@ -113,8 +113,8 @@ def test_values_are_formatted_by_the_renderers_only(rendered) -> None:
     assert "| gsm8k | dflash | 0/1 | 0 | no | 4 vs 3 | 2 |" in text
     assert "| essay | off (control: r1) | 1/1 | 0 | yes |  |  |" in text
     # GSM8K from gsm8k_correct / total / wrong, with the stand-in warning
-    assert "| gsm8k | off | 0.0 | 1 | 2/3 | problem 3: 25000 vs 70000 |" in text
-    assert "| gsm8k | dflash | 0.0 | 1 | 3/3 | none |" in text
+    assert "| gsm8k | off | 0.0 | 1 | 3/3 | 2/3 | problem 3: 25000 vs 70000 |" in text
+    assert "| gsm8k | dflash | 0.0 | 1 | 3/3 | 3/3 | none |" in text
     assert "<p class='warn'>Stand-in problems, not the dataset, for: gsm8k.</p>" in page
     # "drafted nothing" derived from drafted == 0 (ngram-mod drafted nothing on gsm8k: not in this sample; the
     # baseline's own row is not shown), a real zero rate shown as a number

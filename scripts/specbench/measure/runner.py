@@ -94,9 +94,9 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                     try:
                         exchange = run_exchange(
                             server.url,
-                            setup.prompt_manifests[cell.task]["messages"],
+                            setup.prompt_manifests[cell.key]["messages"],
                             reasoning=setup.reasoning,
-                            max_tokens=setup.max_tokens[cell.task],
+                            max_tokens=setup.max_tokens[cell.key],
                             temperature=cell.temperature,
                             seed=cell.seed(setup.base_seed),
                             timeout_s=setup.request_timeout_s,
@@ -151,9 +151,9 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
     contended or failed attempt, up to ``max_attempts``; return the records (each says which attempt it is and why
     others were not)."""
     check_requirements(setup, cells[0].label)
-    unknown = sorted({c.task for c in cells} - (set(setup.prompt_manifests) & set(setup.max_tokens)))
+    unknown = sorted({c.key for c in cells} - (set(setup.prompt_manifests) & set(setup.max_tokens)))
     if unknown:
-        raise CellError(f"cell {cells[0].label}: no prompt or max_tokens given for task(s) {unknown}")
+        raise CellError(f"cell {cells[0].label}: no prompt or max_tokens given for prompt(s) {unknown}")
     backend = backend_of(setup.build_manifest)
     listed = list_devices(setup.server_binary)  # what this build can drive here, in llama.cpp's own words
     gpu = device_info() if backend == "cuda" else dict(NVML_NOT_USED)

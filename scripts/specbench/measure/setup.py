@@ -9,14 +9,16 @@ from typing import Any
 
 from ..core.entry import logged_to
 from ..core.files import read_json, write_json_atomic
+from ..core.matrix import prompt_key
 
 
 @dataclass(frozen=True)
 class Setup:
     """What every cell of one condition needs, resolved by the workflow (``server_args``: the argv after the
     binary, model and draft paths included; the cell adds only the loopback host and the port). Prompts and
-    max_tokens are keyed by task, so one server can answer cells of several tasks; ``scope`` says what one server
-    answers: 'fresh' (one cell), 'task' (a task's repeats at one temperature) or 'condition' (every cell of it)."""
+    max_tokens are keyed by prompt key (``Cell.key``), so one server can answer cells of several tasks and prompts;
+    ``scope`` says what one server answers: 'fresh' (one cell), 'task' (a prompt's repeats at one temperature) or
+    'condition' (every cell of it)."""
 
     condition: str
     server_binary: Path
@@ -25,10 +27,10 @@ class Setup:
     model_manifest: dict[str, Any]
     draft_path: Path | None
     draft_manifest: dict[str, Any] | None
-    prompt_manifests: dict[str, dict[str, Any]]  # task -> its prompt manifest
+    prompt_manifests: dict[str, dict[str, Any]]  # prompt key -> its prompt manifest
     server_args: list[str]
     requires: list[str]
-    max_tokens: dict[str, int]  # task -> its max_tokens
+    max_tokens: dict[str, int]  # prompt key -> its max_tokens
     reasoning: bool
     base_seed: int
     startup_timeout_s: float
@@ -74,9 +76,10 @@ def job_setup(served: dict[str, Any], prompt_manifests: list[dict[str, Any]], *,
               server_log: Path, gpu_samples: Path) -> Setup:
     """A cell job's Setup: its condition's setup file, the prompt manifests of its tasks, its own logs."""
     fields = {k: Path(v) if k in _PATH_FIELDS and v is not None else v for k, v in served.items()}
+    keyed = {prompt_key(m["task"], m.get("prompt", "")): m for m in prompt_manifests}
     return Setup(**fields,
-                 prompt_manifests={m["task"]: m for m in prompt_manifests},
-                 max_tokens={m["task"]: m["max_tokens"] for m in prompt_manifests},
+                 prompt_manifests=keyed,
+                 max_tokens={key: m["max_tokens"] for key, m in keyed.items()},
                  scope=scope, server_log=server_log, gpu_samples=gpu_samples)
 
 

@@ -10,8 +10,8 @@ from gguf import GGUFReader, GGUFValueType, LlamaFileType
 from ..core.entry import fail, logged_to
 from ..core.files import sha256_file, write_json_atomic
 
-_KEY_METADATA = ("general.name", "general.architecture", "general.file_type", "general.quantization_version",
-                 "tokenizer.ggml.pre", "tokenizer.ggml.model")
+_KEY_METADATA = ("general.name", "general.basename", "general.size_label", "general.architecture", "general.file_type",
+                 "general.quantization_version", "tokenizer.ggml.pre", "tokenizer.ggml.model")
 _ARCH_SUFFIXES = ("block_count", "context_length", "embedding_length", "nextn_predict_layers", "vocab_size")
 
 

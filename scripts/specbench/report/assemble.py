@@ -21,7 +21,7 @@ from ..claims.model import Claim
 from ..claims.predictions import integrity
 from ..core.entry import logged_to
 from ..core.files import read_json, write_atomic, write_json_atomic
-from .comparability import assess, device_label
+from .comparability import assess, device_label, real_model_note
 from .environment import environment, missing_cells
 from .figure_style import png_data_uri
 from .figures import FIGURE_FILES, report_figures
@@ -77,6 +77,7 @@ class ReportSettings:
     machine_descriptions: Mapping[str, str] | None = None
     stand_in_tasks: Sequence[str] = ()
     model_note: str | None = None
+    sweeps: Mapping[str, Mapping[str, Any]] | None = None  # swept condition -> {of, flag, value}
 
 
 @dataclass(frozen=True)
@@ -131,20 +132,22 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
         started = tables["cells"].started_at.dropna()
         integrity_check = integrity(read_json(inputs.predictions_stamp), inputs.predictions,
                                     started.min().to_pydatetime() if len(started) else None)
-    drawn = report_figures(tables, settings.baseline, settings.task_order, settings.condition_order)
-    links = list(figure_links) or [None] * len(drawn)
+    drawn = report_figures(tables, settings.baseline, settings.task_order, settings.condition_order, settings.sweeps)
+    links = [*figure_links, *[None] * (len(drawn) - len(figure_links))]  # a sweep's figure: in the HTML report only
     figures = [Figure(caption, png_data_uri(png), link) for (caption, png), link in zip(drawn, links, strict=True)]
     facts = Facts(name=settings.name, baseline=settings.baseline, comparability=comparability,
                   environment=environment(build, model, draft, index, tables["cells"], run_context),
                   device=index["device"], model_bytes=model["size_bytes"],
                   missing_cells=missing_cells(settings.expected_cells, all_cells),
                   stand_in_tasks=settings.stand_in_tasks, run_context=run_context, predictions=predictions,
-                  predictions_integrity=integrity_check, model_note=settings.model_note)
+                  predictions_integrity=integrity_check,
+                  model_note=settings.model_note or real_model_note(model, settings.study_setup))
     views = machine_views(study, by_machine, index, model, settings.baseline, settings.machine_descriptions or {})
     report = build_report(tables, facts=facts, claims=claims, numbers=numbers, figures=figures,
-                          conditions=settings.condition_order, machines=views)
+                          conditions=settings.condition_order, machines=views, sweeps=settings.sweeps)
     provenance = {"context": run_context, "numbers": numbers, "cells": index["cells"]}
-    return Assembled(report, claims, provenance, dict(zip(FIGURE_FILES, (png for _, png in drawn), strict=True)))
+    images = dict(zip(FIGURE_FILES, (png for _, png in drawn[:len(FIGURE_FILES)]), strict=True))
+    return Assembled(report, claims, provenance, images)
 
 
 def write_report(inputs: ReportInputs, settings: ReportSettings, *, markdown: Path, html: Path, claims_csv: Path,

@@ -81,6 +81,28 @@ def _llama_fact(study: Mapping[str, Any], build: Mapping[str, Any]) -> Fact:
     return Fact("llama.cpp", f"commit {study['commit']} (or its source archive)", this_run, ok)
 
 
+def model_origin(source: Mapping[str, Any]) -> str:
+    """Where a model file came from, in a few words: its hub repo, its PyPI wheel and member, its path, or its kind."""
+    wheel = source.get("pypi-wheel")
+    if wheel:
+        return f"{wheel['member']} from the PyPI wheel {wheel['package']} {wheel['version']}"
+    return str(source.get("repo") or source.get("path") or source.get("kind") or "unknown")
+
+
+def real_model_note(model: Mapping[str, Any], study: Mapping[str, Any]) -> str | None:
+    """The report's warning when the target is a trained model other than the study's (None for the study's own
+    architecture: the study's model, or a tiny constructed one, which has its own note)."""
+    if model.get("architecture") == study["model"]["architecture"]:
+        return None
+    meta = model.get("metadata") or {}
+    name = meta.get("general.name") or meta.get("general.basename") or "the model"
+    size = meta.get("general.size_label")
+    return (f"The target is a real trained model, not the study's {study['model']['repo']}: {name}"
+            + (f", {size} parameters" if size else "") + f" ({model.get('architecture')}, "
+            f"{model.get('file_type_name')}, {model_origin(model.get('source') or {})}). Its acceptance, output "
+            "identity and answers are this model's own; its multipliers are not the study's.")
+
+
 def _model_fact(study: Mapping[str, Any], model: Mapping[str, Any]) -> Fact:
     source = model.get("source") or {}
     repo, mtp = source.get("repo"), bool(model.get("mtp", {}).get("present"))
@@ -88,7 +110,7 @@ def _model_fact(study: Mapping[str, Any], model: Mapping[str, Any]) -> Fact:
           and model.get("architecture") == study["architecture"] and mtp == study["mtp"])
     return Fact("model", f"{study['repo']} as {study['file_type']} ({study['architecture']}, MTP "
                 f"{'kept' if study['mtp'] else 'dropped'})",
-                f"{repo or source.get('kind')} as {model.get('file_type_name')} ({model.get('architecture')}, MTP "
+                f"{repo or model_origin(source)} as {model.get('file_type_name')} ({model.get('architecture')}, MTP "
                 f"{'kept' if mtp else 'absent'})", ok)
 
 

@@ -14,7 +14,8 @@ values are skipped and counted in the figure's footnote, and so are cells whose 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib
 import numpy as np
@@ -257,15 +258,77 @@ def timeline_figure(cells: pd.DataFrame | None, baseline: str, conditions: Seque
         return render(fig)
 
 
+# --------------------------------------------------------------------------------------------------------------------
+# Sweeps
+
+
+def sweep_figure(summary: pd.DataFrame, sweep: str, members: Mapping[str, Mapping[str, Any]], baseline: str,
+                 tasks: Sequence[str] = ()) -> bytes:
+    """One sweep (``members``: condition -> its ``swept`` facts): the multiplier against the flag's value, a line
+    per task with its 95 % interval as whiskers, one panel per temperature; values in the order the sweep lists
+    them, evenly spaced."""
+    flag = next(iter(members.values()))["flag"] if members else "?"
+    title = f"Multiplier vs '{baseline}' against {flag} (sweep '{sweep}')"
+    rows = summary[summary.condition.isin(list(members))]
+    if rows.empty:
+        return no_data(title, "no cells of the sweep")
+    values = [str(m["value"]) for m in members.values()]
+    position = {name: values.index(str(m["value"])) for name, m in members.items()}
+    temperatures = sorted(rows.temperature.unique())
+    task_names = ordered(rows.task, tasks)
+    styles = condition_styles(["", *task_names], "")
+    handles = [Line2D([], [], color=styles[t].colour, marker=styles[t].marker, markeredgecolor="0.15", label=t)
+               for t in task_names]
+    footnotes = [f"Each point: the multiplier (mean tokens/s over '{baseline}''s mean of the same task and "
+                 f"temperature) of the condition that adds {flag} <value>; whisker: its 95 % interval. Tasks side by "
+                 "side are offset a little so their whiskers do not cover each other."]
+    with matplotlib.rc_context(RC_PARAMS):
+        fig, axes = new_figure(MULTIPLIER_SIZE, title, len(temperatures), footnotes, handles)
+        offset = 0.08 * (np.arange(len(task_names)) - (len(task_names) - 1) / 2)
+        for ax, temperature in zip(axes, temperatures, strict=True):
+            panel = rows[rows.temperature == temperature]
+            for ti, task in enumerate(task_names):
+                own = panel[panel.task == task].assign(x=lambda f: f.condition.map(position)).sort_values("x")
+                if own.empty:
+                    continue
+                xs = own.x.to_numpy(dtype=float) + offset[ti]
+                ys = own.speedup.to_numpy(dtype=float)
+                low = np.nan_to_num(ys - own.speedup_ci_low.to_numpy(dtype=float), nan=0.0)
+                high = np.nan_to_num(own.speedup_ci_high.to_numpy(dtype=float) - ys, nan=0.0)
+                ax.errorbar(xs, ys, yerr=[np.clip(low, 0, None), np.clip(high, 0, None)], color=styles[task].colour,
+                            marker=styles[task].marker, markeredgecolor="0.15", capsize=3, lw=1.2, zorder=3)
+            ax.axhline(1.0, color="0.35", lw=1.1, ls="--", zorder=2)
+            ax.set_xticks(range(len(values)), values)
+            ax.set_xlim(-0.5, len(values) - 0.5)
+            ax.set_xlabel(flag)
+            ax.set_title(f"temperature {temperature_label(temperature)}")
+        axes[0].set_ylim(bottom=0)
+        axes[0].yaxis.set_major_formatter(FuncFormatter(times_label))
+        axes[0].set_ylabel(f"throughput multiplier (× mean '{baseline}' tokens/s)")
+        return render(fig)
+
+
+def sweeps_of(conditions: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """Sweep name -> {member condition: its swept facts}, in the members' order."""
+    out: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for name, swept in conditions.items():
+        out.setdefault(str(swept["of"]), {})[name] = swept
+    return out
+
+
 # The figures' file names, in report_figures' order (rule report writes each beside the report, for snakemake --report
 # and the Markdown report)
 FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png")
 
 
 def report_figures(tables: dict[str, pd.DataFrame], baseline: str, tasks: Sequence[str],
-                   conditions: Sequence[str]) -> list[tuple[str, bytes]]:
-    """The report's figures with their captions."""
+                   conditions: Sequence[str],
+                   sweeps: Mapping[str, Mapping[str, Any]] | None = None) -> list[tuple[str, bytes]]:
+    """The report's figures with their captions (``sweeps``: each swept condition's facts, a figure per sweep)."""
     cells = tables["cells"]
+    swept = [(f"Sweep '{name}': the multiplier per task against the value of {next(iter(m.values()))['flag']}, with "
+              "its 95 % interval", sweep_figure(tables["summary"], name, m, baseline, tasks))
+             for name, m in sweeps_of(sweeps or {}).items()]
     return [
         (f"Multiplier vs {baseline} per task and condition (every repeat a point, the bar their mean, the whisker "
          "its 95 % interval)", multiplier_figure(cells, baseline, tasks, conditions, tables["summary"])),
@@ -273,4 +336,5 @@ def report_figures(tables: dict[str, pd.DataFrame], baseline: str, tasks: Sequen
          acceptance_figure(tables["acceptance"], baseline, tasks, conditions)),
         ("Tokens/s of every cell over time (contention would show as a dip)",
          timeline_figure(cells, baseline, conditions)),
+        *swept,
     ]

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..analysis.summaries import NOISE_LIMIT
 from ..core.backends import WATCH_NONE
+from .contention import contention_parts
 from .environment import ceiling_rows
 from .machines import MachineView, _machines
 from .model import (
@@ -35,6 +36,7 @@ from .model import (
     records,
     verdict_tone,
 )
+from .variations import prompt_column, prompt_sections, sweep_sections
 
 # ---------------------------------------------------------------------------------------------------------------
 # The sections
@@ -136,6 +138,11 @@ def _answer(summary: pd.DataFrame, claims: pd.DataFrame | None, facts: Facts, co
         failed = claims[claims.verdict == "not reproduced"]
         items = [Note(f"Not reproduced: **{r['id']}**: {r['text']} (published {r['published_text']}; this run "
                       f"{r['measured_text']})", "bad") for r in records(failed)]
+        if not comparability.comparable:  # what the study expects to transfer to another setup: orderings
+            judged = claims[(claims.kind == "ordering") & (claims.verdict != "not measured in this run")]
+            items += [Note(f"Ordering judged on this setup: **{r['id']}**: {r['text']}: **{r['verdict']}** (this "
+                           f"run {r['measured_text']})", "bad" if r["verdict"] == "not reproduced" else "")
+                      for r in records(judged) if r["verdict"] != "not reproduced"]
     notes.append(Note(f"Multiplier vs '{facts.baseline}' (mean over mean) with its 95 % interval and the study's "
                       "verdict rule; *noisy*: the baseline's own runs spread by more than "
                       f"{NOISE_LIMIT:.0%} on that task."))
@@ -225,7 +232,10 @@ def _identity(identity: pd.DataFrame, baseline: str) -> Section:
          Column("not compared", "missing"), Column("all identical", "all_identical"),
          Column("tokens where different (cond vs base)", "token_counts",
                 lambda pairs: "; ".join(f"{a} vs {b}" for a, b in pairs)),
-         Column("first difference", "first_differences", joined)],
+         Column("first difference", "first_differences", joined),
+         Column("which (prompt, repeat)", lambda r: list(zip(r["differing_prompts"], r["differing_repeats"],
+                                                             strict=True)),
+                lambda pairs: ", ".join(f"{p + ' ' if p else ''}r{n}" for p, n in pairs), text=True)],
         records(identity)))
 
 
@@ -235,8 +245,14 @@ def _gsm8k(cells: pd.DataFrame, stand_in_tasks: Sequence[str]) -> list[Section]:
         return []
     stand_in = sorted(set(checked.task) & set(stand_in_tasks))
     notes = [Note(f"Stand-in problems, not the dataset, for: {', '.join(stand_in)}.", "warn")] if stand_in else []
+    notes.append(Note("What counts as an answer: the last 'Answer N:' line for problem N; else, in that problem's part "
+                      "of the text, '#### x', a boxed number, 'the answer is x' or 'Answer: x'; else the last number "
+                      "of that part, when the text moved on to the next problem or ended by itself (a text cut off "
+                      "at the token limit inside a problem gives none there). *answered*: problems with an answer so "
+                      "read; a text that only repeats itself answers nothing."))
     return [Section("task-checks", "Task checks (GSM8K answers)", notes, Table(
-        [TASK, CONDITION, TEMPERATURE, REPEAT,
+        [TASK, *prompt_column(checked), CONDITION, TEMPERATURE, REPEAT,
+         Column("answered", lambda r: (r["gsm8k_answered"], r["gsm8k_total"]), lambda p: f"{p[0]}/{p[1]}"),
          Column("correct", lambda r: (r["gsm8k_correct"], r["gsm8k_total"]), lambda p: f"{p[0]}/{p[1]}"),
          Column("wrong answers (extracted vs reference)", "gsm8k_wrong", _gsm8k_wrong, text=True)],
         records(checked)))]
@@ -265,7 +281,7 @@ def _warm(cells: pd.DataFrame) -> list[Section]:
     return [Section("warm", "Fresh vs warm n-gram server", [Note(
         "A warm condition answers several cells in order on one server (position 1, 2, ...); the fresh one starts a "
         "server per cell."), *notes], Table(
-        [TASK, CONDITION, TEMPERATURE, REPEAT, Column("scope", "server_scope", text=True),
+        [TASK, *prompt_column(warm), CONDITION, TEMPERATURE, REPEAT, Column("scope", "server_scope", text=True),
          Column("position", "server_position"), Column("server pid", "server_pid"),
          Column("tok/s", "tokens_per_s", digits(1), link="run")],
         records(warm)))]
@@ -283,15 +299,8 @@ def _unwatched(cells: pd.DataFrame) -> list[Note]:
 
 
 def _contention(cells: pd.DataFrame) -> Section:
-    rejected = cells[cells.rejected_attempts > 0]
-    waits = int(cells.quiet_waits.sum())
-    note = Note(f"{int(cells.rejected_attempts.sum())} attempt(s) rejected as contended and measured again, in "
-                f"{len(rejected)} cell(s); {waits} wait(s) for a quiet machine before measuring again, "
-                f"{float(cells.quiet_wait_s.sum()):.0f} s in all.")
-    table = Table([Column("cell", "cell_file", files=True, text=True), Column("rejected attempts", "rejected_attempts"),
-                   Column("waited s", "quiet_wait_s", digits(1)),
-                   Column("reasons", "rejected_reasons", lambda r: joined(r, "; "), text=True)], records(rejected))
-    return Section("contention", "Contention", [note, *_unwatched(cells)], table if len(rejected) else None)
+    note, table = contention_parts(cells)
+    return Section("contention", "Contention", [note, *_unwatched(cells)], table)
 
 
 def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
@@ -337,9 +346,9 @@ def _provenance(numbers: Mapping[str, Any], run_context: Mapping[str, Any]) -> S
 
 def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd.DataFrame | None,
                  numbers: Mapping[str, Any], figures: Sequence[Figure] = (), conditions: Sequence[str] = (),
-                 machines: Sequence[MachineView] = ()) -> Report:
+                 machines: Sequence[MachineView] = (), sweeps: Mapping[str, Mapping[str, Any]] | None = None) -> Report:
     """The report's sections, in order, from the summary tables (summaries.tables), the claims evaluation, the
-    provenance numbers and the figures."""
+    provenance numbers and the figures (``sweeps``: each swept condition's facts)."""
     cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
     differing = [f.name for f in facts.comparability.facts if not f.matches]
     warnings = [] if facts.comparability.comparable else [
@@ -366,6 +375,8 @@ def build_report(tables: Mapping[str, pd.DataFrame], *, facts: Facts, claims: pd
         _claims(claims),
         *_predictions(facts),
         *_speed_sections(summary, baseline),
+        *prompt_sections(tables, baseline),
+        *sweep_sections(summary, tables["acceptance"], sweeps or {}),
         Section("figures", "Figures", figures=figures, markdown=any(f.file for f in figures)),
         _acceptance(tables["acceptance"], baseline),
         _identity(tables["identity"], baseline),

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..core.entry import logged_to
 from ..core.files import sha256_file, sha256_text, write_json_atomic
+from ..core.matrix import split_key
 from ..core.templates import fill_template
 
 
@@ -59,14 +60,16 @@ def render_prompt(
     }
 
 
-def prompt_step(name: str, task: Mapping[str, Any], template: Path, inputs: Mapping[str, Path],
+def prompt_step(key: str, task: Mapping[str, Any], template: Path, inputs: Mapping[str, Path],
                 dataset: Path | None, max_tokens: int, out: Path, log: Path) -> None:
-    """The prompt manifest of task ``name``: its messages, their sha256, every file that went in, the dataset rows
-    with their references (and where they came from), and the most tokens a cell asks for with it."""
+    """The prompt manifest of prompt ``key`` (a task's one prompt, or ``<task>.<prompt>`` of its prompt set; ``task``:
+    that prompt's settings): its messages, their sha256, every file that went in, the dataset rows with their
+    references (and where they came from), and the most tokens a cell asks for with it."""
     with logged_to(log):
         spec = task.get("dataset")
         rows = read_dataset_rows(dataset, spec["rows"]) if spec and dataset else None
-        manifest = render_prompt(name, template, dict(inputs), rows)
+        name, prompt = split_key(key)
+        manifest = {**render_prompt(name, template, dict(inputs), rows), "prompt": prompt}
         if spec:
             manifest["dataset_source"] = dict(spec)
         manifest["max_tokens"] = max_tokens
