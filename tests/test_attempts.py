@@ -8,12 +8,14 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from specbench.contention.quiet import QuietWait
 from specbench.core.matrix import Cell
 from specbench.measure import runner as cell_module
 from specbench.measure.client import Exchange
@@ -24,7 +26,7 @@ CELL = Cell("essay", "off", 0.0, 1)
 TIMINGS = {"prompt_n": 10, "prompt_ms": 5.0, "predicted_n": 4, "predicted_ms": 40.0, "predicted_per_second": 100.0}
 
 
-def _setup(tmp_path: Path, attempts: int = 3) -> Setup:
+def _setup(tmp_path: Path, attempts: int = 3, quiet_timeout_s: float = 0.0) -> Setup:
     return Setup(condition="off", server_binary=tmp_path / "llama-server",
                  build_manifest={"binaries": {"llama-server": {"sha256": "ab"}}}, model_path=tmp_path / "m.gguf",
                  model_manifest={"sha256": "cd", "mtp": {"present": False}}, draft_path=None, draft_manifest=None,
@@ -32,7 +34,7 @@ def _setup(tmp_path: Path, attempts: int = 3) -> Setup:
                  server_args=["-m", "m.gguf"], requires=[], max_tokens={"essay": 4}, reasoning=False, base_seed=0,
                  startup_timeout_s=1,
                  request_timeout_s=1, server_log=tmp_path / "server.log", gpu_samples=tmp_path / "gpu.jsonl",
-                 code_fingerprint="c0de", max_attempts=attempts)
+                 code_fingerprint="c0de", max_attempts=attempts, quiet_timeout_s=quiet_timeout_s)
 
 
 def _outcome(contended: bool, pid: int, speed: float) -> tuple[list[dict], dict]:
@@ -42,7 +44,8 @@ def _outcome(contended: bool, pid: int, speed: float) -> tuple[list[dict], dict]
     result = {"cell": CELL, "exchange": exchange, "position": 1, "wall_s": 1.0, "ready_s": 0.5, "started_at": "a",
               "ended_at": "b", "loadavg": [0.5, 0.5, 0.5], "server": {"pid": pid, "port": 1, "argv": ["s"]}}
     verdict = {"contended": contended, "reason": "pid 7781 in 3 sample(s) (during)" if contended else "clean",
-               "foreign_pids": [7781] if contended else [], "samples": 3, "failed_samples": 0, "nvml": "ok"}
+               "foreign_pids": [7781] if contended else [], "samples": 3, "failed_samples": 0, "nvml": "ok",
+               "foreign_cpu": None}
     return [result], verdict
 
 
@@ -55,8 +58,9 @@ def test_contended_attempt_is_rejected_then_measured_again(tmp_path: Path, monke
     assert record["response"]["timings"]["predicted_per_second"] == 126.0
     assert record["rejected_attempts"] == [{"attempt": 1, "outcome": "contended",
                                             "reason": "pid 7781 in 3 sample(s) (during)",
-                                            "foreign_pids": [7781], "server_pid": 11, "tokens_per_s": [52.0]}]
-    assert record["contention"]["contended"] is False
+                                            "foreign_pids": [7781], "busiest": "GPU process pid 7781 on the cell's GPU",
+                                            "server_pid": 11, "tokens_per_s": [52.0]}]
+    assert record["contention"]["contended"] is False and record["quiet_waits"] == []  # quiet_timeout_s 0: no wait
 
 
 def test_every_attempt_contended_fails_naming_the_foreign_processes(tmp_path: Path,
@@ -65,8 +69,55 @@ def test_every_attempt_contended_fails_naming_the_foreign_processes(tmp_path: Pa
     with pytest.raises(CellError) as caught:
         run_cells(_setup(tmp_path, attempts=2), [CELL])
     message = str(caught.value)
-    assert message.startswith("cell essay/off/t0.0/r1: all 2 attempts were contended (foreign processes [7781]")
+    assert message.startswith("cell essay/off/t0.0/r1: all 2 attempts were contended; busiest other processes in "
+                              "the last: GPU process pid 7781 on the cell's GPU (pid 7781 in 3 sample(s) (during))")
     assert str(tmp_path / "gpu.jsonl") in message
+
+
+def _waits(monkeypatch: pytest.MonkeyPatch, *quiet: bool) -> list[dict]:
+    """Replace the wait for a quiet machine by outcomes in order (12.5 s each); returns the calls' arguments."""
+    calls: list[dict] = []
+    outcomes = iter(quiet)
+
+    def wait(take: object, decide: object, **kwargs: Any) -> QuietWait:
+        calls.append(kwargs)
+        last = {"contended": False, "reason": "clean"} if quiet[len(calls) - 1] else {
+            "contended": True, "reason": "contended: other processes used 0.49 of the CPU time > 0.25",
+            "foreign_pids": [], "foreign_cpu": {"share": 0.49, "cpu_s": 9.8, "window_s": 10.0, "cpu_count": 2,
+                                                "top": [{"pid": 4321, "comm": "pip", "command": "pip install torch",
+                                                         "cpu_s": 7.4}]}}
+        return QuietWait(kwargs["after_attempt"], kwargs["why"], 12.5, next(outcomes), kwargs["window_s"], 3, last)
+
+    monkeypatch.setattr(cell_module, "wait_for_quiet", wait)
+    return calls
+
+
+def test_after_a_contended_attempt_the_cell_waits_for_quiet_then_measures(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outcomes = iter([_outcome(True, 11, 52.0), _outcome(False, 12, 126.0)])
+    monkeypatch.setattr(cell_module, "_attempt", lambda setup, cells, attempt: next(outcomes))
+    calls = _waits(monkeypatch, True)
+    [record] = run_cells(_setup(tmp_path, quiet_timeout_s=300.0), [CELL])
+    assert record["attempt"] == 2 and record["contention"]["contended"] is False
+    [wait] = record["quiet_waits"]
+    assert wait == {"after_attempt": 1, "why": "pid 7781 in 3 sample(s) (during)", "waited_s": 12.5, "quiet": True,
+                    "window_s": 10.0, "windows_judged": 3, "last": {"contended": False, "reason": "clean"}}
+    assert calls[0]["timeout_s"] == 300.0 and calls[0]["window_s"] == 10.0
+
+
+def test_a_machine_that_stays_busy_past_the_bound_fails_the_cell_naming_the_busiest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outcomes = iter([_outcome(True, 11, 52.0), _outcome(True, 12, 50.0)])
+    monkeypatch.setattr(cell_module, "_attempt", lambda setup, cells, attempt: next(outcomes))
+    calls = _waits(monkeypatch, True, False)
+    with pytest.raises(CellError) as caught:
+        run_cells(replace(_setup(tmp_path, quiet_timeout_s=20.0), max_foreign_cpu=0.25), [CELL])
+    assert [c["timeout_s"] for c in calls] == [20.0, 7.5]  # one budget for the cell: what the first wait left
+    assert str(caught.value) == (
+        "cell essay/off/t0.0/r1: the machine was not quiet for 10 s within measurement.quiet_timeout_s = 20 s of "
+        "waiting after attempt 2 was contended: other processes used 0.49 of the CPU time in the last 10 s (limit "
+        "0.25); busiest: pid 4321 pip (pip install torch) using 0.74 of a CPU. Stop them or wait, then run the same "
+        f"snakemake command again; see {tmp_path / 'gpu.jsonl'}")
 
 
 def test_failed_attempt_is_recorded_then_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ breaks one cell of it and checks what is left."""
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import shutil
@@ -21,13 +22,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
+import psutil
 import pytest
 
 from specbench.core.files import read_json
 from specbench.core.matrix import Cell
 from specbench.measure import server as server_module
 from specbench.measure.runner import run_cells
-from specbench.measure.server import listening_sockets, socket_inodes
+from specbench.measure.server import listening_addresses
 from specbench.measure.setup import Setup
 from workflow_helpers import (
     OUTPUT_CACHE,
@@ -37,6 +39,7 @@ from workflow_helpers import (
     live_processes,
     llama_server_pids_using,
     llama_servers_in,
+    signal_mask,
     snakemake,
     write_yaml,
 )
@@ -164,17 +167,26 @@ def _resume(run: dict) -> subprocess.CompletedProcess:
 
 @pytest.mark.workflow
 def test_server_listens_on_loopback_only_and_kill_9_of_snakemake_leaves_nothing_running(run: dict) -> None:
+    """Snakemake killed and left unreaped (a zombie, as under an init that never reaps): its cell stops within a
+    second (the server gets its SIGTERM while frozen, so the answer cannot complete first), no record is written."""
     cell_file = _break(run)
     with _started(run, [CELL.path]) as proc:
         _wait_for("the server to generate", _generating(run, CELL))
         [server_pid] = llama_servers_in(run["work"])
-        ours = socket_inodes(server_pid)
-        listening = [(address, port) for address, port, inode in listening_sockets() if inode in ours]
+        listening = listening_addresses(server_pid)
         assert listening and all(address == "127.0.0.1" for address, _ in listening), listening
-        with frozen(server_pid, hold_s=2.0):  # the answer cannot complete before the script sees Snakemake die
+        with frozen(server_pid, hold_s=0.0):  # the answer cannot complete before the script sees Snakemake die
             os.kill(proc.pid, signal.SIGKILL)  # Snakemake only: its job's bash, script and server are left alone
-            proc.wait(timeout=10)
+            killed = time.monotonic()
+            _wait_for("the cell to stop its server", lambda: signal.SIGTERM in signal_mask(server_pid, "ShdPnd"),
+                      timeout_s=10)
+            reacted_s = time.monotonic() - killed
+            assert psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE  # not reaped: this test is its parent
         _wait_for("the cell's script and server to stop", lambda: not _orphans(run), timeout_s=30)
+        assert psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE
+        proc.wait(timeout=10)
+    print(f"kill -9 of Snakemake (unreaped) -> SIGTERM to the cell's server after {reacted_s:.2f} s")
+    assert reacted_s < 1.0, reacted_s  # the parent watch looks every 0.5 s
     assert not cell_file.exists() and not _no_partial_files(run)
     # Snakemake's lock outlives a kill -9; Snakemake says to unlock (the README says the same).
     locked = _resume(run)
@@ -321,6 +333,28 @@ def test_a_prompt_longer_than_the_context_fails_at_once_with_the_servers_reason(
     assert "context" in message and message.endswith(f"read {tmp_path / 'server.log'}")
     assert (tmp_path / "server.log").read_text().count("--- specbench: attempt") == 1  # not retried
     assert time.monotonic() - started < 60 and not llama_server_pids_using(run["model"])
+
+
+@pytest.mark.workflow
+def test_a_socket_that_cannot_be_checked_fails_the_cell_at_once(run: dict, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the server's sockets cannot be read (macOS, hidepid, another user): no /health is asked, no attempt
+    waits for the start-up timeout, and the cell fails at once naming why (a new server would fail the same way)."""
+    def denied(self: psutil.Process, kind: str = "inet") -> list:
+        raise psutil.AccessDenied(self.pid, self.name())
+
+    monkeypatch.setattr(psutil.Process, "net_connections", denied)
+    setup = _setup(run, Cell(TASK, "off", 0.0, 1), tmp_path, startup_timeout_s=600)
+    started = time.monotonic()
+    with pytest.raises(Exception) as caught:
+        run_cells(setup, [Cell(TASK, "off", 0.0, 1)])
+    message = str(caught.value)
+    assert type(caught.value).__name__ == "CellError"
+    assert message.startswith(f"cell {TASK}/off/t0.0/r1: cannot check that llama-server (pid "), message
+    assert "cannot be read here (AccessDenied" in message and "another attempt would fail the same way" in message
+    assert message.endswith(f"read {tmp_path / 'server.log'}")
+    assert (tmp_path / "server.log").read_text().count("--- specbench: attempt") == 1  # not retried
+    assert time.monotonic() - started < 60 and not llama_server_pids_using(run["model"])  # not the 600 s timeout
 
 
 def _immutable(path: Path, on: bool) -> bool:
@@ -517,35 +551,87 @@ def _foreign_share(seconds: float) -> float:
     return used / ((t1 - t0) * (os.cpu_count() or 1))
 
 
-@pytest.mark.workflow
-def test_a_busy_loop_mid_cell_makes_that_attempt_rejected_and_the_clean_rerun_is_kept(run: dict) -> None:
+def _hogs(seconds: float | None) -> list[subprocess.Popen]:
+    """One busy loop per CPU, each ending by itself after ``seconds`` (None: until killed)."""
+    loop = "while True: pass" if seconds is None else f"import time\nend = time.time() + {seconds}\n" \
+        "while time.time() < end: pass"
+    return [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(os.cpu_count() or 1)]
+
+
+def _stop(hogs: list[subprocess.Popen]) -> None:
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
+
+
+def _judged(run: dict, **measurement: float) -> dict:
+    """The run with CPU contention judged (a config file, not --config: Snakemake's --config leaves a nested value's
+    numbers as text)."""
+    path = write_yaml(run["work"] / "contention.yaml",
+                      {"measurement": {"max_foreign_cpu": 0.25, "max_attempts": 4, **measurement}})
+    return {**run, "configs": [*run["configs"], path]}
+
+
+def _cell_beside_hogs(run: dict, hog_s: float | None,
+                      quiet_timeout_s: float) -> tuple[Path, int, str, list[subprocess.Popen], float]:
+    """Break the cell, run it with CPU contention judged (3 s quiet windows) and start the hogs once its server
+    generates; (the cell file, Snakemake's exit code, its stderr, the hogs, when they started). Skipped on a busy
+    machine."""
     quiet = _foreign_share(3.0)
     if quiet > 0.1:
         pytest.skip(f"the machine is busy with other work ({quiet:.2f} of its CPU time): contention cannot be "
                     "staged on it")
     cell_file = _break(run)
-    # a config file, not --config: Snakemake's --config leaves a nested value's numbers as text
-    judged = write_yaml(run["work"] / "contention.yaml", {"measurement": {"max_foreign_cpu": 0.25, "max_attempts": 4}})
-    busy: list[subprocess.Popen] = []
+    hogs: list[subprocess.Popen] = []
     try:
-        with _started({**run, "configs": [*run["configs"], judged]}, [CELL.path]) as proc:
+        with _started(_judged(run, quiet_window_s=3, quiet_timeout_s=quiet_timeout_s), [CELL.path]) as proc:
             _wait_for("the server to generate", _generating(run, CELL))
-            busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
-            _wait_for("attempt 2", lambda: "--- specbench: attempt 2 of" in _server_log(run, CELL).read_text())
-            for loop in busy:
-                loop.kill()
-                loop.wait()
+            started = time.time()
+            hogs = _hogs(hog_s)
             _, stderr = proc.communicate(timeout=300)
     finally:
-        for loop in busy:
-            loop.kill()
-            loop.wait()
-    assert proc.returncode == 0, stderr[-4000:]
+        _stop(hogs)
+    return cell_file, proc.returncode, stderr, hogs, started
+
+
+@pytest.mark.workflow
+def test_a_cpu_hog_mid_cell_makes_the_cell_wait_for_quiet_then_measure_clean(run: dict) -> None:
+    cell_file, returncode, stderr, hogs, hogs_started = _cell_beside_hogs(run, hog_s=10, quiet_timeout_s=120)
+    assert returncode == 0, stderr[-4000:]
     record = read_json(cell_file)
     first = record["rejected_attempts"][0]
     assert first["attempt"] == 1 and first["outcome"] == "contended"
     assert "other processes used" in first["reason"], first
-    assert any(f"pid {loop.pid} python" in first["reason"] for loop in busy), first
-    assert record["attempt"] >= 2 and record["contention"]["contended"] is False
+    assert any(f"pid {hog.pid} python" in first["busiest"] for hog in hogs), first
+    # one wait after attempt 1 (more only if other work on the machine contended a later attempt too)
+    wait, *later = record["quiet_waits"]
+    print(json.dumps({"rejected": record["rejected_attempts"], "quiet_waits": record["quiet_waits"],
+                      "kept": {"attempt": record["attempt"], "started_at": record["started_at"],
+                               "contention": record["contention"]["reason"]}}, indent=1))
+    assert wait["after_attempt"] == 1 and wait["quiet"] and wait["why"] == first["reason"], wait
+    assert wait["window_s"] == 3 and wait["waited_s"] >= 2.9 and not wait["last"]["contended"]
+    assert record["attempt"] == 2 + len(later) and record["contention"]["contended"] is False
     assert record["contention"]["foreign_cpu"]["share"] <= 0.25
+    # the clean attempt's request started only after the hogs had ended (each ran 10 s from its own start)
+    assert dt.datetime.fromisoformat(record["started_at"]).timestamp() > hogs_started + 10
+    samples = [json.loads(line) for line in (run["work"] / record["gpu_samples"]).read_text().splitlines()]
+    waited_after = {w["after_attempt"] for w in record["quiet_waits"]}
+    assert {s["attempt"] for s in samples if s["phase"] == "wait"} == waited_after
     assert not _orphans(run)
+
+
+@pytest.mark.workflow
+def test_a_cpu_hog_that_outlasts_the_bound_fails_the_cell_naming_it(run: dict) -> None:
+    cell_file, returncode, stderr, hogs, _ = _cell_beside_hogs(run, hog_s=None, quiet_timeout_s=8)
+    assert returncode != 0
+    line = next((ln for ln in stderr.splitlines() if ln.startswith("specbench: ")), "")
+    print(line)
+    assert line.startswith(f"specbench: cell {CELL.label}: the machine was not quiet for 3 s within "
+                           "measurement.quiet_timeout_s = 8 s of waiting after attempt 1 was contended: other "
+                           "processes used "), stderr[-3000:]
+    assert any(f"pid {hog.pid} python ({sys.executable} -c while True: pass) using " in line for hog in hogs), line
+    assert "run the same snakemake command again" in line
+    assert not cell_file.exists() and not _no_partial_files(run) and not _orphans(run)
+    resumed = _resume(run)  # the machine quiet again: the same command measures the cell
+    assert resumed.returncode == 0, _fail_message(resumed)
+    assert read_json(cell_file)["quiet_waits"] == []

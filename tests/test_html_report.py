@@ -48,7 +48,8 @@ def test_numbers_link_to_their_provenance_entry() -> None:
 
 def _rows() -> list[dict]:
     rows = json.loads((DATA / "cells.json").read_text())
-    rows[0].update(rejected_attempts=1, rejected_reasons=["pid 4242 (python) on the GPU"])
+    rows[0].update(rejected_attempts=1, rejected_reasons=["pid 4242 (python) on the GPU"], quiet_waits=1,
+                   quiet_wait_s=42.5)
     rows += [{"task": "gsm8k", "condition": condition, "temperature": 0.0, "repeat": 1, "tokens_per_s": speed,
               "predicted_n": 100, "draft_n": drafted, "draft_n_accepted": drafted // 2, "tokens": tokens,
               "cell_file": f"results/cells/gsm8k/{condition}/t0.0/r1.json", "gsm8k_correct": correct,
@@ -123,7 +124,9 @@ def test_values_are_formatted_by_the_renderers_only(rendered) -> None:
     # the verdict's inputs from the typed value lists
     assert "[30.07, 31.03] vs off [186.88, 199.97]" in text
     # contention: the count and the rejected cell with its reason
-    assert "1 attempt(s) rejected as contended and measured again, in 1 cell(s)." in text
+    assert ("1 attempt(s) rejected as contended and measured again, in 1 cell(s); 1 wait(s) for a quiet machine "
+            "before measuring again, 42 s in all.") in text
+    assert "| waited s |" in text and "| 42.5 |" in text
     assert "pid 4242 (python) on the GPU" in text
     assert f"{120 / (5120 / 8 * 1593e6 * 2 / 5.68e9) * 100:.1f}%" in page  # ceiling
 

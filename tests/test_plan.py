@@ -73,7 +73,8 @@ def test_resources_layer_rule_condition_and_machine(study_config: dict) -> None:
     planned = rule_resources(config, "cell", cells)
     server = config["server"]
     one_cell = int((server["startup_timeout_s"] + server["request_timeout_s"]) / 60) + 1
-    assert planned["gpu"] == 1 and planned["runtime"] == one_cell * config["measurement"]["max_attempts"]
+    wait = -(-config["measurement"]["quiet_timeout_s"] // 60)  # the longest wait for a quiet machine, in minutes
+    assert planned["gpu"] == 1 and planned["runtime"] == one_cell * config["measurement"]["max_attempts"] + wait
     assert planned["mem_mb"]("a100", "mtp") == 8192 and planned["mem_mb"]("a100", "off") == 4096
     assert planned["slurm_partition"]("h200", "off") == "gpu"
     assert "gpu" not in rule_resources(config, "aggregate", cells)  # no GPU asked for: none declared

@@ -69,3 +69,13 @@ def test_a_version_7_record_is_read_with_the_backend_its_build_recorded() -> Non
     cpu = {**v7, "provenance": {**v7["provenance"], "llama_cpp": {"cuda": False}},
            "contention": {"reason": "accepted: NVML unavailable", "nvml": "unavailable"}}
     assert cell_row(as_current(cpu), "c.json")["gpu_watch"] == "cpu"
+
+
+def test_a_version_7_record_made_no_quiet_waits() -> None:
+    """Version 8 added the waits for a quiet machine; a version 7 record is read with none (it never waited)."""
+    v7 = {k: v for k, v in as_current(V6).items() if k != "quiet_waits"} | {"record_version": 7}
+    record = as_current(v7)
+    assert record["record_version"] == RECORD_VERSION and record["quiet_waits"] == []
+    row = cell_row(record, "c.json")
+    assert row["quiet_waits"] == 0 and row["quiet_wait_s"] == 0.0
+    assert "quiet_waits" not in v7  # the record itself is not changed

@@ -8,7 +8,9 @@ sacct must show each cell as a SLURM job of its own, in its machine's partition;
 checkpoint, convert, quantize, install) as one job each, shared by every cell through the filesystem; the local
 rules, and the draft model no selected condition loads, as no job at all; the report compares the two machines.
 The same slice also runs locally (--cores 2) to measure what SLURM adds; the timings go to
-$SPECBENCH_TEST_CACHE/slurm-timings.json. llama.cpp comes from the between-workflow cache shared with
+$SPECBENCH_TEST_CACHE/slurm-timings.json. Last, one cell job is cancelled with `scancel` while its server generates:
+no process of that job may be left on the node (`ps` of it goes to $SPECBENCH_TEST_CACHE/slurm-scancel-ps.txt), no
+cell file written, and the next run remakes only that cell. llama.cpp comes from the between-workflow cache shared with
 test_workflow.py (built once per machine).
 
 Needs root and Debian's slurm-wlm, slurmdbd, munge and mariadb-server: skipped without them, except under CI=true,
@@ -17,20 +19,23 @@ where a cluster that cannot start fails the test.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from specbench.core.files import read_json
-from workflow_helpers import OUTPUT_CACHE, REPO, TEST_CACHE, llama_servers_in, write_yaml
+from workflow_helpers import OUTPUT_CACHE, REPO, TEST_CACHE, frozen, job_counts, llama_servers_in, write_yaml
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
@@ -214,3 +219,84 @@ def test_timings_measured(runs: dict) -> None:
     (TEST_CACHE / "slurm-timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     print(json.dumps(timings, indent=2))
     assert all(j["overhead_s"] >= 0 and j["queued_s"] >= 0 for j in per_job), per_job
+
+
+def _of_job(job_id: str) -> list[psutil.Process]:
+    """The live processes on this node whose environment says they belong to SLURM job ``job_id``."""
+    found = []
+    for proc in psutil.process_iter(["pid", "status"]):
+        with contextlib.suppress(psutil.Error):
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and proc.environ().get("SLURM_JOB_ID") == job_id:
+                found.append(proc)
+    return found
+
+
+def _state(env: dict[str, str], since: str, job_id: str) -> str:
+    """What sacct says of one job ('' before it knows it)."""
+    return next((j["State"] for j in _sacct(env, since) if j["JobIDRaw"] == job_id), "")
+
+
+def _ps(job_id: str) -> str:
+    """`ps` of the node, narrowed to SLURM's step daemons, llama-servers and this job's processes."""
+    listing = subprocess.run(["ps", "-eo", "pid,ppid,pgid,sid,stat,etime,args"], capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+    job_pids = {str(p.pid) for p in _of_job(job_id)}
+    keep = [listing[0], *(line for line in listing[1:] if line.split()[0] in job_pids
+                          or any(word in line for word in ("slurmstepd", "llama-server")))]
+    return "\n".join(keep)
+
+
+def test_a_cancelled_cell_job_leaves_no_server_and_only_that_cell_to_remake(runs: dict, cluster: dict) -> None:
+    """`scancel` of a cell job while its server generates (frozen, so the answer cannot complete first): no process
+    of that job is left on the node, no cell file is written, and the next run remakes only that cell."""
+    work, env = runs["slurm"], cluster["env"]
+    cell = "results/cells/kind-a/essay/off/t0.0/r1.json"
+    (work / cell).unlink()
+    log = work / cell.replace(".json", ".server.log")
+    log.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", "snakemake", cell, "--snakefile", str(REPO / "Snakefile"), "--directory", str(work),
+            "--cache", "--profile", str(REPO / "profiles" / "slurm"), "--default-resources", "slurm_partition=part-a",
+            "slurm_account=specbench", "--slurm-init-seconds-before-status-checks", "2",
+            "--configfile", str(REPO / "config" / "tiny.yaml"), str(work / "slice.yaml")]
+    submit = subprocess.Popen(argv, cwd=work, env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (log.exists() and "processing task" in log.read_text(errors="replace")):
+            assert time.monotonic() < deadline and submit.poll() is None, "the cell job's server never generated"
+            time.sleep(0.2)
+        [server] = llama_servers_in(work)
+        job_id = psutil.Process(server).environ()["SLURM_JOB_ID"]
+        with frozen(server):
+            subprocess.run(["scancel", job_id], env=env, check=True, timeout=30)
+        cancelled_at = time.monotonic()
+        since = (dt.datetime.now() - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S")
+        # slurmd ends a cancelled job's processes (SIGTERM, SIGKILL after KillWait); sacct then says CANCELLED
+        while _of_job(job_id) or not _state(env, since, job_id).startswith("CANCELLED"):
+            assert time.monotonic() < cancelled_at + 60, (_state(env, since, job_id), _ps(job_id))
+            time.sleep(0.5)
+        gone_s = time.monotonic() - cancelled_at
+        evidence = _ps(job_id)
+        # The submitting Snakemake learns of the cancellation only at its next status check (a growing interval):
+        # the user's Ctrl-C of it is not what is tested here.
+        os.killpg(submit.pid, signal.SIGINT)
+        submit.communicate(timeout=120)
+    finally:
+        if submit.poll() is None:
+            os.killpg(submit.pid, signal.SIGKILL)
+            submit.wait(timeout=30)
+    (TEST_CACHE / "slurm-scancel-ps.txt").write_text(
+        f"job {job_id} cancelled; its last process gone {gone_s:.1f} s later; ps of the node then "
+        f"(slurmstepd, llama-server and the job's processes):\n{evidence}\n")
+    print(evidence)
+    assert not _of_job(job_id) and not llama_servers_in(work), evidence
+    assert not (work / cell).exists() and not list((work / cell).parent.glob(".r1.json*"))
+    subprocess.run([*argv, "--unlock"], cwd=work, capture_output=True, env=env, timeout=120)
+    dry = subprocess.run([*argv[:3], "all", *argv[4:], "--dry-run"], cwd=work, capture_output=True, text=True,
+                         env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)})
+    assert dry.returncode == 0, _fail_message(dry)
+    assert job_counts(dry.stdout + dry.stderr) == {"cell": 1, "aggregate": 1, "report": 1, "all": 1}, dry.stdout
+    again = subprocess.run(argv, cwd=work, capture_output=True, text=True,
+                           env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)}, timeout=600)
+    assert again.returncode == 0, _fail_message(again)
+    assert read_json(work / cell)["machine"]["scheduler"]["SLURM_JOB_ID"] != job_id

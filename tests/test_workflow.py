@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
+import psutil
 import pytest
 
 from specbench.analysis.server_log import parse_speculative_log
@@ -30,9 +31,11 @@ from workflow_helpers import (
     OUTPUT_CACHE,
     REPO,
     copy_workflow,
+    frozen,
     job_counts,
     llama_servers_in,
     populate_hf_cache,
+    signal_mask,
     snakemake,
     write_yaml,
 )
@@ -454,7 +457,27 @@ def test_report_opens_in_chromium(run: dict, tmp_path: Path) -> None:
         browser.quit()
 
 
+def _as_a_foreground_job() -> None:
+    """In the child, before exec: what an interactive shell does for a foreground job. SIGINT back at its default
+    (a test runner launched as a background job of a non-interactive script inherits it ignored, and so would
+    Snakemake and the cell script: nobody would react to Ctrl-C)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _cell_script(snakemake_pid: int) -> psutil.Process | None:
+    """The cell job's script under this Snakemake (bash execs it: a direct child running .snakemake/scripts/...)."""
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process(snakemake_pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if any(".snakemake/scripts/" in arg for arg in child.cmdline()):
+                    return child
+    return None
+
+
 def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> None:
+    """Ctrl-C as a terminal delivers it: SIGINT to Snakemake's whole process group (its own session here), which
+    holds the cell script. The script must catch SIGINT (checked in /proc before sending), the server is frozen
+    while the signal lands (a fast cell cannot finish first), and the one line says which signal stopped it."""
     cell = Cell("essay", "dflash", 0.0, 1)
     path, log = run["work"] / cell.path, run["work"] / cell.path.replace(".json", ".server.log")
     argv = [sys.executable, "-m", "snakemake", cell.path, "--forcerun", "cell", "--snakefile", str(run["snakefile"]),
@@ -462,7 +485,8 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> Non
     env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **run["env"]}
     started = log.stat().st_mtime if log.exists() else 0.0
     proc = subprocess.Popen(argv, cwd=run["work"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=_as_a_foreground_job)
+    output = ""
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:  # wait until this run's server is up and generating
@@ -472,12 +496,23 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> Non
             time.sleep(0.2)
         else:
             pytest.fail("the cell's server never started")
-        time.sleep(0.5)
-        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does to the foreground process group
-        proc.wait(timeout=60)
+        script = _cell_script(proc.pid)
+        assert script is not None, "no cell script under Snakemake"
+        assert signal.SIGINT in signal_mask(script.pid, "SigCgt"), signal_mask(script.pid, "SigIgn")
+        [server] = llama_servers_in(run["work"])
+        with frozen(server):
+            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does to the foreground process group
+        output, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+            output += proc.communicate(timeout=30)[0]
+    line = next((ln for ln in output.splitlines() if ln.startswith("specbench: ")), "")
+    assert line.startswith(f"specbench: cells {cell.label}: stopped (received signal SIGINT); the server was "
+                           "stopped and no cell file was written"), output[-6000:]
+    assert proc.returncode != 0, output[-6000:]
+    starting = (run["work"] / f"logs/{cell.path.replace('.json', '.log')}").read_text()
+    assert f"cells {cell.label}: starting (watching Snakemake pid {proc.pid}; SIGINT default)" in starting
     time.sleep(1.0)
     assert llama_servers_in(run["work"]) == []
     assert not path.exists()

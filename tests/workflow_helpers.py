@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import yaml
 
 from specbench.core.code import WORKFLOW_FILES
@@ -105,20 +106,11 @@ def job_counts(dry_run_output: str) -> dict[str, int]:
 def live_processes() -> list[tuple[int, list[str], Path | None]]:
     """Every live process but this one: (pid, argv, working directory or None when unreadable); zombies left out."""
     found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+    for proc in psutil.process_iter(["pid", "cmdline", "cwd", "status"], ad_value=None):
+        info = proc.info
+        if info["pid"] == os.getpid() or not info["cmdline"] or info["status"] == psutil.STATUS_ZOMBIE:
             continue
-        try:
-            argv = [a.decode(errors="replace") for a in (proc / "cmdline").read_bytes().split(b"\0") if a]
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        try:
-            cwd: Path | None = Path(os.readlink(proc / "cwd"))
-        except OSError:
-            cwd = None
-        if argv and state != "Z":
-            found.append((int(proc.name), argv, cwd))
+        found.append((info["pid"], info["cmdline"], Path(info["cwd"]) if info["cwd"] else None))
     return found
 
 
@@ -146,3 +138,14 @@ def frozen(pid: int, hold_s: float = 1.0) -> Iterator[None]:
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGCONT)
+
+
+def signal_mask(pid: int, field: str) -> set[signal.Signals]:
+    """The signals in one mask of ``/proc/<pid>/status`` ('SigCgt': caught, 'SigIgn': ignored, 'ShdPnd': pending
+    for the process); psutil does not read these. Empty when the process is gone."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return set()
+    mask = int(next(line.split()[1] for line in lines if line.startswith(f"{field}:")), 16)
+    return {sig for sig in signal.Signals if mask & (1 << (sig.value - 1))}

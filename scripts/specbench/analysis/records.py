@@ -1,13 +1,14 @@
 """Reading cell records: every record version the table can read, as the current one.
 
-Version 8 records name the build's backend, the devices llama.cpp listed and how the GPU was watched, and hold the
-cell's ``prompt`` coordinate (the member of a task's prompt set); version 7 records are read as version 8 with the
-backend their build's ``cuda`` flag says, no device list (not taken then), the watch that backend and their NVML state
-imply and prompt '' (every task had one prompt then; the path is the same). Version 7 records hold only what was
-measured. Version 6 records hold the same raw facts in other places (the speculative log lines inside
-``server.speculative``, the references inside ``task_check``, the wall times among the derived ``figures``), so they are
-read as version 7 by moving those fields; what they derived themselves (the GSM8K score, the parsed settings) is left
-out and computed again like any other record's. Older versions are refused."""
+Version 8 records name the build's backend, the devices llama.cpp listed and how the GPU was watched, the waits
+for a quiet machine between contended attempts, and the cell's ``prompt`` coordinate (the member of a task's prompt
+set); version 7 records are read as version 8 with the backend their build's ``cuda`` flag says, no device list (not
+taken then), the watch that backend and their NVML state imply, no waits (they made none) and prompt '' (every task
+had one prompt then; the path is the same). Version 7 records hold only what was measured. Version 6 records hold the
+same raw facts in other places (the speculative log lines inside ``server.speculative``, the references inside
+``task_check``, the wall times among the derived ``figures``), so they are read as version 7 by moving those fields;
+what they derived themselves (the GSM8K score, the parsed settings) is left out and computed again like any other
+record's. Older versions are refused."""
 
 from __future__ import annotations
 
@@ -49,8 +50,8 @@ def as_current(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _from_7(record: dict[str, Any]) -> dict[str, Any]:
-    """A version 7 record as version 8: its build's backend, no llama.cpp device list, the watch it implies, the one
-    prompt coordinate."""
+    """A version 7 record as version 8: its build's backend, no llama.cpp device list, the watch it implies, no
+    waits for a quiet machine, the one prompt coordinate."""
     llama = dict(record["provenance"].get("llama_cpp") or {})
     backend = backend_of(llama)
     llama = {**{k: v for k, v in llama.items() if k != "cuda"}, "backend": backend}
@@ -58,7 +59,7 @@ def _from_7(record: dict[str, Any]) -> dict[str, Any]:
     contention.update(gpu_watch=watch_of(backend, contention.get("nvml") != "unavailable"), backend=backend)
     return {**record, "record_version": RECORD_VERSION, "provenance": {**record["provenance"], "llama_cpp": llama},
             "machine": {**record.get("machine", {}), "backend": backend, "llama_devices": None},
-            "contention": contention, "cell": {**record["cell"], "prompt": ONE_PROMPT}}
+            "contention": contention, "quiet_waits": [], "cell": {**record["cell"], "prompt": ONE_PROMPT}}
 
 
 def load_records(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:

@@ -59,6 +59,7 @@ SCHEMA = pa.schema([
     ("spec_block_size", INT), ("spec_settings", pa.list_(SETTING)),
     # how it was measured
     ("seed", INT), ("attempt", INT), ("rejected_attempts", INT), ("rejected_reasons", TEXTS), ("contention", TEXT),
+    ("quiet_waits", INT), ("quiet_wait_s", FLOAT),
     ("backend", TEXT), ("gpu_watch", TEXT),
     ("server_pid", INT), ("server_shared", FLAG), ("server_position", INT), ("server_scope", TEXT),
     ("run_order", INT), ("started_at", TIME), ("ended_at", TIME),
@@ -137,6 +138,8 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         "rejected_attempts": len(rejected),
         "rejected_reasons": [r["reason"] for r in rejected],
         "contention": (record.get("contention") or {}).get("reason"),
+        "quiet_waits": len(record["quiet_waits"]),
+        "quiet_wait_s": sum(w["waited_s"] for w in record["quiet_waits"]),
         "backend": record.get("machine", {}).get("backend"),
         "gpu_watch": (record.get("contention") or {}).get("gpu_watch"),
         "server_pid": server["pid"],

@@ -6,7 +6,7 @@
   cell script's own process tree, which holds the server) used during the request window, as a share of the
   machine's CPU time (all CPUs) over that window, exceeds it. The window runs from the sample marked
   ``request-start`` to the last marked ``request-end`` (the whole watch when no sample is marked). The CPU time
-  is the machine's busy time from /proc/stat minus the cell's own (from /proc/<pid>/stat), so processes that
+  is the machine's busy time minus the cell's own (both from psutil's CPU times), so processes that
   came and went between two samples count too; the biggest foreign users are named from per-process deltas;
 * contended, only when ``max_load_per_cpu`` is given, when any sample's 1-minute load average divided by the
   CPU count exceeds it (the server's own threads count towards the load, so the threshold must allow for them);
@@ -86,19 +86,38 @@ def foreign_cpu(samples: Sequence[Sample]) -> dict[str, Any] | None:
     users: dict[int, dict[str, Any]] = {}
     for sample in window[1:]:
         for proc in sample.cpu_top or []:
-            entry = users.setdefault(int(proc["pid"]), {"pid": int(proc["pid"]), "comm": proc["comm"], "cpu_s": 0.0})
+            entry = users.setdefault(int(proc["pid"]), {"pid": int(proc["pid"]), "comm": proc["comm"],
+                                                        "command": proc.get("command"), "cpu_s": 0.0})
             entry["cpu_s"] += float(proc["cpu_s"])
+            entry["command"] = entry["command"] or proc.get("command")
     top = sorted(users.values(), key=lambda u: -u["cpu_s"])[:3]
     return {"share": cpu_s / (span * last.cpu_count), "cpu_s": round(cpu_s, 3), "window_s": round(span, 3),
             "cpu_count": last.cpu_count, "top": [{**u, "cpu_s": round(u["cpu_s"], 2)} for u in top]}
 
 
 def _foreign_cpu_reason(measured: dict[str, Any], threshold: float) -> str:
-    """'other processes used 0.48 of the CPU time > 0.25 (1.9 CPU-s in 2.0 s on 2 CPUs; pid 7 yes 1.0 s)'."""
-    top = ", ".join(f"pid {u['pid']} {u['comm']} {u['cpu_s']:.1f} s" for u in measured["top"])
+    """'other processes used 0.48 of the CPU time > 0.25 (1.9 CPU-s in 2.0 s on 2 CPUs; busiest: pid 7 yes
+    (yes) 1.0 s)'."""
+    top = ", ".join(f"{_who(u)} {u['cpu_s']:.1f} s" for u in measured["top"])
     return (f"other processes used {measured['share']:.2f} of the CPU time > {threshold:g} "
             f"({measured['cpu_s']:.1f} CPU-s in {measured['window_s']:.1f} s on {measured['cpu_count']} CPUs"
-            f"{'; ' + top if top else ''})")
+            f"{'; busiest: ' + top if top else ''})")
+
+
+def _who(user: dict[str, Any]) -> str:
+    """'pid 7 python (python -c while True: pass)': the pid, the process name and, where known, its command."""
+    command = user.get("command")
+    return f"pid {user['pid']} {user['comm']}" + (f" ({command})" if command and command != user["comm"] else "")
+
+
+def busiest(verdict: dict[str, Any]) -> str:
+    """The busiest other processes of a verdict in plain words: 'pid 7 python (python -c ...) using 0.98 of a CPU,
+    GPU process pid 9 on the cell's GPU'; '' when it names none."""
+    measured = verdict.get("foreign_cpu") or {}
+    window = measured.get("window_s") or 0.0
+    parts = [f"{_who(u)} using {u['cpu_s'] / window:.2f} of a CPU" for u in measured.get("top", []) if window > 0]
+    parts += [f"GPU process pid {pid} on the cell's GPU" for pid in verdict.get("foreign_pids", [])]
+    return ", ".join(parts)
 
 
 def _clean_reason(nvml: str, n: int, gpu_watch: str, backend: str, cpu_judged: bool) -> str:

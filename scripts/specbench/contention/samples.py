@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-PHASES = ("before", "during")
+PHASES = ("before", "during", "wait")  # wait: between attempts, waiting for a quiet machine
 
 
 MARKS = (None, "request-start", "request-end")
@@ -27,7 +27,7 @@ class Sample:
     loadavg_1m: float | None = None
     cpu_count: int | None = None
     mark: str | None = None  # "request-start" | "request-end" | None
-    cpu_busy_s: float | None = None  # the machine's busy CPU seconds since boot (all CPUs, /proc/stat)
+    cpu_busy_s: float | None = None  # the machine's busy CPU seconds since boot (all CPUs)
     cpu_own_s: float | None = None  # CPU seconds of the cell script's process tree (live and reaped)
     cpu_top: list[dict[str, Any]] | None = None  # biggest other processes since the previous sample
 

@@ -5,6 +5,7 @@ params and resources; the rule names themselves are listed here once (``RULES``)
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -135,7 +136,7 @@ def measurement_settings(config: dict) -> dict[str, Any]:
         "startup_timeout_s": config["server"]["startup_timeout_s"],
         "request_timeout_s": config["server"]["request_timeout_s"],
         **{key: config["measurement"][key] for key in ("sample_interval_s", "max_attempts", "max_load_per_cpu",
-                                                       "max_foreign_cpu")},
+                                                       "max_foreign_cpu", "quiet_window_s", "quiet_timeout_s")},
     }
 
 
@@ -155,10 +156,11 @@ def rule_settings(config: dict, name: str) -> dict[str, Any]:
 
 
 def cell_runtime_minutes(config: dict, cells_per_job: int) -> int:
-    """A cell job's default time limit: start-up and request timeouts, per cell it measures, per attempt."""
-    server = config["server"]
+    """A cell job's default time limit: start-up and request timeouts, per cell it measures, per attempt, plus the
+    longest it may wait for a quiet machine."""
+    server, measurement = config["server"], config["measurement"]
     one = int((server["startup_timeout_s"] + server["request_timeout_s"]) / 60) + 1
-    return one * cells_per_job * config["measurement"]["max_attempts"]
+    return one * cells_per_job * measurement["max_attempts"] + math.ceil(measurement["quiet_timeout_s"] / 60)
 
 
 def cells_per_job(config: dict, name: str, cells: Sequence[Cell]) -> int:

@@ -1,6 +1,8 @@
-"""The guard every cell script runs under: SIGTERM, SIGHUP and the death of the Snakemake process that started the
-script become one exception (``Interrupted``), so ``finally`` blocks stop the server and remove partial files whether
-the job was cancelled by a batch scheduler, hung up, or orphaned by a ``kill -9`` of Snakemake."""
+"""The guard every cell script runs under: SIGTERM, SIGHUP, SIGINT (Ctrl-C, unless it was inherited as ignored) and
+the death of the Snakemake process that started the script become one exception (``Interrupted``), so ``finally``
+blocks stop the server and remove partial files whether the job was cancelled by a batch scheduler, hung up,
+interrupted from the terminal, or orphaned by a ``kill -9`` of Snakemake (a killed Snakemake that nobody has reaped
+yet, a zombie, counts as dead)."""
 
 from __future__ import annotations
 
@@ -9,36 +11,33 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
 
 
 class Interrupted(BaseException):
-    """SIGTERM, SIGHUP or the death of the parent Snakemake: unwind (``finally`` blocks stop the server)."""
+    """SIGTERM, SIGHUP, SIGINT or the death of the parent Snakemake: unwind (``finally`` blocks stop the server)."""
 
 
-def _process_start(pid: int) -> int | None:
-    """A process's start time in clock ticks since boot (with the pid, a unique identity), None if it is gone."""
+def is_alive(process: psutil.Process) -> bool:
+    """False once the process has exited, also while it is an unreaped zombie or its pid was reused."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:  # it exists (else NoSuchProcess) but its state cannot be read: take it as alive
+        return True
 
 
-def _parent_of(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _is_snakemake(pid: int) -> bool:
+def _is_snakemake(process: psutil.Process) -> bool:
     """True for `python -m snakemake ...` and the `snakemake` console script."""
     try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:3]
-    except OSError:
+        argv = process.cmdline()[:3]
+    except psutil.Error:
         return False
-    return any(Path(arg.decode(errors="replace")).name == "snakemake" for arg in argv)
+    return any(Path(arg).name == "snakemake" for arg in argv)
 
 
 def snakemake_ancestor() -> int:
@@ -48,33 +47,49 @@ def snakemake_ancestor() -> int:
     its own process (locally, and inside a cluster job); after a ``kill -9`` of Snakemake that bash lives on, so
     the parent alone says nothing.
     """
-    pid = os.getppid()
-    while pid and pid > 1:
-        if _is_snakemake(pid):
-            return pid
-        pid = _parent_of(pid) or 0
+    with contextlib.suppress(psutil.Error):
+        for ancestor in psutil.Process().parents():
+            if ancestor.pid > 1 and _is_snakemake(ancestor):
+                return ancestor.pid
     return os.getppid()
+
+
+# The signals that unwind a cell. SIGINT is among them only where it was not inherited as ignored.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+def sigint_disposition() -> str:
+    """How this process found SIGINT: 'ignored' (inherited so: a background job of a shell without job control)
+    or 'default' (Python's KeyboardInterrupt handler, or any handler: Ctrl-C reaches this process)."""
+    return "ignored" if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else "default"
 
 
 @contextlib.contextmanager
 def signals_raise() -> Iterator[None]:
-    """Turn SIGTERM and SIGHUP into ``Interrupted`` for the duration (Ctrl-C already is KeyboardInterrupt)."""
+    """Turn SIGTERM, SIGHUP and SIGINT into ``Interrupted`` for the duration, once: after the first, all three are
+    ignored until the process exits, so a second Ctrl-C cannot cut the server's stop short. An inherited ignored
+    SIGINT stays ignored (whoever started this process asked for it, and Snakemake above ignores it too)."""
 
     def handler(signum: int, _frame: object) -> None:
         if _interrupted.is_set():  # already unwinding: let the cleanup (stopping the server) finish
             return
         _interrupted.set()
+        for sig in STOP_SIGNALS:  # this process is stopping: later signals are ignored, up to its exit
+            signal.signal(sig, signal.SIG_IGN)
         raise Interrupted(_guard_reason.get(signum) or f"received signal {signal.Signals(signum).name}")
 
     previous = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig in STOP_SIGNALS:
+        if sig == signal.SIGINT and signal.getsignal(sig) == signal.SIG_IGN:
+            continue
         with contextlib.suppress(ValueError):  # not in the main thread: leave as is
             previous[sig] = signal.signal(sig, handler)
     try:
         yield
     finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+        if not _interrupted.is_set():  # once interrupted, the stop signals stay ignored (see the handler)
+            for sig, old in previous.items():
+                signal.signal(sig, old)
 
 
 _guard_reason: dict[int, str] = {}
@@ -83,17 +98,35 @@ _guard_reason: dict[int, str] = {}
 _interrupted = threading.Event()  # set once the first signal has been turned into Interrupted in this process
 
 
+@dataclass(frozen=True)
+class Guarded:
+    """What the guard watches: the Snakemake pid, and how SIGINT was found ('default' or 'ignored')."""
+
+    pid: int
+    sigint: str
+
+    def describe(self) -> str:
+        """'watching Snakemake pid 7; SIGINT default' (or 'SIGINT ignored, as inherited: Ctrl-C does not stop it')."""
+        sigint = ("SIGINT ignored, as inherited: Ctrl-C does not stop it" if self.sigint == "ignored"
+                  else "SIGINT default")
+        return f"watching Snakemake pid {self.pid}; {sigint}"
+
+
 @contextlib.contextmanager
-def interrupt_guard(watch_pid: int | None = None, interval_s: float = 0.5) -> Iterator[int]:
-    """Run the block so that SIGTERM, SIGHUP and the death of ``watch_pid`` (default: the Snakemake process
-    above this one) raise ``Interrupted`` in the main thread; yields the watched pid."""
+def interrupt_guard(watch_pid: int | None = None, interval_s: float = 0.5) -> Iterator[Guarded]:
+    """Run the block so that SIGTERM, SIGHUP, SIGINT and the death of ``watch_pid`` (default: the Snakemake process
+    above this one; dead includes a zombie) raise ``Interrupted`` in the main thread; yields what it watches."""
     pid = watch_pid if watch_pid is not None else snakemake_ancestor()
-    start = _process_start(pid)
+    sigint = sigint_disposition()
+    try:
+        watched: psutil.Process | None = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        watched = None
     stop = threading.Event()
 
     def watch() -> None:
         while not stop.wait(interval_s):
-            if _process_start(pid) != start:
+            if watched is None or not is_alive(watched):
                 _guard_reason[signal.SIGHUP] = f"its parent process (Snakemake, pid {pid}) died"
                 os.kill(os.getpid(), signal.SIGHUP)
                 return
@@ -102,6 +135,6 @@ def interrupt_guard(watch_pid: int | None = None, interval_s: float = 0.5) -> It
     with signals_raise():
         thread.start()
         try:
-            yield pid
+            yield Guarded(pid, sigint)
         finally:
             stop.set()

@@ -35,8 +35,8 @@ def run_job(config: dict[str, Any], rule: str, wildcards: Mapping[str, str], *, 
     cells = job_cells(config, wildcards)
     labels = ", ".join(c.label for c in cells)
     lines: list[str] = []
-    with logged_to(run_log), interrupt_guard() as snakemake_pid:
-        print(f"cells {labels}: starting (watching Snakemake pid {snakemake_pid})", flush=True)
+    with logged_to(run_log), interrupt_guard() as guarded:
+        print(f"cells {labels}: starting ({guarded.describe()})", flush=True)
         served = job_setup(read_json(setup), [read_json(p) for p in prompts], scope=scope, server_log=server_log,
                            gpu_samples=gpu_samples)
         try:
@@ -48,7 +48,7 @@ def run_job(config: dict[str, Any], rule: str, wildcards: Mapping[str, str], *, 
         except OSError as error:  # a record or log could not be written (disk full, read-only): no partial file
             fail(f"cells {labels}: could not write its files: {error}; no cell file was written", run_log)
         except (Interrupted, KeyboardInterrupt) as stop:
-            fail(f"cells {labels}: stopped ({stop or 'interrupted'}); the server was stopped and no cell file was "
+            fail(f"cells {labels}: stopped ({str(stop) or 'interrupted'}); the server was stopped and no cell file was "
                  "written. To resume, run the same snakemake command again (after a kill -9 of Snakemake, first "
                  "`snakemake --unlock` with the same options)", run_log)
         print("\n".join(lines))

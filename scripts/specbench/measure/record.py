@@ -74,7 +74,7 @@ def references(prompt_manifest: dict[str, Any]) -> list[dict[str, Any]] | None:
 def cell_record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[dict[str, Any]],
                 watch_verdict: dict[str, Any], sequence_length: int, shared: dict[str, Any]) -> dict[str, Any]:
     """One cell's record: what was measured, nothing derived from it; ``shared`` holds what is the same for every
-    cell of the attempt (the log's speculative lines, provenance, machine)."""
+    cell of the attempt (the log's speculative lines, provenance, machine, the waits for a quiet machine before it)."""
     cell: Cell = result["cell"]
     exchange = result["exchange"]
     response = exchange.response
@@ -86,6 +86,7 @@ def cell_record(setup: Setup, result: dict[str, Any], attempt: int, rejected: li
         "seed": cell.seed(setup.base_seed),
         "attempt": attempt,
         "rejected_attempts": rejected,
+        "quiet_waits": shared["quiet_waits"],
         "contention": watch_verdict,
         "references": references(setup.prompt_manifests[cell.key]),
         "gpu_samples": str(setup.gpu_samples),

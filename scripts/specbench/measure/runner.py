@@ -1,7 +1,7 @@
 """Run cells: a server (fresh per cell, or one warm server for a sequence of cells: a task's repeats, or every cell
 of a condition), the requests, a complete record per cell; contended attempts (another process on the GPU, or using
-the CPU) and failed ones (the server died, its port was taken, the connection broke) are recorded and run again;
-failures name the cell and the log."""
+the CPU) and failed ones (the server died, its port was taken, the connection broke) are recorded and run again,
+a contended one after waiting for a quiet machine (bounded); failures name the cell and the log."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ from typing import Any
 import httpx
 
 from ..contention.devices import DeviceError, assigned_devices
-from ..contention.judge import judge
+from ..contention.judge import busiest, judge
 from ..contention.nvml import NVML_NOT_USED, device_info
+from ..contention.quiet import wait_for_quiet
+from ..contention.samples import Sample, Verdict
 from ..contention.watch import GpuWatch, NoGpuSampler
 from ..core.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
 from ..core.matrix import Cell
@@ -74,8 +76,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
     results: list[dict[str, Any]] = []
     server_info: dict[str, Any] = {}
     scratch = setup.gpu_samples.with_name(f".{setup.gpu_samples.name}.attempt{attempt}")
-    watch = GpuWatch(scratch, interval_s=setup.sample_interval_s,
-                     sampler=None if setup.gpu_watch == WATCH_NVML else NoGpuSampler())
+    watch = _watch(setup, scratch)
     watch.sample_now("before")
     header = f"--- specbench: attempt {attempt} of {setup.max_attempts}, {_now()} ---"
     try:
@@ -110,6 +111,8 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                                     "ready_s": ready_s if position == 1 else 0.0, "started_at": started_at,
                                     "ended_at": _now(), "loadavg": list(os.getloadavg())})
     except ServerError as error:
+        if error.final:  # another attempt cannot help: the cell fails now, not after the start-up timeout
+            raise CellError(f"cell {cells[0].label}: {error}") from error
         raise AttemptFailed(error.reason, server_info.get("pid")) from error
     except (CellError, AttemptFailed):
         raise
@@ -119,10 +122,21 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
         _keep_samples(setup.gpu_samples, watch, attempt)
         with contextlib.suppress(OSError):  # a read-only folder: the record's own write reports it
             scratch.unlink(missing_ok=True)
-    verdict = judge(watch.samples, {server_info["pid"]}, nvml_available=watch.nvml_available,
-                    max_load_per_cpu=setup.max_load_per_cpu, max_foreign_cpu=setup.max_foreign_cpu,
-                    watched=setup.watched_devices, backend=backend_of(setup.build_manifest))
+    verdict = _judge(setup, watch, watch.samples, {server_info["pid"]})
     return [{**r, "server": server_info} for r in results], verdict.to_json()
+
+
+def _watch(setup: Setup, scratch: Path) -> GpuWatch:
+    """The cell's watch, writing to ``scratch``: NVML where the GPU is watched per process, else the CPU load only."""
+    return GpuWatch(scratch, interval_s=setup.sample_interval_s,
+                    sampler=None if setup.gpu_watch == WATCH_NVML else NoGpuSampler())
+
+
+def _judge(setup: Setup, watch: GpuWatch, samples: list[Sample], allowed_pids: set[int]) -> Verdict:
+    """The cell's own judgement of ``samples``: its limits, its devices, its backend."""
+    return judge(samples, allowed_pids, nvml_available=watch.nvml_available, max_load_per_cpu=setup.max_load_per_cpu,
+                 max_foreign_cpu=setup.max_foreign_cpu, watched=setup.watched_devices,
+                 backend=backend_of(setup.build_manifest))
 
 
 def _keep_samples(path: Path, watch: GpuWatch, attempt: int) -> None:
@@ -154,7 +168,12 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
     setup.server_log.parent.mkdir(parents=True, exist_ok=True)
     setup.server_log.write_bytes(b"")  # attempts append to it
     rejected: list[dict[str, Any]] = []
+    waits: list[dict[str, Any]] = []
     for attempt in range(1, setup.max_attempts + 1):
+        if rejected and rejected[-1]["outcome"] == "contended" and setup.quiet_timeout_s > 0:
+            waits.append(_wait_for_quiet(setup, cells[0].label, rejected[-1], sum(w["waited_s"] for w in waits)))
+            if not waits[-1]["quiet"]:
+                raise CellError(_not_quiet_message(setup, cells[0].label, waits))
         try:
             results, verdict = _attempt(setup, cells, attempt)
         except AttemptFailed as failure:
@@ -166,15 +185,63 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
         if not verdict["contended"]:
             log_text = last_log_section(setup.server_log.read_text(encoding="utf-8", errors="replace"))
             shared = {"log_lines": speculative_lines(log_text), "provenance": provenance(setup),
-                      "machine": machine_info(gpu, devices, backend, listed["devices"])}
+                      "machine": machine_info(gpu, devices, backend, listed["devices"]),
+                      "quiet_waits": waits}
             return [cell_record(setup, r, attempt, rejected, verdict, len(cells), shared) for r in results]
         rejected.append({"attempt": attempt, "outcome": "contended", "reason": verdict["reason"],
-                         "foreign_pids": verdict["foreign_pids"],
+                         "foreign_pids": verdict["foreign_pids"], "busiest": busiest(verdict) or _unnamed(verdict),
                          "server_pid": results[0]["server"]["pid"] if results else None,
                          "tokens_per_s": [r["exchange"].response["timings"]["predicted_per_second"] for r in results]})
         print(f"cell {cells[0].label}: attempt {attempt} of {setup.max_attempts} rejected: {verdict['reason']}",
               flush=True)
     raise CellError(_give_up_message(setup, cells[0].label, rejected))
+
+
+def _wait_for_quiet(setup: Setup, label: str, contended: dict[str, Any], waited_s: float) -> dict[str, Any]:
+    """Between a contended attempt and the next: wait until a window of ``quiet_window_s`` passes the cell's own
+    judgement (no server running, so every other process counts), within what is left of ``quiet_timeout_s``;
+    the wait's samples go to the cell's samples file (phase 'wait')."""
+    after = contended["attempt"]
+    scratch = setup.gpu_samples.with_name(f".{setup.gpu_samples.name}.wait{after}")
+    watch = _watch(setup, scratch)
+    print(f"cell {label}: waiting up to {setup.quiet_timeout_s - waited_s:.0f} s for {setup.quiet_window_s:g} quiet "
+          f"seconds after attempt {after} ({contended['reason']})", flush=True)
+
+    try:
+        wait = wait_for_quiet(lambda: watch.sample_now("wait"), lambda window: _judge(setup, watch, window, set()),
+                              after_attempt=after,
+                              why=contended["reason"], window_s=setup.quiet_window_s,
+                              timeout_s=max(0.0, setup.quiet_timeout_s - waited_s),
+                              step_s=min(setup.sample_interval_s, setup.quiet_window_s / 4))
+    finally:
+        _keep_samples(setup.gpu_samples, watch, after)
+        watch.close()
+        with contextlib.suppress(OSError):
+            scratch.unlink(missing_ok=True)
+    print(f"cell {label}: {'quiet' if wait.quiet else 'not quiet'} after {wait.waited_s:.1f} s of waiting", flush=True)
+    return wait.to_json()
+
+
+def _unnamed(verdict: dict[str, Any]) -> str:
+    """Why a contended verdict names no process: unseen users of the CPU, or a load-average judgement."""
+    if (verdict.get("foreign_cpu") or {}).get("cpu_s"):
+        return "none visible from here (the CPU time went to processes this cell cannot see: other containers?)"
+    return "none named (see the reason)"
+
+
+def _not_quiet_message(setup: Setup, label: str, waits: list[dict[str, Any]]) -> str:
+    """One line: the machine did not become quiet within the bound, the busiest processes, what to do."""
+    last = waits[-1]
+    verdict = last["last"] or {}
+    who = busiest(verdict) or _unnamed(verdict)
+    share = (verdict.get("foreign_cpu") or {}).get("share")
+    used = (f"other processes used {share:.2f} of the CPU time in the last {setup.quiet_window_s:g} s (limit "
+            f"{setup.max_foreign_cpu:g})" if share is not None and setup.max_foreign_cpu is not None
+            else verdict.get("reason", "no window judged"))
+    return (f"cell {label}: the machine was not quiet for {setup.quiet_window_s:g} s within "
+            f"measurement.quiet_timeout_s = {setup.quiet_timeout_s:g} s of waiting after attempt "
+            f"{last['after_attempt']} was contended: {used}; busiest: {who}. Stop them or wait, then run the same "
+            f"snakemake command again; see {setup.gpu_samples}")
 
 
 def _give_up_message(setup: Setup, label: str, rejected: list[dict[str, Any]]) -> str:
@@ -188,9 +255,9 @@ def _give_up_message(setup: Setup, label: str, rejected: list[dict[str, Any]]) -
                                                    for r in rejected[:-1]))
         return f"cell {label}: {last['reason']} (attempt {n} of {n}{history}); read {setup.server_log}"
     if all(r["outcome"] == "contended" for r in rejected):
-        foreign = sorted({pid for r in rejected for pid in r["foreign_pids"]})
-        return (f"cell {label}: all {n} attempts were contended (foreign processes {foreign}: {last['reason']}); "
-                f"see {setup.gpu_samples}")
+        who = last.get("busiest") or "none named"
+        return (f"cell {label}: all {n} attempts were contended; busiest other processes in the last: {who} "
+                f"({last['reason']}); see {setup.gpu_samples}")
     failed = sum(r["outcome"] == "failed" for r in rejected)
     return (f"cell {label}: no clean attempt in {n} ({failed} failed, {n - failed} contended; last: {last['reason']}); "
             f"see {setup.gpu_samples} and {setup.server_log}")

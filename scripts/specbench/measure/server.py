@@ -8,12 +8,14 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import psutil
 
 from .guard import signals_raise
 
@@ -22,11 +24,12 @@ _PR_SET_PDEATHSIG = 1
 
 
 class ServerError(RuntimeError):
-    """The server could not be started or answered badly; ``reason`` says what, the message also names its log."""
+    """The server could not be started or answered badly; ``reason`` says what, the message also names its log;
+    ``final`` when another attempt cannot help (the cell fails at once)."""
 
-    def __init__(self, reason: str, log_path: Path) -> None:
+    def __init__(self, reason: str, log_path: Path, *, final: bool = False) -> None:
         super().__init__(f"{reason}; read {log_path}")
-        self.reason, self.log_path = reason, log_path
+        self.reason, self.log_path, self.final = reason, log_path, final
 
 
 def free_port() -> int:
@@ -37,7 +40,11 @@ def free_port() -> int:
 
 
 def _die_with_parent() -> None:
-    """In the child: get SIGKILL if the parent dies, so no server outlives its cell."""
+    """In the child, on Linux: get SIGKILL if the parent dies, so no server outlives its cell (prctl's parent-death
+    signal; nothing portable offers it). Elsewhere nothing stands in for it: the cell script's guard stops the server
+    on every exit it lives through (signals, a dead Snakemake, errors), not on a SIGKILL of the script itself."""
+    if not sys.platform.startswith("linux"):
+        return
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -91,66 +98,57 @@ def _terminate(process: subprocess.Popen, grace_s: float = 10.0) -> None:
             continue
 
 
-# --- who answers on a port ---------------------------------------------------------------------------------------
+# --- who answers on a port (psutil: the kernel's socket table) --------------------------------------------------
+
+_LOOPBACK_OR_ANY = (HOST, "0.0.0.0", "::", "::ffff:127.0.0.1")
+UNIDENTIFIED = "another process (not identifiable here)"
 
 
-def listening_sockets() -> list[tuple[str, int, int]]:
-    """(address, port, socket inode) of every TCP socket in LISTEN state, IPv4 and IPv6, from /proc/net."""
-    found = []
-    for name, width in (("tcp", 8), ("tcp6", 32)):
-        try:
-            lines = Path(f"/proc/net/{name}").read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) < 10 or fields[3] != "0A":  # 0A: TCP_LISTEN
-                continue
-            address, port = fields[1].split(":")
-            found.append((_address(address, width), int(port, 16), int(fields[9])))
-    return found
+class SocketCheckError(RuntimeError):
+    """Which process listens on a port cannot be read here (no permission, an unsupported platform): a new server
+    would meet the same wall, so the cell ends at once instead of waiting for a start-up that is never confirmed."""
 
 
-def _address(hex_address: str, width: int) -> str:
-    """/proc/net's little-endian-per-word hex address as text ('127.0.0.1', '::', '::1', ...)."""
-    raw = bytes.fromhex(hex_address)
-    words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
-    family = socket.AF_INET if width == 8 else socket.AF_INET6
-    return socket.inet_ntop(family, words)
+def listening_addresses(pid: int) -> list[tuple[str, int]]:
+    """(address, port) of every TCP socket the process holds in LISTEN state; empty once it is gone.
+
+    Raises SocketCheckError when its sockets cannot be read (psutil.AccessDenied, or no support on this platform).
+    """
+    try:
+        connections = psutil.Process(pid).net_connections(kind="tcp")
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return []
+    except (psutil.AccessDenied, NotImplementedError, OSError) as error:
+        raise SocketCheckError(f"the sockets of pid {pid} cannot be read here "
+                               f"({type(error).__name__}: {error or 'no detail'})") from error
+    return [(c.laddr.ip, c.laddr.port) for c in connections if c.status == psutil.CONN_LISTEN and c.laddr]
 
 
-def socket_inodes(pid: int) -> set[int]:
-    """The socket inodes among a process's open file descriptors (empty if it is gone or unreadable)."""
-    inodes = set()
-    with contextlib.suppress(OSError):
-        for fd in os.scandir(f"/proc/{pid}/fd"):
-            with contextlib.suppress(OSError):
-                target = os.readlink(fd.path)
-                if target.startswith("socket:["):
-                    inodes.add(int(target[8:-1]))
-    return inodes
-
-
-def socket_owners(inode: int) -> list[int]:
-    """Pids of the processes that hold the socket with this inode."""
-    owners = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and inode in socket_inodes(int(entry.name)):
-            owners.append(int(entry.name))
-    return owners
+def port_holders(port: int) -> str:
+    """Who else listens on ``port`` (loopback or any address), as words: 'pid 7, 9', 'an unknown process' (a socket
+    whose owner this user may not see), or 'another process (not identifiable here)' where the system-wide table
+    cannot be read at all (macOS without root)."""
+    try:
+        connections = psutil.net_connections(kind="tcp")
+    except (psutil.AccessDenied, NotImplementedError, OSError):
+        return UNIDENTIFIED
+    listeners = [c for c in connections if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
+                 and c.laddr.ip in _LOOPBACK_OR_ANY]
+    if not listeners:
+        return "nobody"
+    pids = sorted({c.pid for c in listeners if c.pid is not None})
+    return f"pid {', '.join(map(str, pids))}" if pids else "an unknown process"
 
 
 def listener_owner(server: RunningServer) -> str | None:
-    """Who listens on the server's port: None while nobody does, "ours" when this server's process holds the
-    listening socket, else a description of the other process(es)."""
-    listeners = [inode for address, port, inode in listening_sockets() if port == server.port
-                 and address in (HOST, "0.0.0.0", "::", "::ffff:127.0.0.1")]
-    if not listeners:
-        return None
-    if any(inode in socket_inodes(server.pid) for inode in listeners):
+    """Who listens on the server's port: "ours" when this server's process holds a listening socket on it on
+    127.0.0.1 (or any address); else None while nobody does, or a description of the other process(es).
+
+    Raises SocketCheckError when the server's own sockets cannot be read."""
+    if any(port == server.port and address in _LOOPBACK_OR_ANY for address, port in listening_addresses(server.pid)):
         return "ours"
-    owners = sorted({pid for inode in listeners for pid in socket_owners(inode)})
-    return f"pid {', '.join(map(str, owners))}" if owners else "an unknown process"
+    holders = port_holders(server.port)  # unreadable: nobody known (a server that cannot bind exits, and says so)
+    return None if holders in ("nobody", UNIDENTIFIED) else holders
 
 
 def check_identity(server: RunningServer) -> None:
@@ -160,10 +158,24 @@ def check_identity(server: RunningServer) -> None:
     to bind while the other one may well answer HTTP. The kernel's socket table says who really listens, so no
     request is ever sent to a process this cell did not start.
     """
-    owner = listener_owner(server)
+    owner = _owner_or_final(server)
     if owner != "ours":
-        raise ServerError(f"port {server.port} on {HOST} is held by {owner or 'nobody'}, not by this cell's "
-                          f"llama-server (pid {server.pid}); nothing was sent to it", server.log_path)
+        raise ServerError(_not_ours(server, owner), server.log_path)
+
+
+def _not_ours(server: RunningServer, owner: str | None) -> str:
+    return (f"port {server.port} on {HOST} is held by {owner or 'nobody'}, not by this cell's llama-server "
+            f"(pid {server.pid}); nothing was sent to it")
+
+
+def _owner_or_final(server: RunningServer) -> str | None:
+    """``listener_owner``, with a socket that cannot be checked turned into a final ServerError."""
+    try:
+        return listener_owner(server)
+    except SocketCheckError as error:
+        raise ServerError(f"cannot check that llama-server (pid {server.pid}) is what listens on port "
+                          f"{server.port}: {error}; no request is sent to a server whose socket cannot be checked, "
+                          "and another attempt would fail the same way", server.log_path, final=True) from error
 
 
 def _wait_healthy(server: RunningServer, timeout_s: float) -> None:
@@ -172,13 +184,15 @@ def _wait_healthy(server: RunningServer, timeout_s: float) -> None:
         while time.monotonic() < deadline:
             code = server.process.poll()
             if code is not None:
-                owner = listener_owner(server)  # a port taken by another process fails the bind
-                held = f": port {server.port} on {HOST} is held by {owner}" if owner not in (None, "ours") else ""
+                holders = port_holders(server.port)  # a port taken by another process fails the bind
+                known = holders not in ("nobody", UNIDENTIFIED)
+                held = f": port {server.port} on {HOST} is held by {holders}" if known else ""
                 raise ServerError(f"llama-server {exit_description(code)} before it became ready{held}",
                                   server.log_path)
-            owner = listener_owner(server)
-            if owner is not None:
-                check_identity(server)  # another process holds the port: fail before sending it anything
+            owner = _owner_or_final(server)
+            if owner not in (None, "ours"):  # another process holds the port: fail before sending it anything
+                raise ServerError(_not_ours(server, owner), server.log_path)
+            if owner == "ours":
                 with contextlib.suppress(httpx.HTTPError):
                     if client.get(f"{server.url}/health").status_code == 200:
                         return

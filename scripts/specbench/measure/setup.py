@@ -42,6 +42,8 @@ class Setup:
     max_attempts: int = 3
     max_load_per_cpu: float | None = None
     max_foreign_cpu: float | None = None
+    quiet_window_s: float = 10.0  # after a contended attempt: how long the machine must be measured quiet
+    quiet_timeout_s: float = 600.0  # ... and how long a cell waits for that at most, in all (0: no waiting)
     scope: str = "fresh"
     watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
     gpu_watch: str = "nvml"  # how the GPU is watched (core.backends.watch_of), set by run_cells

@@ -14,6 +14,7 @@ from ..analysis.summaries import NOISE_LIMIT
 from ..core.backends import WATCH_NONE
 from ..core.explanations import TOP_K
 from .claim_sections import claim_notes, claims_section, ordering_notes, settings_section
+from .contention import contention_parts
 from .environment import ceiling_rows
 from .machines import MachineView, _machines
 from .model import (
@@ -263,12 +264,8 @@ def _unwatched(cells: pd.DataFrame) -> list[Note]:
 
 
 def _contention(cells: pd.DataFrame) -> Section:
-    rejected = cells[cells.rejected_attempts > 0]
-    note = Note(f"{int(cells.rejected_attempts.sum())} attempt(s) rejected as contended and measured again, in "
-                f"{len(rejected)} cell(s).")
-    table = Table([Column("cell", "cell_file", files=True, text=True), Column("rejected attempts", "rejected_attempts"),
-                   Column("reasons", "rejected_reasons", lambda r: joined(r, "; "), text=True)], records(rejected))
-    return Section("contention", "Contention", [note, *_unwatched(cells)], table if len(rejected) else None)
+    note, table = contention_parts(cells)
+    return Section("contention", "Contention", [note, *_unwatched(cells)], table)
 
 
 def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
