@@ -45,7 +45,8 @@ class RequestRefused(RuntimeError):
     another server would refuse it too."""
 
 
-def _check(response: httpx.Response, url: str) -> None:
+def check_response(response: httpx.Response, url: str) -> None:
+    """Raise RequestRefused for a 4xx answer from ``url``, HTTPStatusError for any other that is not 200."""
     if response.status_code != 200:
         response.read()
         message = f"{url} answered {response.status_code}: {response.text[:500]}"
@@ -56,7 +57,7 @@ def _check(response: httpx.Response, url: str) -> None:
 
 def _post(client: httpx.Client, url: str, body: dict[str, Any]) -> dict[str, Any]:
     response = client.post(url, json=body)
-    _check(response, url)
+    check_response(response, url)
     return response.json()
 
 
@@ -122,7 +123,7 @@ def stream_completion(client: httpx.Client, base_url: str, body: dict[str, Any])
     """POST a streamed ``/completion`` body; the joined response and the client's timing of it."""
     start = time.perf_counter()
     with client.stream("POST", f"{base_url}/completion", json=body) as stream:
-        _check(stream, f"{base_url}/completion")
+        check_response(stream, f"{base_url}/completion")
         timed = ((time.perf_counter() - start, event) for event in sse_events(stream.iter_lines()))
         response, timing = assemble_stream(timed)
     timing["request_wall_s"] = time.perf_counter() - start

@@ -27,7 +27,7 @@ from ..core.explanations import (
     text_segments,
 )
 from ..core.files import read_json, sha256_file, sha256_text, write_json_atomic
-from .client import RequestRefused, _check
+from .client import RequestRefused, check_response
 from .guard import Interrupted, interrupt_guard
 from .server import ServerError, check_identity, llama_server
 
@@ -53,7 +53,7 @@ def explanation_requests(url: str, completion: dict[str, Any], tokens: Sequence[
         def ask(name: str, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
             sent = client.post(f"{url}{endpoint}", content=canonical(body).encode("utf-8"),
                                headers={"Content-Type": "application/json"})
-            _check(sent, f"{url}{endpoint}")
+            check_response(sent, f"{url}{endpoint}")
             response = sent.json()
             exchanges.append({"name": name, "endpoint": endpoint, "body": body, "sha256": request_sha256(body),
                               "response": response})
