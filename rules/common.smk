@@ -10,7 +10,6 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
 from specbench.analysis.progress import ProgressWatch  # noqa: E402
-from specbench.build.cmake import host_cpu  # noqa: E402
 from specbench.claims import load as sb_claims  # noqa: E402
 from specbench.core import config as sb_config  # noqa: E402
 from specbench.core import files as sb_files  # noqa: E402
@@ -23,6 +22,7 @@ from specbench.core.code import (
 )  # noqa: E402
 from specbench.core import explanations as sb_explanations  # noqa: E402
 from specbench.core.rules import CELL_RULES, EXPLAIN_RULES  # noqa: E402
+from specbench.llama_cpp.cmake import host_cpu  # noqa: E402
 
 BASE = Path(workflow.basedir)
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from specbench.build.cmake import build_step
+from specbench.llama_cpp.cmake import build_step
 
 snakemake = globals()["snakemake"]
 params = snakemake.params

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from specbench.build.source import fetch_step
+from specbench.llama_cpp.source import fetch_step
 
 snakemake = globals()["snakemake"]
 fetch_step(snakemake.params.source, Path(snakemake.output[0]), Path(snakemake.log[0]))

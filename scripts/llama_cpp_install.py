@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from specbench.build.cmake import install_step
+from specbench.llama_cpp.cmake import install_step
 
 snakemake = globals()["snakemake"]
 install_step(Path(snakemake.input.build), Path(snakemake.output[0]), Path(snakemake.log[0]))

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from specbench.build.source import source_step
+from specbench.llama_cpp.source import source_step
 
 snakemake = globals()["snakemake"]
 source_step(snakemake.params.source, Path(snakemake.input.fetched), Path(snakemake.output[0]), Path(snakemake.log[0]))

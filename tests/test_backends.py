@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from specbench.build import cmake
 from specbench.core.backends import (
     BACKENDS,
     backend_of,
@@ -21,6 +20,7 @@ from specbench.core.backends import (
     parse_devices,
     watch_of,
 )
+from specbench.llama_cpp import cmake
 
 LISTED = Path(__file__).resolve().parent / "data" / "list-devices"
 

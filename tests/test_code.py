@@ -19,7 +19,7 @@ PACKAGE = SCRIPTS / "specbench"
 # towards the report; the preparation stages stand alone.
 ALLOWED = {
     "core": {"core"},
-    "build": {"core", "build"},
+    "llama_cpp": {"core", "llama_cpp"},
     "models": {"core", "models"},
     "tasks": {"core", "tasks"},
     "tiny": {"core", "tiny"},
@@ -86,7 +86,7 @@ def test_the_table_and_report_do_not_reach_the_measurement_code() -> None:
     for script in ("aggregate.py", "import_cells.py", "report.py"):
         assert not _stages(script) & {"measure", "contention"}, script
     assert {"gsm8k.py", "server_log.py", "summaries.py"} <= _names("aggregate.py")
-    assert _stages("llama_cpp_build.py") == {"", "core", "build"}
+    assert _stages("llama_cpp_build.py") == {"", "core", "llama_cpp"}
 
 
 def test_every_stage_imports_only_the_stages_before_it() -> None:

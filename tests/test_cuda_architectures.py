@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from specbench.build.cmake import cuda_architectures
 from specbench.contention.devices import DeviceError, check_build_covers
+from specbench.llama_cpp.cmake import cuda_architectures
 
 DATA = Path(__file__).resolve().parent / "data" / "nvml"
 CUDA_DIR = "ggml/src/ggml-cuda/CMakeFiles/ggml-cuda.dir"

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from specbench.build.cmake import build_env
-from specbench.build.source import (
+from specbench.core.files import read_json, sha256_file
+from specbench.llama_cpp.cmake import build_env
+from specbench.llama_cpp.source import (
     SOURCE_INFO,
     SourceError,
     extract_source,
@@ -19,7 +20,6 @@ from specbench.build.source import (
     git_checkout,
     source_step,
 )
-from specbench.core.files import read_json, sha256_file
 from workflow_helpers import REPO, job_counts, snakemake
 
 
