@@ -340,7 +340,16 @@ _PROGRESS = {}
 
 
 def start_progress():
-    _PROGRESS["watch"] = ProgressWatch([(c.path, c.condition) for c in CELLS]).start()
+    _PROGRESS["watch"] = ProgressWatch([(c.path, c.condition) for c in CELLS], remade=outputs_to_make()).start()
+
+
+def outputs_to_make():
+    """The outputs of the jobs this run will run (a cell file there but out of date among them), from Snakemake's
+    DAG; empty where this Snakemake does not offer it (the count then takes every cell file there as done)."""
+    try:
+        return {str(f) for job in workflow.dag.needrun_jobs() for f in job.output}
+    except (AttributeError, TypeError):
+        return set()
 
 
 def stop_progress():

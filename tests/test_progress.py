@@ -93,6 +93,28 @@ def test_the_watch_reports_new_cells_and_growing_stage_logs(tmp_path: Path) -> N
     assert out.getvalue().splitlines()[-1] == f"{PREFIX} cells 4 of 4 done (3 measured now; 6.0 s a cell)"
 
 
+def test_a_cell_file_this_run_makes_again_is_not_done_until_rewritten(tmp_path: Path) -> None:
+    """After an edit of the measurement code the old cell files are still there until each job runs: counting them
+    as done said 'cells 75 of 216 done' when every cell was to be measured again."""
+    cells = [(f"results/cells/local/essay/off/t0.0/r{r}.json", "off") for r in (1, 2, 3)]
+    for path, _ in cells:
+        _record(tmp_path, path, 4.0)
+        os.utime(tmp_path / path, ns=(10**18, 10**18))
+    now = [100.0]
+    out = io.StringIO()
+    watch = ProgressWatch(cells, remade={cells[1][0], cells[2][0]}, workdir=tmp_path, out=out, clock=lambda: now[0])
+    watch.poll()
+    assert out.getvalue() == ""  # nothing written by this run yet
+    (tmp_path / cells[1][0]).unlink()  # Snakemake removes an out-of-date output before its job runs
+    watch.poll()
+    _record(tmp_path, cells[1][0], 6.0)
+    watch.poll()
+    assert out.getvalue().splitlines() == [f"{PREFIX} cells 2 of 3 done (1 measured now; 4.5 s a cell); about 4 s left"]
+    _record(tmp_path, cells[2][0], 6.0)  # rewritten in place: a new modification time
+    watch.stop()
+    assert out.getvalue().splitlines()[-1] == f"{PREFIX} cells 3 of 3 done (2 measured now; 4.8 s a cell)"
+
+
 def test_a_stage_whose_job_still_runs_is_shown_though_its_log_is_quiet(tmp_path: Path) -> None:
     """A long compile writes nothing for minutes: while Snakemake marks the build's output incomplete (its job runs),
     the line comes again with the time so far; once the job is done, no more."""

@@ -15,7 +15,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
@@ -122,11 +122,13 @@ def _timed(path: Path) -> tuple[float, float | None] | None:
 class ProgressWatch:
     """Every ``interval_s``, print the working stages and the cells' progress to ``out`` (lines start with PREFIX).
 
-    ``cells``: each expected cell file with its condition; ``workdir``: where the logs are. A stage line at most every
-    ``stage_every_s`` per log while it grows; a cells line when the count changed (at most every ``cells_every_s``),
-    so a run that measures no cell prints none."""
+    ``cells``: each expected cell file with its condition; ``remade``: the outputs this run makes again (out of date:
+    a cell file there counts as done only once it is rewritten); ``workdir``: where the logs are. A stage line at most
+    every ``stage_every_s`` per log while it grows; a cells line when the count changed (at most every
+    ``cells_every_s``), so a run that measures no cell prints none."""
 
     cells: Sequence[tuple[str, str]]
+    remade: Collection[str] = ()
     workdir: Path = Path(".")
     interval_s: float = 5.0
     stage_every_s: float = 30.0
@@ -135,6 +137,7 @@ class ProgressWatch:
     clock: Callable[[], float] = time.monotonic
     _walls: dict[str, list[float]] = field(default_factory=dict)
     _seen: set[str] = field(default_factory=set)
+    _stale: dict[str, int] = field(default_factory=dict)  # out-of-date cell files there at the start: their mtime
     # per log: its modification time when last looked at, when this run first saw it grow, when it was last shown
     _logs: dict[Path, tuple[float | None, float | None, float]] = field(default_factory=dict)
     _last_cells: tuple[int, float] = (-1, float("-inf"))
@@ -151,8 +154,10 @@ class ProgressWatch:
             timed = _timed(self.workdir / path)
             if timed is not None:
                 self._walls.setdefault(condition[path], []).append(timed[0])
-        self._seen = set(present)
-        self._last_cells = (len(present), float("-inf"))  # the first line comes with the first cell of this run
+        remade = set(self.remade)
+        self._stale = {p: (self.workdir / p).stat().st_mtime_ns for p in present if p in remade}
+        self._seen = set(present) - set(self._stale)
+        self._last_cells = (len(self._seen), float("-inf"))  # the first line comes with the first cell of this run
         for _, pattern, _ in STAGE_LOGS:
             for log in self.workdir.glob(pattern):
                 self._logs[log] = (log.stat().st_mtime, None, float("-inf"))  # written before this run
@@ -170,7 +175,7 @@ class ProgressWatch:
                 self._stage(f"{stage} ({name})" if name else stage, log, now, busy)
         condition = dict(self.cells)
         for path, _ in self.cells:
-            if path not in self._seen and (self.workdir / path).is_file():
+            if path not in self._seen and self._written(path):
                 self._seen.add(path)
                 timed = _timed(self.workdir / path)
                 if timed is not None:
@@ -187,6 +192,14 @@ class ProgressWatch:
             self._print(cells_line(done, len(self.cells), self._walls, remaining, self._measured_now,
                                    pace_of(self._finished)))
             self._last_cells = (done, now)
+
+    def _written(self, path: str) -> bool:
+        """Whether a cell file is there and not the out-of-date one this run is to make again."""
+        try:
+            mtime = (self.workdir / path).stat().st_mtime_ns
+        except OSError:
+            return False
+        return self._stale.get(path) != mtime
 
     def _stage(self, stage: str, log: Path, now: float, busy: bool) -> None:
         """A line for a stage whose log grew since the last look, or whose job still runs (a long compile writes
