@@ -63,6 +63,19 @@ def test_contended_attempt_is_rejected_then_measured_again(tmp_path: Path, monke
     assert record["contention"]["contended"] is False and record["quiet_waits"] == []  # quiet_timeout_s 0: no wait
 
 
+def test_a_killed_run_s_samples_scratch_is_removed_when_the_cell_is_measured_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cell killed with SIGKILL (slurmd past its time limit) left '.gpu.jsonl.attempt1' beside the cell."""
+    leftover = tmp_path / ".gpu.jsonl.attempt1"
+    leftover.write_text('{"phase": "during"}\n')
+    other = tmp_path / ".other.jsonl.attempt1"  # another cell's: not this cell's to remove
+    other.write_text("")
+    monkeypatch.setattr(cell_module, "_attempt", lambda setup, cells, attempt: _outcome(False, 12, 126.0))
+    [record] = run_cells(_setup(tmp_path), [CELL])
+    assert record["attempt"] == 1
+    assert not leftover.exists() and other.exists()
+
+
 def test_every_attempt_contended_fails_naming_the_foreign_processes(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cell_module, "_attempt", lambda setup, cells, attempt: _outcome(True, 10 + attempt, 50.0))

@@ -75,7 +75,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
     CellError when the server refused the request itself (a bad request fails the same way on any server)."""
     results: list[dict[str, Any]] = []
     server_info: dict[str, Any] = {}
-    scratch = setup.gpu_samples.with_name(f".{setup.gpu_samples.name}.attempt{attempt}")
+    scratch = _scratch(setup.gpu_samples, str(attempt))
     watch = _watch(setup, scratch)
     watch.sample_now("before")
     header = f"--- specbench: attempt {attempt} of {setup.max_attempts}, {_now()} ---"
@@ -126,6 +126,11 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
     return [{**r, "server": server_info} for r in results], verdict.to_json()
 
 
+def _scratch(samples: Path, attempt: str) -> Path:
+    """Where an attempt's watch writes its samples before they join the cell's samples file ('*': every attempt's)."""
+    return samples.with_name(f".{samples.name}.attempt{attempt}")
+
+
 def _watch(setup: Setup, scratch: Path) -> GpuWatch:
     """The cell's watch, writing to ``scratch``: NVML where the GPU is watched per process, else the CPU load only."""
     return GpuWatch(scratch, interval_s=setup.sample_interval_s,
@@ -165,6 +170,8 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
     setup = replace(setup, watched_devices=tuple(str(d["uuid"]) for d in devices) or None,
                     gpu_watch=watch_of(backend, gpu.get("nvml") == "ok"))
     setup.gpu_samples.unlink(missing_ok=True)
+    for leftover in setup.gpu_samples.parent.glob(_scratch(setup.gpu_samples, "*").name):
+        leftover.unlink(missing_ok=True)  # of a run killed before it could tidy up (SIGKILL by slurmd, OOM)
     setup.server_log.parent.mkdir(parents=True, exist_ok=True)
     setup.server_log.write_bytes(b"")  # attempts append to it
     rejected: list[dict[str, Any]] = []
