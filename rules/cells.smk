@@ -100,6 +100,7 @@ rule condition_setup:
         "logs/setup/{condition}.log",
     benchmark:
         "benchmarks/setup/{condition}.tsv"
+    priority: PREPARE_PRIORITY
     conda:
         "../envs/pipeline.yaml"
     threads: rule_threads("condition_setup")
@@ -125,6 +126,7 @@ rule code_manifest:
         "benchmarks/code_manifest/{entry}.tsv"
     wildcard_constraints:
         entry="run_cells|explain_divergence",
+    priority: PREPARE_PRIORITY
     conda:
         "../envs/pipeline.yaml"
     params:

