@@ -135,9 +135,11 @@ def test_drafted_nothing_is_derived_from_the_drafted_count() -> None:
     from specbench.report.sections import _acceptance
 
     acceptance = pd.DataFrame([{"task": "a", "condition": "mtp", "temperature": 0.0, "drafted": 0, "accepted": 0,
-                                "pooled_rate": float("nan"), "tokens_per_step": float("nan"), "spec_n_max": None}])
+                                "pooled_rate": float("nan"), "tokens_per_step": float("nan"), "spec_n_max": None,
+                                "from_prompt_share": 0.021, "from_output_share": None}])
     html = table(_acceptance(acceptance, "off").table, {})
     assert "drafted nothing" in html and ">n/a<" in html
+    assert ">2%<" in html  # the text's share found in the prompt; none shown for a response too short to judge
 
 
 def test_fmt() -> None:

@@ -97,6 +97,15 @@ def test_ngram_drafted_and_accepted_tokens_on_the_file_rewrite(run: dict) -> Non
         assert f"({timings['draft_n_accepted']:>5} accepted / {timings['draft_n']:>5} generated)" in logged[-1]
         argv = record["server"]["argv"]
         assert argv[argv.index("--spec-ngram-mod-n-max") + 1] == str(value)
+    # What it drafted from: not the module (this model does not copy it), its own loop (36 % of the first 160
+    # tokens' text repeats its earlier text; 87 % of the full run's 1,024)
+    cells = run["tables"]["cells"].set_index(["task", "prompt", "condition", "repeat"])
+    for condition in CONDITIONS:
+        cell = cells.loc[("file-rewrite", "inventory", condition, 1)]
+        assert cell.from_prompt_share < 0.05 and cell.from_output_share > 0.25, (condition, cell.from_prompt_share,
+                                                                                 cell.from_output_share)
+    acceptance = run["tables"]["acceptance"].set_index(["task", "condition"])
+    assert acceptance.loc[("file-rewrite", "off"), "from_output_share"] > 0.25
 
 
 def test_gsm8k_answers_were_read_from_the_models_own_words(run: dict) -> None:

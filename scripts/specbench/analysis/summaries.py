@@ -54,7 +54,7 @@ SUMMARY_COLUMNS = [*SPEED_COLUMNS[:-1], "baseline_mean_tokens_per_s", "baseline_
 NOISE_LIMIT = 0.03
 ACCEPTANCE_COLUMNS = ["task", "condition", "temperature", "runs", "drafted", "accepted", "pooled_rate", "min_rate",
                       "max_rate", "predicted", "tokens_per_step", "accepted_per_step", "spec_n_max", "spec_block_size",
-                      "cells"]
+                      "from_prompt_share", "from_output_share", "cells"]
 IDENTITY_COLUMNS = ["task", "condition", "control", "repeats_compared", "identical", "missing", "all_identical",
                     "differing_repeats", "differing_prompts", "token_counts", "first_differences", "divergences",
                     "cells"]
@@ -201,7 +201,8 @@ def tokens_per_step(predicted: float, accepted: float) -> float:
 
 
 def acceptance(cells: pd.DataFrame) -> pd.DataFrame:
-    """Per task x condition x temperature: drafted, accepted, pooled and per-cell rates, tokens per target step."""
+    """Per task x condition x temperature: drafted, accepted, pooled and per-cell rates, tokens per target step, and
+    the mean shares of the text found in the prompt or repeated from the output's own earlier text."""
     frame = cells.assign(draft_n=cells.draft_n.fillna(0), draft_n_accepted=cells.draft_n_accepted.fillna(0))
     out = frame.groupby(GROUP, sort=True).agg(
         runs=("cell_file", "size"),
@@ -212,6 +213,8 @@ def acceptance(cells: pd.DataFrame) -> pd.DataFrame:
         predicted=("predicted_n", "sum"),
         spec_n_max=("spec_n_max", "max"),
         spec_block_size=("spec_block_size", "max"),
+        from_prompt_share=("from_prompt_share", "mean"),
+        from_output_share=("from_output_share", "mean"),
         cells=("cell_file", _sorted_list),
     ).reset_index()
     out["drafted"] = out.drafted.astype("int64")

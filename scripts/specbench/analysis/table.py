@@ -24,6 +24,7 @@ from ..core.matrix import DEFAULT_MACHINE, ONE_PROMPT
 from .derived import derived_figures
 from .divergence import attach
 from .gsm8k import score_gsm8k
+from .repetition import text_sources
 from .server_log import parse_speculative_log
 
 COORDINATES = ["task", "prompt", "condition", "temperature", "repeat"]
@@ -47,6 +48,8 @@ SCHEMA = pa.schema([
     # the tokens and their identity with the baseline's
     ("tokens", pa.list_(INT)), ("identical", FLAG), ("compared_repeat", INT), ("first_difference", INT),
     ("baseline_length", INT),
+    # where n-gram lookup could have drafted the text from (analysis.repetition): the prompt, or its own earlier text
+    ("from_prompt_share", FLOAT), ("from_output_share", FLOAT),
     # where they differ, what the model itself ranked there (analysis.divergence, from the explanation record)
     ("explanation_file", TEXT), ("divergence_token", INT), ("divergence_reference_token", INT),
     ("divergence_text", TEXT), ("divergence_reference_text", TEXT), ("divergence_before", TEXT),
@@ -104,6 +107,12 @@ def _figures(record: dict[str, Any]) -> dict[str, Any]:
             "overhead_s": None if wall is None else wall - server_s}
 
 
+def _text_sources(record: dict[str, Any]) -> dict[str, float | None]:
+    """The shares of the response's text also in the rendered prompt, or repeated from its own earlier text."""
+    shares = text_sources((record.get("request") or {}).get("prompt") or "", record["response"].get("content") or "")
+    return {"from_prompt_share": shares["from_prompt"], "from_output_share": shares["from_output"]}
+
+
 def _first(settings: dict[str, dict[str, Any]], key: str) -> Any:
     return next((values[key] for values in settings.values() if key in values), None)
 
@@ -131,6 +140,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         "prompt": record["cell"].get("prompt", ONE_PROMPT),
         **{key: figures.get(key) for key in _FIGURES},
         "tokens": list(record["response"].get("tokens", [])),
+        **_text_sources(record),
         **_gsm8k(record),
         **_speculative(record),
         "seed": record["seed"],

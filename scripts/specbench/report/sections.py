@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..analysis.repetition import WINDOW
 from ..analysis.summaries import NOISE_LIMIT
 from ..core.backends import WATCH_NONE
 from ..core.explanations import TOP_K
@@ -176,12 +177,21 @@ def _speed_sections(summary: pd.DataFrame, baseline: str) -> list[Section]:
     ]
 
 
+def _share(value: float | None) -> str:
+    return "" if is_missing(value) else f"{value:.0%}"
+
+
 def _acceptance(acceptance: pd.DataFrame, baseline: str) -> Section:
     return Section("acceptance", "Acceptance", [Note(
-        "Tokens per step = generated / (generated - accepted): the mean tokens one target-model step yields.")], Table(
+        "Tokens per step = generated / (generated - accepted): the mean tokens one target-model step yields."), Note(
+        f"Text from the prompt: the share of the response's characters inside a {WINDOW}-character span that also "
+        "occurs in the rendered prompt (what prompt n-gram lookup copies); repeated: inside one that occurs earlier in "
+        "the response and not in the prompt (the model repeating itself, which the lookup drafts from too).")], Table(
         [TASK, CONDITION, TEMPERATURE, Column("drafted", "drafted"), Column("accepted", "accepted"),
          Column("rate", "pooled_rate", digits(3), link="acceptance"), Column("tokens/step", "tokens_per_step"),
          Column("n_max (logged)", "spec_n_max", lambda v: "" if is_missing(v) else f"{v:.0f}"),
+         Column("text from the prompt", "from_prompt_share", _share),
+         Column("repeated", "from_output_share", _share),
          Column("note", "drafted", lambda drafted: "drafted nothing" if drafted == 0 else "", text=True)],
         records(acceptance[acceptance.condition != baseline])))
 
