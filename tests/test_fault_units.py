@@ -194,8 +194,14 @@ def _sigint_ignored() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _sigint_default() -> None:
+    """SIGINT as a terminal's foreground job has it, however pytest itself was started (a background job of a
+    script inherits it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_guard_turns_sigint_into_the_same_clean_stop_and_says_how_it_found_it() -> None:
-    proc = _guarded(os.getpid(), describe=True)
+    proc = _guarded(os.getpid(), describe=True, preexec_fn=_sigint_default)
     assert proc.stdout is not None and proc.stdout.readline().strip() == f"watching Snakemake pid {os.getpid()}; " \
                                                                           "SIGINT default"
     proc.send_signal(signal.SIGINT)
