@@ -23,11 +23,32 @@ REPO = Path(__file__).resolve().parents[1]
 def run_tiny(workdir: Path, repeats: int, max_tokens: int, cores: int) -> Path:
     """Run the tiny config's matrix (temperature 0) in ``workdir``; return its runs.csv."""
     override = workdir / "bench.yaml"
-    override.write_text(yaml.safe_dump({"temperatures": [0.0], "repeats": repeats, "max_tokens": max_tokens,
-                                        "select": {"tasks": ["file-rewrite", "essay"]}}))
-    argv = [sys.executable, "-m", "snakemake", "all", "--snakefile", str(REPO / "Snakefile"), "--directory",
-            str(workdir), "--cores", str(cores), "--cache", "--configfile", str(REPO / "config" / "tiny.yaml"),
-            str(override)]
+    override.write_text(
+        yaml.safe_dump(
+            {
+                "temperatures": [0.0],
+                "repeats": repeats,
+                "max_tokens": max_tokens,
+                "select": {"tasks": ["file-rewrite", "essay"]},
+            }
+        )
+    )
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "all",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--cores",
+        str(cores),
+        "--cache",
+        "--configfile",
+        str(REPO / "config" / "tiny.yaml"),
+        str(override),
+    ]
     subprocess.run(argv, check=True)
     return workdir / "results" / "runs.csv"
 

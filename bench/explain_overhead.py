@@ -37,13 +37,34 @@ from specbench.measure.setup import job_setup  # noqa: E402
 def run_tiny(workdir: Path, cores: int) -> None:
     """The tiny random target's essay (its speculative outputs diverge from off's), off and ngram-mod, explained."""
     override = workdir / "bench.yaml"
-    override.write_text(yaml.safe_dump({
-        "models": {"target": {"tiny": {"seed": 0, "weights": "random"}}}, "temperatures": [0.0], "repeats": 1,
-        "max_tokens": 256, "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod"]},
-        "measurement": {"max_foreign_cpu": None}}))
-    argv = [sys.executable, "-m", "snakemake", "all", "--snakefile", str(REPO / "Snakefile"), "--directory",
-            str(workdir), "--cores", str(cores), "--cache", "--configfile", str(REPO / "config" / "tiny.yaml"),
-            str(override)]
+    override.write_text(
+        yaml.safe_dump(
+            {
+                "models": {"target": {"tiny": {"seed": 0, "weights": "random"}}},
+                "temperatures": [0.0],
+                "repeats": 1,
+                "max_tokens": 256,
+                "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod"]},
+                "measurement": {"max_foreign_cpu": None},
+            }
+        )
+    )
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "all",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--cores",
+        str(cores),
+        "--cache",
+        "--configfile",
+        str(REPO / "config" / "tiny.yaml"),
+        str(override),
+    ]
     subprocess.run(argv, check=True)
 
 
@@ -58,9 +79,13 @@ def differing_cell(workdir: Path) -> Path:
 
 def measure(cell: Cell, scratch: Path) -> float:
     """The cell measured once more (a fresh server of its condition's setup), as the workflow does: its tokens/s."""
-    setup = job_setup(read_json(Path(f"results/setup/{cell.condition}.json")),
-                      [read_json(Path(f"results/prompts/{cell.task}.json"))], scope="fresh",
-                      server_log=scratch / "cell.server.log", gpu_samples=scratch / "cell.gpu.jsonl")
+    setup = job_setup(
+        read_json(Path(f"results/setup/{cell.condition}.json")),
+        [read_json(Path(f"results/prompts/{cell.task}.json"))],
+        scope="fresh",
+        server_log=scratch / "cell.server.log",
+        gpu_samples=scratch / "cell.gpu.jsonl",
+    )
     [record] = run_cells(setup, [cell])
     return float(record["response"]["timings"]["predicted_per_second"])
 
@@ -85,8 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     reference = Path(Cell(cell.task, args.baseline, 0.0, repeat or 1, cell.machine).path)
     baseline = read_json(Path(f"results/setup/{args.baseline}.json"))
     scratch = Path(tempfile.mkdtemp(prefix="bench-", dir="."))
-    print(f"cell {cell.label} (recorded {record['response']['timings']['predicted_per_second']:.1f} tok/s), "
-          f"reference {reference}, explanation as in {explanation_path(cell)}")
+    print(
+        f"cell {cell.label} (recorded {record['response']['timings']['predicted_per_second']:.1f} tok/s), "
+        f"reference {reference}, explanation as in {explanation_path(cell)}"
+    )
     print(f"{'round':>5}  {'alone tok/s':>12}  {'after explanation tok/s':>24}  {'explanation wall s':>19}")
     alone, after, walls = [], [], []
     for index in range(1, args.rounds + 1):
@@ -95,12 +122,16 @@ def main(argv: list[str] | None = None) -> int:
         explained = explain(path, reference, baseline, scratch / "explain.server.log")
         walls.append(time.perf_counter() - start)
         after.append(measure(cell, scratch))
-        print(f"{index:>5}  {alone[-1]:>12.1f}  {after[-1]:>24.1f}  {walls[-1]:>19.2f}"
-              f"  (difference at token {explained['first_difference']}, {len(explained['requests'])} requests)")
+        print(
+            f"{index:>5}  {alone[-1]:>12.1f}  {after[-1]:>24.1f}  {walls[-1]:>19.2f}"
+            f"  (difference at token {explained['first_difference']}, {len(explained['requests'])} requests)"
+        )
     ratio = statistics.median(after) / statistics.median(alone)
-    print(f"median: alone {statistics.median(alone):.1f} tok/s, after an explanation {statistics.median(after):.1f} "
-          f"tok/s (ratio {ratio:.3f}); an explanation took {statistics.median(walls):.2f} s of wall time, outside "
-          "every cell's timed window")
+    print(
+        f"median: alone {statistics.median(alone):.1f} tok/s, after an explanation {statistics.median(after):.1f} "
+        f"tok/s (ratio {ratio:.3f}); an explanation took {statistics.median(walls):.2f} s of wall time, outside "
+        "every cell's timed window"
+    )
     return 0
 
 

@@ -29,20 +29,40 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 FILES = ("Snakefile", "rules", "scripts", "config", "envs", "report")
-CACHE = Path(os.environ.get("SPECBENCH_TEST_CACHE", Path.home() / ".cache" / "specbench-tests")) / \
-    "snakemake-output-cache"
+CACHE = (
+    Path(os.environ.get("SPECBENCH_TEST_CACHE", Path.home() / ".cache" / "specbench-tests")) / "snakemake-output-cache"
+)
 # dflash is selected so that the draft GGUF (the "another model" case's target) is made
-MATRIX = {"name": "invalidation bench",
-          "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod", "mtp", "dflash"]},
-          "temperatures": [0.0], "repeats": 2, "max_tokens": 32}
+MATRIX = {
+    "name": "invalidation bench",
+    "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod", "mtp", "dflash"]},
+    "temperatures": [0.0],
+    "repeats": 2,
+    "max_tokens": 32,
+}
 
 
 def _snakemake(workflow: Path, work: Path, configs: list[Path], *extra: str) -> subprocess.CompletedProcess:
     CACHE.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "snakemake", "all", "--snakefile", str(workflow / "Snakefile"), "--directory",
-            str(work), "--cores", "2", "--cache", *extra, "--configfile", *map(str, configs)]
-    return subprocess.run(argv, capture_output=True, text=True, env={**os.environ,
-                                                                      "SNAKEMAKE_OUTPUT_CACHE": str(CACHE)})
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "all",
+        "--snakefile",
+        str(workflow / "Snakefile"),
+        "--directory",
+        str(work),
+        "--cores",
+        "2",
+        "--cache",
+        *extra,
+        "--configfile",
+        *map(str, configs),
+    ]
+    return subprocess.run(
+        argv, capture_output=True, text=True, env={**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(CACHE)}
+    )
 
 
 def _counts(text: str) -> dict[str, int]:
@@ -91,9 +111,13 @@ def main() -> int:
         raise SystemExit(f"the first run failed:\n{first.stderr[-3000:]}")
     package = workflow / "scripts" / "specbench"
     rows = [("nothing edited", _plan(workflow, work, configs))]
-    for label, name in (("measurement code", "client.py"), ("GSM8K scorer", "gsm8k.py"),
-                        ("server-log parser", "server_log.py" if _module(package, "server_log.py") else "parse.py"),
-                        ("aggregation code", "summaries.py"), ("report code", "figures.py")):
+    for label, name in (
+        ("measurement code", "client.py"),
+        ("GSM8K scorer", "gsm8k.py"),
+        ("server-log parser", "server_log.py" if _module(package, "server_log.py") else "parse.py"),
+        ("aggregation code", "summaries.py"),
+        ("report code", "figures.py"),
+    ):
         path = _module(package, name)
         rows.append((f"{label} ({path.relative_to(package)})", _edit_and_plan(path, workflow, work, configs)))
     drafts = sorted(work.glob("resources/models/**/*.gguf"))

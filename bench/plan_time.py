@@ -63,10 +63,16 @@ class Run:
 
 def override(size: Size) -> dict:
     """The config merged over config/tiny.yaml: synthetic tasks on one prompt file, every condition, R repeats."""
-    tasks = {f"synthetic-{i:03d}": {"prompt": "config/tasks/essay.txt", "description": "synthetic (planning bench)"}
-             for i in range(1, size.tasks + 1)}
-    return {"tasks": tasks, "select": {"tasks": list(tasks), "conditions": []}, "temperatures": TEMPERATURES,
-            "repeats": size.repeats}
+    tasks = {
+        f"synthetic-{i:03d}": {"prompt": "config/tasks/essay.txt", "description": "synthetic (planning bench)"}
+        for i in range(1, size.tasks + 1)
+    }
+    return {
+        "tasks": tasks,
+        "select": {"tasks": list(tasks), "conditions": []},
+        "temperatures": TEMPERATURES,
+        "repeats": size.repeats,
+    }
 
 
 def job_counts(output: str) -> dict[str, int]:
@@ -75,7 +81,7 @@ def job_counts(output: str) -> dict[str, int]:
     lines = output.splitlines()
     for i, line in enumerate(lines):
         if line.startswith("Job stats:"):
-            for row in lines[i + 3:]:
+            for row in lines[i + 3 :]:
                 match = re.fullmatch(r"(\S+)\s+(\d+)", row.strip())
                 if not match:
                     break
@@ -102,8 +108,19 @@ rule one:
 def plan(snakefile: Path, configs: list[str], extra: list[str]) -> Run:
     """One ``snakemake -n all`` in a fresh scratch directory: wall time, peak RSS, planned jobs per rule."""
     with tempfile.TemporaryDirectory(prefix="specbench-plan-") as workdir:
-        argv = [sys.executable, "-m", "snakemake", "-n", "all", "--snakefile", str(snakefile), "--directory",
-                workdir, *configs, *extra]
+        argv = [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "all",
+            "--snakefile",
+            str(snakefile),
+            "--directory",
+            workdir,
+            *configs,
+            *extra,
+        ]
         with tempfile.TemporaryFile() as out:
             start = time.perf_counter()
             process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
@@ -119,17 +136,28 @@ def plan(snakefile: Path, configs: list[str], extra: list[str]) -> Run:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--snakefile", type=Path, action="append",
-                        help="a Snakefile to plan with (repeatable; the first is the reference for ratios; "
-                             "default: this checkout's)")
-    parser.add_argument("--sizes", nargs="+", default=DEFAULT_SIZES, metavar="TASKSxREPEATS",
-                        help=f"matrices as tasks x repeats (x {CONDITIONS_PER_TASK} conditions x "
-                             f"{len(TEMPERATURES)} temperatures; default: {' '.join(DEFAULT_SIZES)})")
+    parser.add_argument(
+        "--snakefile",
+        type=Path,
+        action="append",
+        help="a Snakefile to plan with (repeatable; the first is the reference for ratios; default: this checkout's)",
+    )
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        default=DEFAULT_SIZES,
+        metavar="TASKSxREPEATS",
+        help=f"matrices as tasks x repeats (x {CONDITIONS_PER_TASK} conditions x "
+        f"{len(TEMPERATURES)} temperatures; default: {' '.join(DEFAULT_SIZES)})",
+    )
     parser.add_argument("--runs", type=int, default=3, help="plans per size and Snakefile (the median is shown)")
     parser.add_argument("--snakemake-args", default="", help="extra arguments for every snakemake call")
-    parser.add_argument("--floor", action="store_true",
-                        help="also plan a trivial workflow with as many jobs as [0] plans (Snakemake's floor), "
-                             "interleaved with the others, and print every plan time as a multiple of it")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also plan a trivial workflow with as many jobs as [0] plans (Snakemake's floor), "
+        "interleaved with the others, and print every plan time as a multiple of it",
+    )
     args = parser.parse_args(argv)
     snakefiles = [p.resolve() for p in (args.snakefile or [REPO / "Snakefile"])]
     sizes = [Size.parse(s) for s in args.sizes]
@@ -162,11 +190,15 @@ def main(argv: list[str] | None = None) -> int:
     for i, snakefile in enumerate(snakefiles):
         print(f"  [{i}] {snakefile}")
     if args.floor:
-        print("  floor: a trivial workflow with as many jobs as [0] plans (one output each, a run: touch); "
-              "x floor = wall / the floor's wall")
+        print(
+            "  floor: a trivial workflow with as many jobs as [0] plans (one output each, a run: touch); "
+            "x floor = wall / the floor's wall"
+        )
     floor_head = f" {'x floor':>7}" if args.floor else ""
-    print(f"{'cells':>6} {'tasks x reps':>12} {'':>4} {'wall s':>7} {'cpu s':>7} {'MB':>5} {'wall/[0]':>8} "
-          f"{'cpu/[0]':>8}{floor_head}  planned jobs: cell / cell_sequence / all rules")
+    print(
+        f"{'cells':>6} {'tasks x reps':>12} {'':>4} {'wall s':>7} {'cpu s':>7} {'MB':>5} {'wall/[0]':>8} "
+        f"{'cpu/[0]':>8}{floor_head}  planned jobs: cell / cell_sequence / all rules"
+    )
     for size in sizes:
         first = runs[size, snakefiles[0]]
         wall0, cpu0, _ = medians(first)
@@ -177,26 +209,37 @@ def main(argv: list[str] | None = None) -> int:
             jobs = done[0].jobs
             lead = f"{size.cells:>6} {f'{size.tasks} x {size.repeats}':>12}" if i == 0 else " " * 19
             floor = f" {wall / floor_wall:7.2f}" if floor_wall else ""
-            print(f"{lead} {f'[{i}]':>4} {wall:7.2f} {cpu:7.2f} {memory:5.0f} {wall / wall0:8.2f} {cpu / cpu0:8.2f}"
-                  f"{floor}  {jobs.get('cell', 0)} / {jobs.get('cell_sequence', 0)} / {jobs.get('total', 0)}"
-                  + ("  (differs from [0])" if jobs != first[0].jobs else ""))
+            print(
+                f"{lead} {f'[{i}]':>4} {wall:7.2f} {cpu:7.2f} {memory:5.0f} {wall / wall0:8.2f} {cpu / cpu0:8.2f}"
+                f"{floor}  {jobs.get('cell', 0)} / {jobs.get('cell_sequence', 0)} / {jobs.get('total', 0)}"
+                + ("  (differs from [0])" if jobs != first[0].jobs else "")
+            )
         if floor_wall:
             wall, cpu, memory = medians(floors[size])
-            print(f"{'':>19} {'floor':>4} {wall:7.2f} {cpu:7.2f} {memory:5.0f} {wall / wall0:8.2f} {cpu / cpu0:8.2f} "
-                  f"{1:7.2f}  {floors[size][0].jobs.get('total', 0)} trivial jobs")
+            print(
+                f"{'':>19} {'floor':>4} {wall:7.2f} {cpu:7.2f} {memory:5.0f} {wall / wall0:8.2f} {cpu / cpu0:8.2f} "
+                f"{1:7.2f}  {floors[size][0].jobs.get('total', 0)} trivial jobs"
+            )
     return 0
 
 
 def medians(done: list[Run]) -> tuple[float, float, float]:
     """Median wall seconds, CPU seconds and peak RSS (MB) of some plans."""
-    return (statistics.median(r.seconds for r in done), statistics.median(r.cpu_seconds for r in done),
-            statistics.median(r.max_rss_mb for r in done))
+    return (
+        statistics.median(r.seconds for r in done),
+        statistics.median(r.cpu_seconds for r in done),
+        statistics.median(r.max_rss_mb for r in done),
+    )
 
 
 def report_run(attempt: int, runs: int, size: Size, run: Run, what: str) -> None:
     """One progress line on stderr, as each plan ends."""
-    print(f"  run {attempt}/{runs}  {size.cells:>6} cells  {run.seconds:7.2f} s  (cpu {run.cpu_seconds:7.2f} s)  "
-          f"{run.max_rss_mb:5.0f} MB  {what}", file=sys.stderr, flush=True)
+    print(
+        f"  run {attempt}/{runs}  {size.cells:>6} cells  {run.seconds:7.2f} s  (cpu {run.cpu_seconds:7.2f} s)  "
+        f"{run.max_rss_mb:5.0f} MB  {what}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

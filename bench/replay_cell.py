@@ -28,8 +28,23 @@ from specbench.measure.replay import replay  # noqa: E402
 
 def pipeline_run(workdir: Path, cell: str, configs: list[str], rule: str) -> dict:
     """The cell measured again by the workflow; its new record."""
-    argv = [sys.executable, "-m", "snakemake", cell, "--forcerun", rule, "--snakefile", str(REPO / "Snakefile"),
-            "--directory", str(workdir), "--cores", "2", "--cache", "--configfile", *configs]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        cell,
+        "--forcerun",
+        rule,
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--cores",
+        "2",
+        "--cache",
+        "--configfile",
+        *configs,
+    ]
     subprocess.run(argv, check=True, cwd=workdir, env=os.environ, capture_output=True)
     return read_json(workdir / cell)
 
@@ -56,10 +71,14 @@ def main(argv: list[str] | None = None) -> int:
         again = replay(record, workdir, workdir / "logs" / "replay" / f"round{round_}.server.log")
         pipeline.append(again["recorded_tokens_per_s"])
         by_hand.append(again["tokens_per_s"])
-        print(f"{round_:>5}  {again['recorded_tokens_per_s']:>14.1f}  {again['tokens_per_s']:>13.1f}  "
-              f"{'yes' if again['identical'] else 'no':>11}  {again['first_difference']}")
-    print(f"pipeline: {spread(pipeline)}; by hand: {spread(by_hand)}; "
-          f"by hand / pipeline (means): {statistics.fmean(by_hand) / statistics.fmean(pipeline):.3f}")
+        print(
+            f"{round_:>5}  {again['recorded_tokens_per_s']:>14.1f}  {again['tokens_per_s']:>13.1f}  "
+            f"{'yes' if again['identical'] else 'no':>11}  {again['first_difference']}"
+        )
+    print(
+        f"pipeline: {spread(pipeline)}; by hand: {spread(by_hand)}; "
+        f"by hand / pipeline (means): {statistics.fmean(by_hand) / statistics.fmean(pipeline):.3f}"
+    )
     print("argv of the last hand run:", " ".join(again["argv"]))
     return 0
 

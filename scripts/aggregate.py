@@ -7,10 +7,16 @@ from specbench.analysis.aggregate import aggregate_step
 
 snakemake = globals()["snakemake"]
 out, params = snakemake.output, snakemake.params
-aggregate_step([Path(p) for p in snakemake.input.cells], [Path(p) for p in snakemake.input.imports],
-               explanations=[Path(p) for p in snakemake.input.explanations],
-               baseline=params.baseline, machines=params.machines, code_fingerprint=params.code_fingerprint,
-               table=Path(out.table), runs_csv=Path(out.cells), index=Path(out.cells_index),
-               summaries={name: Path(getattr(out, name)) for name in ("summary", "acceptance", "identity", "prompts",
-                                                                           "spread")},
-               log=Path(snakemake.log[0]))
+aggregate_step(
+    [Path(p) for p in snakemake.input.cells],
+    [Path(p) for p in snakemake.input.imports],
+    explanations=[Path(p) for p in snakemake.input.explanations],
+    baseline=params.baseline,
+    machines=params.machines,
+    code_fingerprint=params.code_fingerprint,
+    table=Path(out.table),
+    runs_csv=Path(out.cells),
+    index=Path(out.cells_index),
+    summaries={name: Path(getattr(out, name)) for name in ("summary", "acceptance", "identity", "prompts", "spread")},
+    log=Path(snakemake.log[0]),
+)

@@ -6,5 +6,6 @@ from pathlib import Path
 from specbench.core.code import code_manifest_step
 
 snakemake = globals()["snakemake"]
-code_manifest_step(snakemake.params.entry, [Path(p) for p in snakemake.input.code], Path(snakemake.output[0]),
-                   Path(snakemake.log[0]))
+code_manifest_step(
+    snakemake.params.entry, [Path(p) for p in snakemake.input.code], Path(snakemake.output[0]), Path(snakemake.log[0])
+)

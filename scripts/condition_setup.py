@@ -6,6 +6,13 @@ from specbench.measure.setup import condition_setup_step
 
 snakemake = globals()["snakemake"]
 inp = snakemake.input
-condition_setup_step(snakemake.wildcards.condition, Path(inp.build), Path(inp.model_manifest),
-                     Path(inp.draft_manifest) if hasattr(inp, "draft_manifest") else None, Path(inp.code),
-                     dict(snakemake.params.settings), Path(snakemake.output[0]), Path(snakemake.log[0]))
+condition_setup_step(
+    snakemake.wildcards.condition,
+    Path(inp.build),
+    Path(inp.model_manifest),
+    Path(inp.draft_manifest) if hasattr(inp, "draft_manifest") else None,
+    Path(inp.code),
+    dict(snakemake.params.settings),
+    Path(snakemake.output[0]),
+    Path(snakemake.log[0]),
+)

@@ -5,5 +5,10 @@ from pathlib import Path
 from specbench.models.hub import download_step
 
 snakemake = globals()["snakemake"]
-download_step(snakemake.params.repo, snakemake.params.revision, Path(snakemake.output[0]),
-              Path(snakemake.output.manifest), Path(snakemake.log[0]))
+download_step(
+    snakemake.params.repo,
+    snakemake.params.revision,
+    Path(snakemake.output[0]),
+    Path(snakemake.output.manifest),
+    Path(snakemake.log[0]),
+)

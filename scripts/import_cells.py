@@ -7,5 +7,11 @@ from specbench.analysis.imports import import_step
 
 snakemake = globals()["snakemake"]
 out, params = snakemake.output, snakemake.params
-import_step(Path(params.source), Path(out.cells), Path(out.index), label=params.label, names=params.names,
-            log=Path(snakemake.log[0]))
+import_step(
+    Path(params.source),
+    Path(out.cells),
+    Path(out.index),
+    label=params.label,
+    names=params.names,
+    log=Path(snakemake.log[0]),
+)

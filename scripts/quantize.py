@@ -5,5 +5,11 @@ from pathlib import Path
 from specbench.models.convert import quantize_step
 
 snakemake = globals()["snakemake"]
-quantize_step(Path(snakemake.input.build), Path(snakemake.input.bf16), Path(snakemake.output[0]),
-              quant=snakemake.params.quant, threads=snakemake.threads, log=Path(snakemake.log[0]))
+quantize_step(
+    Path(snakemake.input.build),
+    Path(snakemake.input.bf16),
+    Path(snakemake.output[0]),
+    quant=snakemake.params.quant,
+    threads=snakemake.threads,
+    log=Path(snakemake.log[0]),
+)

@@ -7,7 +7,13 @@ from specbench.report.assemble import ReportInputs, ReportSettings, write_report
 
 snakemake = globals()["snakemake"]
 out = snakemake.output
-write_report(ReportInputs.of(dict(snakemake.input.items())), ReportSettings(**dict(snakemake.params.items())),
-             markdown=Path(out.markdown), html=Path(out.html), claims_csv=Path(out.claims),
-             provenance=Path(out.provenance), figures={Path(f).name: Path(f) for f in out.figures},
-             log=Path(snakemake.log[0]))
+write_report(
+    ReportInputs.of(dict(snakemake.input.items())),
+    ReportSettings(**dict(snakemake.params.items())),
+    markdown=Path(out.markdown),
+    html=Path(out.html),
+    claims_csv=Path(out.claims),
+    provenance=Path(out.provenance),
+    figures={Path(f).name: Path(f) for f in out.figures},
+    log=Path(snakemake.log[0]),
+)

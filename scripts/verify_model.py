@@ -6,5 +6,12 @@ from specbench.models.verify import verify_step
 
 snakemake = globals()["snakemake"]
 params = snakemake.params
-verify_step(Path(snakemake.input.gguf), Path(snakemake.output[0]), role=params.role, source=params.source,
-            expected_file_type=params.expected_file_type, require_mtp=params.require_mtp, log=Path(snakemake.log[0]))
+verify_step(
+    Path(snakemake.input.gguf),
+    Path(snakemake.output[0]),
+    role=params.role,
+    source=params.source,
+    expected_file_type=params.expected_file_type,
+    require_mtp=params.require_mtp,
+    log=Path(snakemake.log[0]),
+)

@@ -50,12 +50,16 @@ def test_selected_cells_cover_the_study_matrix(study_config: dict) -> None:
 
 
 def test_every_cell_exists_once_per_machine(study_config: dict) -> None:
-    config = validate_config({**study_config, "machines": [{"label": "a100"}, {"label": "h200",
-                              "resources": {"slurm_partition": "h200"}}]}, REPO)
+    config = validate_config(
+        {**study_config, "machines": [{"label": "a100"}, {"label": "h200", "resources": {"slurm_partition": "h200"}}]},
+        REPO,
+    )
     cells = selected_cells(config)
     assert len(cells) == 2 * 4 * 6 * 2 * 3 and len({c.path for c in cells}) == len(cells)
-    per_machine = {m: sorted((c.task, c.condition, c.temperature, c.repeat) for c in cells if c.machine == m)
-                   for m in ("a100", "h200")}
+    per_machine = {
+        m: sorted((c.task, c.condition, c.temperature, c.repeat) for c in cells if c.machine == m)
+        for m in ("a100", "h200")
+    }
     assert per_machine["a100"] == per_machine["h200"]
     assert all(c.path.startswith(f"results/cells/{c.machine}/") for c in cells)
     constraints = wildcard_constraints(config)
@@ -97,14 +101,26 @@ def test_condition_sequence_runs_tasks_in_config_order_each_task_s_repeats_back_
     order = condition_sequence(shuffled, "ngram-mod-warm", tasks, DEFAULT_MACHINE)
     assert len(order) == 4 * 2 * 3 and {c.condition for c in order} == {"ngram-mod-warm"}
     assert [(c.task, c.temperature, c.repeat) for c in order[:7]] == [
-        ("file-rewrite", 0.0, 1), ("file-rewrite", 0.0, 2), ("file-rewrite", 0.0, 3),
-        ("file-rewrite", 1.0, 1), ("file-rewrite", 1.0, 2), ("file-rewrite", 1.0, 3), ("todo-app", 0.0, 1)]
+        ("file-rewrite", 0.0, 1),
+        ("file-rewrite", 0.0, 2),
+        ("file-rewrite", 0.0, 3),
+        ("file-rewrite", 1.0, 1),
+        ("file-rewrite", 1.0, 2),
+        ("file-rewrite", 1.0, 3),
+        ("todo-app", 0.0, 1),
+    ]
     assert [c.task for c in order[::6]] == tasks
     # a narrower selection keeps the config's task order, not the order tasks are named in select
     config["select"] = {"tasks": ["essay", "todo-app"], "conditions": ["off", "ngram-mod-warm"]}
     subset = condition_sequence(selected_cells(config), "ngram-mod-warm", list(config["tasks"]), DEFAULT_MACHINE)
     assert [(c.task, c.repeat) for c in subset if c.temperature == 0.0] == [
-        ("todo-app", 1), ("todo-app", 2), ("todo-app", 3), ("essay", 1), ("essay", 2), ("essay", 3)]
+        ("todo-app", 1),
+        ("todo-app", 2),
+        ("todo-app", 3),
+        ("essay", 1),
+        ("essay", 2),
+        ("essay", 3),
+    ]
 
 
 def test_condition_sequence_is_one_machine_s(study_config: dict) -> None:

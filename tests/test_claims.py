@@ -55,13 +55,20 @@ def cell_file(task: str, condition: str, temperature: float, repeat: int) -> str
 
 def scored(correct: int, total: int = 3, wrong: tuple[tuple[int, str, str], ...] = ()) -> dict[str, Any]:
     """A cell's GSM8K score columns: wrong is (problem, extracted, reference) per wrong answer."""
-    return {"gsm8k_correct": correct, "gsm8k_total": total,
-            "gsm8k_wrong": [{"problem": p, "extracted": a, "reference": r} for p, a, r in wrong]}
+    return {
+        "gsm8k_correct": correct,
+        "gsm8k_total": total,
+        "gsm8k_wrong": [{"problem": p, "extracted": a, "reference": r} for p, a, r in wrong],
+    }
 
 
-def make_rows(speeds: dict[Key, list[float]], *, checks: dict[Key, list[dict[str, Any]]] | None = None,
-              drafts: dict[Key, tuple[int, int]] | None = None,
-              tokens: dict[tuple[str, str, int], list[int]] | None = None) -> list[dict[str, Any]]:
+def make_rows(
+    speeds: dict[Key, list[float]],
+    *,
+    checks: dict[Key, list[dict[str, Any]]] | None = None,
+    drafts: dict[Key, tuple[int, int]] | None = None,
+    tokens: dict[tuple[str, str, int], list[int]] | None = None,
+) -> list[dict[str, Any]]:
     """One row per cell: speeds per (task, condition, temperature); optional GSM8K scores and (drafted, accepted)
     per cell, and token ids per (task, condition, repeat) at temperature 0."""
     rows = []
@@ -70,14 +77,25 @@ def make_rows(speeds: dict[Key, list[float]], *, checks: dict[Key, list[dict[str
         scores = (checks or {}).get((task, condition, temperature), [])
         for repeat, value in enumerate(values, start=1):
             warm = condition.endswith("-warm")
-            rows.append({"task": task, "condition": condition, "temperature": temperature, "repeat": repeat,
-                         "tokens_per_s": float(value), "predicted_n": 400, "draft_n": drafted,
-                         "draft_n_accepted": accepted, "acceptance_rate": accepted / drafted if drafted else None,
-                         "tokens": (tokens or {}).get((task, condition, repeat), []) if temperature == 0.0 else [],
-                         **(scores[repeat - 1] if repeat <= len(scores) else {}),
-                         "cell_file": cell_file(task, condition, temperature, repeat),
-                         "server_pid": 1000 + len(rows), "server_shared": warm,
-                         "server_position": repeat if warm else 1})
+            rows.append(
+                {
+                    "task": task,
+                    "condition": condition,
+                    "temperature": temperature,
+                    "repeat": repeat,
+                    "tokens_per_s": float(value),
+                    "predicted_n": 400,
+                    "draft_n": drafted,
+                    "draft_n_accepted": accepted,
+                    "acceptance_rate": accepted / drafted if drafted else None,
+                    "tokens": (tokens or {}).get((task, condition, repeat), []) if temperature == 0.0 else [],
+                    **(scores[repeat - 1] if repeat <= len(scores) else {}),
+                    "cell_file": cell_file(task, condition, temperature, repeat),
+                    "server_pid": 1000 + len(rows),
+                    "server_shared": warm,
+                    "server_position": repeat if warm else 1,
+                }
+            )
     return rows
 
 
@@ -103,11 +121,13 @@ def check(one: Claim, tables: dict[str, pd.DataFrame], *, study: bool = True) ->
 OFF = [126.0, 125.0, 127.0]
 
 
-def speedup_claim(published: Any, task: str | list[str] = "file-rewrite", condition: str = "ngram-mod",
-                  tolerance: float = 0.15) -> Claim:
+def speedup_claim(
+    published: Any, task: str | list[str] = "file-rewrite", condition: str = "ngram-mod", tolerance: float = 0.15
+) -> Claim:
     where = {"tasks": task} if isinstance(task, list) else {"task": task}
-    return claim(kind="speedup", condition=condition, temperature=0.0, published=published, tolerance=tolerance,
-                 **where)
+    return claim(
+        kind="speedup", condition=condition, temperature=0.0, published=published, tolerance=tolerance, **where
+    )
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -138,15 +158,27 @@ def test_claims_file_loads_with_unique_kebab_ids(claims: list[Claim]) -> None:
 def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
     by_id = {c.id: c for c in claims}
     figures = {
-        "ngram-file-rewrite-speedup": 6.25, "mtp-file-rewrite-speedup": 1.78,
-        "dflash-file-rewrite-speedup": 3.35, "ngram-essay-speedup": 1.00, "mtp-essay-speedup": 1.04,
-        "dflash-essay-speedup": 0.66, "dflash-essay-speedup-why": 0.69, "dflash-todo-app-speedup": 2.27,
-        "off-all-tasks-tokens-per-s": 126, "mtp-essay-tokens-per-s": 131,
-        "mtp-file-rewrite-acceptance": 0.98, "mtp-todo-app-acceptance": 0.84,
-        "mtp-gsm8k-acceptance": 0.78, "mtp-essay-acceptance": 0.41, "dflash-essay-acceptance": 0.08,
-        "ngram-file-rewrite-acceptance": [0.99, 1.0], "ngram-file-rewrite-drafted": 984,
-        "gsm8k-dflash-t0-correct": 3, "gsm8k-off-t0-correct": 2,
-        "gsm8k-mtp-t0-correct": 2, "dflash-differs-on-new-code-math-essay": ["todo-app", "gsm8k", "essay"],
+        "ngram-file-rewrite-speedup": 6.25,
+        "mtp-file-rewrite-speedup": 1.78,
+        "dflash-file-rewrite-speedup": 3.35,
+        "ngram-essay-speedup": 1.00,
+        "mtp-essay-speedup": 1.04,
+        "dflash-essay-speedup": 0.66,
+        "dflash-essay-speedup-why": 0.69,
+        "dflash-todo-app-speedup": 2.27,
+        "off-all-tasks-tokens-per-s": 126,
+        "mtp-essay-tokens-per-s": 131,
+        "mtp-file-rewrite-acceptance": 0.98,
+        "mtp-todo-app-acceptance": 0.84,
+        "mtp-gsm8k-acceptance": 0.78,
+        "mtp-essay-acceptance": 0.41,
+        "dflash-essay-acceptance": 0.08,
+        "ngram-file-rewrite-acceptance": [0.99, 1.0],
+        "ngram-file-rewrite-drafted": 984,
+        "gsm8k-dflash-t0-correct": 3,
+        "gsm8k-off-t0-correct": 2,
+        "gsm8k-mtp-t0-correct": 2,
+        "dflash-differs-on-new-code-math-essay": ["todo-app", "gsm8k", "essay"],
     }
     for claim_id, value in figures.items():
         assert by_id[claim_id].published == pytest.approx(value), claim_id
@@ -155,8 +187,11 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
     assert by_id["off-all-tasks-tokens-per-s"].tasks == tuple(TASKS)
     assert by_id["ngram-warm-todo-app-t0-repeats"].published == [123, 195, 307]
     assert by_id["ngram-warm-todo-app-t0-repeats"].fresh == "ngram-mod"
-    assert dict(by_id["dflash-token-counts"].token_counts) == {"todo-app": [829, 898], "gsm8k": [627, 894],
-                                                              "essay": [681, 611]}
+    assert dict(by_id["dflash-token-counts"].token_counts) == {
+        "todo-app": [829, 898],
+        "gsm8k": [627, 894],
+        "essay": [681, 611],
+    }
     assert by_id["gsm8k-off-t0-correct"].wrong == {"problem": 3, "answer": "25000", "reference": "70000"}
     assert by_id["ngram-todo-app-gsm8k-verdict"].published == "slower"
     assert by_id["mtp-no-task-slower"].published == "not slower"
@@ -167,10 +202,21 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
     assert by_id["t1-same-shape-as-t0"].kind == "ordering"
     # the essay's DFlash multiplier appears twice (0.66x, 0.69x), neither with a temperature: each under both readings
     assert "0.69" in by_id["dflash-essay-speedup"].note and "0.66" in by_id["dflash-essay-speedup-why"].note
-    results = ["ngram-file-rewrite-speedup", "mtp-file-rewrite-speedup", "dflash-file-rewrite-speedup",
-               "ngram-essay-speedup", "mtp-essay-speedup", "dflash-essay-speedup"]
-    explanation = ["dflash-essay-speedup-why", "dflash-todo-app-speedup", "mtp-essay-acceptance",
-                   "ngram-file-rewrite-drafted", "ngram-todo-app-gsm8k-accepted-per-request"]
+    results = [
+        "ngram-file-rewrite-speedup",
+        "mtp-file-rewrite-speedup",
+        "dflash-file-rewrite-speedup",
+        "ngram-essay-speedup",
+        "mtp-essay-speedup",
+        "dflash-essay-speedup",
+    ]
+    explanation = [
+        "dflash-essay-speedup-why",
+        "dflash-todo-app-speedup",
+        "mtp-essay-acceptance",
+        "ngram-file-rewrite-drafted",
+        "ngram-todo-app-gsm8k-accepted-per-request",
+    ]
     assert all(by_id[i].unstated for i in results + explanation + ["off-all-tasks-tokens-per-s"])
     stated = {c.id for c in claims if not c.unstated and c.kind != "background"}
     assert {c.kind for c in claims if c.id in stated} == {"identity", "gsm8k", "warm_vs_fresh", "ordering"}
@@ -184,8 +230,11 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
     assert (per_request.metric, per_request.published, per_request.tolerance) == ("draft_n_accepted", [0, 4], 0)
     # the warm server: only what the text says (new code's repeats; the mechanism "second answer equals the first")
     warm = [c for c in claims if "ngram-mod-warm" in (c.condition, *c.conditions)]
-    assert {c.id for c in warm} == {"ngram-warm-todo-app-t0-repeats", "ngram-warm-todo-app-t0-faster-each-repeat",
-                                    "ngram-warm-t0-second-equals-first"}
+    assert {c.id for c in warm} == {
+        "ngram-warm-todo-app-t0-repeats",
+        "ngram-warm-todo-app-t0-faster-each-repeat",
+        "ngram-warm-t0-second-equals-first",
+    }
     assert by_id["ngram-warm-t0-second-equals-first"].versus == "first-repeat"
     # the tolerance of multipliers and speeds no longer rests on 0.66x vs 0.69x
     assert {c.tolerance for c in claims if c.kind in ("speedup", "tokens_per_s")} == {0.10}
@@ -211,9 +260,14 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
     assert scopes["ngram-warm-todo-app-t0-repeats"] == "absolute"
     assert scopes["ngram-warm-todo-app-t0-faster-each-repeat"] == "relative"
     background = {c.id: c.published for c in claims if c.kind == "background"}
-    assert background == {"rapid-mlx-median": "1.50x", "rapid-mlx-lowest": "1.28x", "rapid-mlx-best": "4.27x",
-                          "rapid-mlx-agent-turns": "1.05x", "off-file-rewrite-contention": "48-56 tok/s",
-                          "contention-remeasured-runs": "8 runs"}
+    assert background == {
+        "rapid-mlx-median": "1.50x",
+        "rapid-mlx-lowest": "1.28x",
+        "rapid-mlx-best": "4.27x",
+        "rapid-mlx-agent-turns": "1.05x",
+        "off-file-rewrite-contention": "48-56 tok/s",
+        "contention-remeasured-runs": "8 runs",
+    }
     assert all(scopes[i] == "background" for i in background)
     # what depends on our own prompts: token counts, the 984, acceptance percentages, the GSM8K answers
     dependent = {c.id for c in claims if c.prompt_dependent}
@@ -224,8 +278,9 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
 
 
 @pytest.mark.parametrize("study", [True, False])
-def test_every_claim_evaluates_against_the_sample_tables(claims: list[Claim], sample_tables: dict[str, pd.DataFrame],
-                                                         study: bool) -> None:
+def test_every_claim_evaluates_against_the_sample_tables(
+    claims: list[Claim], sample_tables: dict[str, pd.DataFrame], study: bool
+) -> None:
     result = evaluate(claims, sample_tables, baseline=BASELINE, comparable=study, device=DEVICE)
     assert list(result.columns) == RESULT_COLUMNS
     assert list(result["id"]) == [i for c in claims for i in (c.id, *(f"{c.id}@{v}" for v in c.variants))]
@@ -239,10 +294,18 @@ def test_every_claim_evaluates_against_the_sample_tables(claims: list[Claim], sa
     assert by_id.loc["ngram-file-rewrite-speedup", "measured"] == {"file-rewrite": pytest.approx(1.8, abs=0.005)}
     assert by_id.loc["ngram-file-rewrite-speedup", "published"] == 6.25
     assert by_id.loc["ngram-file-rewrite-speedup", "cells"] == [
-        "results/cells/file-rewrite/ngram-mod/t0.0/r1.json", "results/cells/file-rewrite/ngram-mod/t0.0/r2.json",
-        "results/cells/file-rewrite/off/t0.0/r1.json", "results/cells/file-rewrite/off/t0.0/r2.json"]
-    for claim_id in ("dflash-todo-app-speedup", "gsm8k-dflash-t0-correct", "t1-same-shape-as-t0",
-                     "off-all-tasks-tokens-per-s", "ngram-warm-todo-app-t0-repeats"):
+        "results/cells/file-rewrite/ngram-mod/t0.0/r1.json",
+        "results/cells/file-rewrite/ngram-mod/t0.0/r2.json",
+        "results/cells/file-rewrite/off/t0.0/r1.json",
+        "results/cells/file-rewrite/off/t0.0/r2.json",
+    ]
+    for claim_id in (
+        "dflash-todo-app-speedup",
+        "gsm8k-dflash-t0-correct",
+        "t1-same-shape-as-t0",
+        "off-all-tasks-tokens-per-s",
+        "ngram-warm-todo-app-t0-repeats",
+    ):
         absolute = by_id.loc[claim_id, "scope"] == "absolute"
         assert by_id.loc[claim_id, "verdict"] == (NOT_COMPARABLE if absolute and not study else NOT_MEASURED)
     # no temperature-1.0 cells in the sample: every claim whose temperature the text does not give has a reading at
@@ -275,7 +338,8 @@ def test_every_claim_evaluates_against_the_sample_tables(claims: list[Claim], sa
         # the sample: n-gram and MTP on both tasks, every method on the file rewrite and the essay
         assert relative.loc["file-rewrite-ngram-fastest", "verdict"] == AGREES
         assert relative.loc["file-rewrite-ngram-fastest", "detail"].startswith(
-            f"ordering agrees with the study on {DEVICE}: ")
+            f"ordering agrees with the study on {DEVICE}: "
+        )
         assert relative.loc["dflash-essay-verdict", "verdict"] == AGREES  # 39 vs 187-200 tok/s
         assert relative.loc["dflash-essay-verdict", "detail"].startswith(f"verdict agrees with the study on {DEVICE}")
 
@@ -297,12 +361,21 @@ def study_shaped_tables() -> dict[str, pd.DataFrame]:
                 speeds[(task, condition, temperature)] = [median - 0.3, median, median + 0.3]
             warm = [123.0, 195.0, 307.0] if task == "todo-app" else [speeds[(task, "ngram-mod", 0.0)][0], 900, 1000]
             speeds[(task, "ngram-mod-warm", temperature)] = warm
-    drafts = {("file-rewrite", "ngram-mod", 0.0): (984, 984), ("todo-app", "ngram-mod", 0.0): (40, 3),
-              ("gsm8k", "ngram-mod", 0.0): (40, 4), ("file-rewrite", "mtp", 0.0): (1000, 980),
-              ("todo-app", "mtp", 0.0): (1000, 840), ("gsm8k", "mtp", 0.0): (1000, 780),
-              ("essay", "mtp", 0.0): (1000, 410), ("essay", "dflash", 0.0): (1000, 80)}
-    checks = {("gsm8k", "dflash", 0.0): [ALL_THREE] * 3, ("gsm8k", "off", 0.0): [WRONG_THIRD] * 3,
-              ("gsm8k", "mtp", 0.0): [WRONG_THIRD] * 3}
+    drafts = {
+        ("file-rewrite", "ngram-mod", 0.0): (984, 984),
+        ("todo-app", "ngram-mod", 0.0): (40, 3),
+        ("gsm8k", "ngram-mod", 0.0): (40, 4),
+        ("file-rewrite", "mtp", 0.0): (1000, 980),
+        ("todo-app", "mtp", 0.0): (1000, 840),
+        ("gsm8k", "mtp", 0.0): (1000, 780),
+        ("essay", "mtp", 0.0): (1000, 410),
+        ("essay", "dflash", 0.0): (1000, 80),
+    }
+    checks = {
+        ("gsm8k", "dflash", 0.0): [ALL_THREE] * 3,
+        ("gsm8k", "off", 0.0): [WRONG_THIRD] * 3,
+        ("gsm8k", "mtp", 0.0): [WRONG_THIRD] * 3,
+    }
     tokens: dict[tuple[str, str, int], list[int]] = {}
     for task in TASKS:
         for repeat in (1, 2, 3):
@@ -375,9 +448,19 @@ def test_missing_rows_are_not_measured() -> None:
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, None])
 def test_nan_or_infinite_values_are_not_measured(value: float | None) -> None:
-    summary = pd.DataFrame([{"task": "file-rewrite", "condition": "ngram-mod", "temperature": 0.0,
-                             "median_tokens_per_s": 700.0, "speedup_median": value, "verdict": "faster",
-                             "cells": ["a.json", "b.json"]}])
+    summary = pd.DataFrame(
+        [
+            {
+                "task": "file-rewrite",
+                "condition": "ngram-mod",
+                "temperature": 0.0,
+                "median_tokens_per_s": 700.0,
+                "speedup_median": value,
+                "verdict": "faster",
+                "cells": ["a.json", "b.json"],
+            }
+        ]
+    )
     row = check(speedup_claim(6.25), {"summary": summary})
     assert row["verdict"] == NOT_MEASURED
     assert row["cells"] == ["a.json", "b.json"]
@@ -386,18 +469,21 @@ def test_nan_or_infinite_values_are_not_measured(value: float | None) -> None:
 def test_range_claim_needs_every_task_in_the_range() -> None:
     base = {(task, "off", 0.0): OFF for task in ("file-rewrite", "todo-app", "gsm8k")}
     range_claim = speedup_claim([1.5, 1.8], task=["file-rewrite", "todo-app", "gsm8k"], condition="mtp")
-    inside = make_tables({**base, **{(t, "mtp", 0.0): [s] * 3 for t, s in
-                                     (("file-rewrite", 224), ("todo-app", 200), ("gsm8k", 185))}})
+    inside = make_tables(
+        {**base, **{(t, "mtp", 0.0): [s] * 3 for t, s in (("file-rewrite", 224), ("todo-app", 200), ("gsm8k", 185))}}
+    )
     row = check(range_claim, inside)
     assert row["verdict"] == REPRODUCED
     assert row["published_text"] == "1.5-1.8x"
     assert row["measured_text"] == "file-rewrite 1.78x; todo-app 1.59x; gsm8k 1.47x"
     assert row["published"] == [1.5, 1.8] and list(row["measured"]) == ["file-rewrite", "todo-app", "gsm8k"]
-    one_low = make_tables({**base, **{(t, "mtp", 0.0): [s] * 3 for t, s in
-                                      (("file-rewrite", 224), ("todo-app", 200), ("gsm8k", 140))}})
+    one_low = make_tables(
+        {**base, **{(t, "mtp", 0.0): [s] * 3 for t, s in (("file-rewrite", 224), ("todo-app", 200), ("gsm8k", 140))}}
+    )
     assert check(range_claim, one_low)["verdict"] == SAME_DIRECTION
-    one_slower = make_tables({**base, **{(t, "mtp", 0.0): [s] * 3 for t, s in
-                                         (("file-rewrite", 224), ("todo-app", 200), ("gsm8k", 110))}})
+    one_slower = make_tables(
+        {**base, **{(t, "mtp", 0.0): [s] * 3 for t, s in (("file-rewrite", 224), ("todo-app", 200), ("gsm8k", 110))}}
+    )
     assert check(range_claim, one_slower)["verdict"] == NOT_REPRODUCED
     two_tasks = make_tables({**base, ("file-rewrite", "mtp", 0.0): [224] * 3, ("todo-app", "mtp", 0.0): [200] * 3})
     row = check(range_claim, two_tasks)
@@ -417,8 +503,18 @@ def test_temperature_is_matched() -> None:
 
 def test_non_study_setup_is_never_compared_but_measured_is_filled() -> None:
     tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [700, 760, 800]})
-    claims = [speedup_claim(6.25), claim(id="other", kind="tokens_per_s", task="file-rewrite", condition="off",
-                                         temperature=0.0, published=126, tolerance=0.15)]
+    claims = [
+        speedup_claim(6.25),
+        claim(
+            id="other",
+            kind="tokens_per_s",
+            task="file-rewrite",
+            condition="off",
+            temperature=0.0,
+            published=126,
+            tolerance=0.15,
+        ),
+    ]
     result = evaluate(claims, tables, baseline=BASELINE, comparable=False, device=DEVICE)
     assert list(result["verdict"]) == [NOT_COMPARABLE, NOT_COMPARABLE]
     assert list(result["detail"]) == [NOT_COMPARABLE_DETAIL, NOT_COMPARABLE_DETAIL]
@@ -433,47 +529,78 @@ def test_scope_off_the_study_setup_only_the_order_of_tasks_is_judged() -> None:
     """The study claims transfer for the order of tasks per method only. Off its setup an absolute figure is not
     compared; a verdict or an order of methods within a task is shown beside the study's as agrees / differs; the
     order of tasks per method is judged, naming the device."""
-    essay = {("essay", "off", 0.0): OFF, ("essay", "mtp", 0.0): [131] * 3, ("essay", "ngram-mod", 0.0): [124] * 3,
-             ("essay", "dflash", 0.0): [83] * 3}
+    essay = {
+        ("essay", "off", 0.0): OFF,
+        ("essay", "mtp", 0.0): [131] * 3,
+        ("essay", "ngram-mod", 0.0): [124] * 3,
+        ("essay", "dflash", 0.0): [83] * 3,
+    }
     rewrite = {("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "dflash", 0.0): [420] * 3}
     speeds = {**essay, **rewrite}
-    methods = claim(kind="ordering", over="conditions", task="essay", temperature=0.0,
-                    published=["mtp", "ngram-mod", "dflash"])
+    methods = claim(
+        kind="ordering", over="conditions", task="essay", temperature=0.0, published=["mtp", "ngram-mod", "dflash"]
+    )
     slower = claim(id="slower", kind="verdict", task="essay", condition="dflash", temperature=0.0, published="slower")
-    tasks = claim(id="tasks", kind="ordering", over="tasks", condition="dflash", temperature=0.0,
-                  published=["file-rewrite", "essay"])
-    multiplier = claim(id="size", kind="speedup", task="essay", condition="dflash", temperature=0.0, published=0.66,
-                       tolerance=0.10)
-    result = evaluate([methods, slower, tasks, multiplier], make_tables(speeds), baseline=BASELINE, comparable=False,
-                      device=DEVICE).set_index("id")
+    tasks = claim(
+        id="tasks",
+        kind="ordering",
+        over="tasks",
+        condition="dflash",
+        temperature=0.0,
+        published=["file-rewrite", "essay"],
+    )
+    multiplier = claim(
+        id="size", kind="speedup", task="essay", condition="dflash", temperature=0.0, published=0.66, tolerance=0.10
+    )
+    result = evaluate(
+        [methods, slower, tasks, multiplier], make_tables(speeds), baseline=BASELINE, comparable=False, device=DEVICE
+    ).set_index("id")
     assert list(result["scope"]) == ["relative", "relative", "transfers", "absolute"]
     assert list(result["verdict"]) == [AGREES, AGREES, REPRODUCED, NOT_COMPARABLE]
     assert result.loc["size", "measured_text"] == "0.66x"  # shown, not compared
-    assert result.loc["slower", "detail"] == f"verdict agrees with the study on {DEVICE}: 'slower' by the all-runs " \
+    assert (
+        result.loc["slower", "detail"] == f"verdict agrees with the study on {DEVICE}: 'slower' by the all-runs "
         "rule on every task ('reproduced' on the study's terms; not claimed to transfer)"
+    )
     assert result.loc["tasks", "detail"] == f"ordering reproduced on {DEVICE}: 1 of 1 pairs ordered as published"
     # the same relations the other way round: differs, never "not reproduced"; the order of tasks is not reproduced
-    upside_down = make_tables({**speeds, ("essay", "dflash", 0.0): [140] * 3, ("essay", "mtp", 0.0): [100] * 3,
-                               ("file-rewrite", "dflash", 0.0): [120] * 3})
-    rows = evaluate([methods, slower, tasks], upside_down, baseline=BASELINE, comparable=False,
-                    device=DEVICE).set_index("id")
+    upside_down = make_tables(
+        {
+            **speeds,
+            ("essay", "dflash", 0.0): [140] * 3,
+            ("essay", "mtp", 0.0): [100] * 3,
+            ("file-rewrite", "dflash", 0.0): [120] * 3,
+        }
+    )
+    rows = evaluate(
+        [methods, slower, tasks], upside_down, baseline=BASELINE, comparable=False, device=DEVICE
+    ).set_index("id")
     assert list(rows["verdict"]) == [DIFFERS, DIFFERS, NOT_REPRODUCED]
     assert rows.loc["test-claim", "detail"].startswith(f"ordering differs from the study on {DEVICE}: ")
     assert rows.loc["tasks", "detail"].startswith(f"ordering not reproduced on {DEVICE}: ")
     # on the study's setup all three are judged as usual
-    assert list(evaluate([methods, slower, tasks], upside_down, baseline=BASELINE, comparable=True,
-                         device=DEVICE)["verdict"]) == [NOT_REPRODUCED, NOT_REPRODUCED, NOT_REPRODUCED]
+    assert list(
+        evaluate([methods, slower, tasks], upside_down, baseline=BASELINE, comparable=True, device=DEVICE)["verdict"]
+    ) == [NOT_REPRODUCED, NOT_REPRODUCED, NOT_REPRODUCED]
     assert check(methods, make_tables({}), study=False)["verdict"] == NOT_MEASURED  # nothing to show, anywhere
-    as_transfers = claim(kind="speedup", task="essay", condition="dflash", temperature=0.0, published=0.66,
-                         tolerance=0.10, scope="transfers")
+    as_transfers = claim(
+        kind="speedup",
+        task="essay",
+        condition="dflash",
+        temperature=0.0,
+        published=0.66,
+        tolerance=0.10,
+        scope="transfers",
+    )
     row = check(as_transfers, make_tables(speeds), study=False)
     assert row["verdict"] == REPRODUCED and row["detail"].startswith(f"speedup reproduced on {DEVICE}: within")
 
 
 def test_background_claims_are_listed_never_judged() -> None:
     quoted = claim(kind="background", published="1.50x", note="another project's figure")
-    contention = claim(id="contention", kind="background", task="file-rewrite", condition="off",
-                       published="48-56 tok/s")
+    contention = claim(
+        id="contention", kind="background", task="file-rewrite", condition="off", published="48-56 tok/s"
+    )
     tables = make_tables({("file-rewrite", "off", 0.0): [50.0, 52.0, 56.0]})
     for comparable in (True, False):
         result = evaluate([quoted, contention], tables, baseline=BASELINE, comparable=comparable, device=DEVICE)
@@ -486,33 +613,64 @@ def test_background_claims_are_listed_never_judged() -> None:
 
 def test_variants_stand_in_for_their_condition() -> None:
     """dflash-n15 stands in for dflash in condition, conditions and tiers: one more row each, judged on its cells."""
-    speeds = {("todo-app", "off", 0.0): [100.0] * 3, ("todo-app", "dflash", 0.0): [227.0] * 3,
-              ("todo-app", "dflash-n15", 0.0): [150.0] * 3, ("todo-app", "mtp", 0.0): [160.0] * 3,
-              ("todo-app", "ngram-mod", 0.0): [97.0] * 3}
-    multiplier = claim(kind="speedup", task="todo-app", condition="dflash", temperature=0.0, published=2.27,
-                       tolerance=0.15, variants=["dflash-n15"])
-    best = claim(id="best", kind="ordering", over="conditions", task="todo-app", temperature=0.0,
-                 published=["dflash", ["mtp", "ngram-mod"]], variants=["dflash-n15"])
-    over_tasks = claim(id="tasks", kind="verdict", task="todo-app", conditions=["mtp", "dflash"], temperature=0.0,
-                       published="faster", variants=["dflash-n15"])
-    result = evaluate([multiplier, best, over_tasks], make_tables(speeds), baseline=BASELINE, comparable=True,
-                      device=DEVICE)
-    assert list(result["id"]) == ["test-claim", "test-claim@dflash-n15", "best", "best@dflash-n15", "tasks",
-                                  "tasks@dflash-n15"]
+    speeds = {
+        ("todo-app", "off", 0.0): [100.0] * 3,
+        ("todo-app", "dflash", 0.0): [227.0] * 3,
+        ("todo-app", "dflash-n15", 0.0): [150.0] * 3,
+        ("todo-app", "mtp", 0.0): [160.0] * 3,
+        ("todo-app", "ngram-mod", 0.0): [97.0] * 3,
+    }
+    multiplier = claim(
+        kind="speedup",
+        task="todo-app",
+        condition="dflash",
+        temperature=0.0,
+        published=2.27,
+        tolerance=0.15,
+        variants=["dflash-n15"],
+    )
+    best = claim(
+        id="best",
+        kind="ordering",
+        over="conditions",
+        task="todo-app",
+        temperature=0.0,
+        published=["dflash", ["mtp", "ngram-mod"]],
+        variants=["dflash-n15"],
+    )
+    over_tasks = claim(
+        id="tasks",
+        kind="verdict",
+        task="todo-app",
+        conditions=["mtp", "dflash"],
+        temperature=0.0,
+        published="faster",
+        variants=["dflash-n15"],
+    )
+    result = evaluate(
+        [multiplier, best, over_tasks], make_tables(speeds), baseline=BASELINE, comparable=True, device=DEVICE
+    )
+    assert list(result["id"]) == [
+        "test-claim",
+        "test-claim@dflash-n15",
+        "best",
+        "best@dflash-n15",
+        "tasks",
+        "tasks@dflash-n15",
+    ]
     assert list(result["variant_of"]) == [None, "test-claim", None, "best", None, "tasks"]
-    assert list(result["verdict"]) == [REPRODUCED, SAME_DIRECTION, REPRODUCED, NOT_REPRODUCED, REPRODUCED,
-                                       REPRODUCED]
+    assert list(result["verdict"]) == [REPRODUCED, SAME_DIRECTION, REPRODUCED, NOT_REPRODUCED, REPRODUCED, REPRODUCED]
     rows = result.set_index("id")
     assert rows.loc["test-claim@dflash-n15", "measured_text"] == "1.50x"
     assert rows.loc["test-claim@dflash-n15", "published_text"] == "2.27x"
     assert all("/dflash-n15/" in c or "/off/" in c for c in rows.loc["test-claim@dflash-n15", "cells"])
     assert rows.loc["best@dflash-n15", "published"] == [["dflash-n15"], ["mtp", "ngram-mod"]]
     assert rows.loc["best@dflash-n15", "published_text"] == "dflash-n15 > {mtp, ngram-mod}"
-    assert rows.loc["best@dflash-n15", "detail"] == "1 of 2 pairs ordered as published; out of order: " \
-        "dflash-n15 vs mtp"
+    assert rows.loc["best@dflash-n15", "detail"] == "1 of 2 pairs ordered as published; out of order: dflash-n15 vs mtp"
     assert rows.loc["tasks@dflash-n15", "measured_text"] == "mtp faster (1.60x); dflash-n15 faster (1.50x)"
-    identity = claim(id="same", kind="identity", task="essay", condition="dflash", published="not identical",
-                     variants=["dflash-n15"])
+    identity = claim(
+        id="same", kind="identity", task="essay", condition="dflash", published="not identical", variants=["dflash-n15"]
+    )
     tables = identity_tables({"essay": DFLASH_TOKENS["essay"]}, {"essay": OFF_TOKENS["essay"]})
     result = evaluate([identity], tables, baseline=BASELINE, comparable=True, device=DEVICE)
     assert list(result["verdict"]) == [REPRODUCED, NOT_MEASURED]  # dflash-n15 not run
@@ -520,8 +678,14 @@ def test_variants_stand_in_for_their_condition() -> None:
 
 def unstated_speedup(published: float, side: str | None = None, **where: Any) -> Claim:
     fields = {"task": "file-rewrite", "condition": "ngram-mod", **where}
-    return claim(kind="speedup", temperature="unstated", published=published, tolerance=0.10,
-                 **({"side": side} if side else {}), **fields)
+    return claim(
+        kind="speedup",
+        temperature="unstated",
+        published=published,
+        tolerance=0.10,
+        **({"side": side} if side else {}),
+        **fields,
+    )
 
 
 def test_a_claim_without_a_stated_temperature_is_judged_under_both_readings() -> None:
@@ -548,16 +712,39 @@ def test_a_claim_without_a_stated_temperature_is_judged_under_both_readings() ->
     # a stated temperature is judged there only
     stated = check(speedup_claim(6.25), make_tables({**t0, **t1}))
     assert (stated["verdict"], stated["verdict_t1"], stated["reading"], stated["temperature"]) == (
-        SAME_DIRECTION, None, None, 0.0)
+        SAME_DIRECTION,
+        None,
+        None,
+        0.0,
+    )
     identity = claim(kind="identity", task="file-rewrite", condition="ngram-mod", published="identical")
     assert check(identity, make_tables({**t0, **t1}))["verdict_t1"] is None
-    shape = claim(kind="ordering", tasks=TASKS, condition="mtp", temperature=1.0, versus_temperature=0.0,
-                  published="same ordering")
+    shape = claim(
+        kind="ordering",
+        tasks=TASKS,
+        condition="mtp",
+        temperature=1.0,
+        versus_temperature=0.0,
+        published="same ordering",
+    )
     row = check(shape, make_tables(t1))
     assert (row["verdict_t1"], row["measured_t1_text"], row["reading"]) == (None, "", None)
     with pytest.raises(ClaimError, match="key 'temperature'"):
-        parse_claims([{"id": "x", "text": "t", "kind": "ordering", "tasks": TASKS, "condition": "mtp",
-                       "temperature": "unstated", "versus_temperature": 0.0, "published": "same ordering"}], CONFIG)
+        parse_claims(
+            [
+                {
+                    "id": "x",
+                    "text": "t",
+                    "kind": "ordering",
+                    "tasks": TASKS,
+                    "condition": "mtp",
+                    "temperature": "unstated",
+                    "versus_temperature": 0.0,
+                    "published": "same ordering",
+                }
+            ],
+            CONFIG,
+        )
 
 
 def test_the_study_figures_read_at_two_temperatures() -> None:
@@ -571,8 +758,9 @@ def test_the_study_figures_read_at_two_temperatures() -> None:
         for temperature, value in ((0.0, at_zero), (1.0, at_one)):
             speeds[("essay", condition, temperature)] = [126 * value + d for d in (-0.3, 0.0, 0.3)]
     ids = ["dflash-essay-speedup", "dflash-essay-speedup-why", "mtp-essay-speedup"]
-    result = evaluate([by_id[i] for i in ids], make_tables(speeds), baseline=BASELINE, comparable=True,
-                      device=DEVICE).set_index("id")
+    result = evaluate(
+        [by_id[i] for i in ids], make_tables(speeds), baseline=BASELINE, comparable=True, device=DEVICE
+    ).set_index("id")
     assert list(result.loc[ids, "reading"]) == ["both readings", "both readings", "temperature 1.0 only"]
     assert result.loc["mtp-essay-speedup", "detail"].startswith("not 'faster' by the all-runs rule (essay slower)")
     text = (REPO / "config" / "claims.yaml").read_text()
@@ -582,8 +770,7 @@ def test_the_study_figures_read_at_two_temperatures() -> None:
 def test_predictions_file_of_orderings_without_source() -> None:
     """The study's prediction, written down before measuring: ordering claims in the same format, no source."""
     predictions = load_claims(REPO / "config" / "predictions.yaml", CONFIG)
-    assert {c.kind for c in predictions} == {"ordering"} and {c.scope for c in predictions} == {"relative",
-                                                                                               "transfers"}
+    assert {c.kind for c in predictions} == {"ordering"} and {c.scope for c in predictions} == {"relative", "transfers"}
     assert all(c.source == "" for c in predictions)
     by_id = {c.id: c for c in predictions}
     assert by_id["predicted-ngram-file-rewrite-best"].published[0] == ["file-rewrite"]
@@ -594,8 +781,10 @@ def test_predictions_file_of_orderings_without_source() -> None:
     assert all(DEVICE in d for d in base["detail"])
     # the orders of tasks are judged off the study's setup; the order of methods on new code agrees
     assert dict(zip(base["id"], base["verdict"], strict=True)) == {
-        "predicted-ngram-file-rewrite-best": REPRODUCED, "predicted-dflash-best-on-new-code": AGREES,
-        "predicted-essay-weakest": REPRODUCED}
+        "predicted-ngram-file-rewrite-best": REPRODUCED,
+        "predicted-dflash-best-on-new-code": AGREES,
+        "predicted-essay-weakest": REPRODUCED,
+    }
     assert len(result) == 5
 
 
@@ -605,8 +794,7 @@ def test_predictions_file_of_orderings_without_source() -> None:
 
 
 def test_tokens_per_s_has_no_direction() -> None:
-    every = claim(kind="tokens_per_s", tasks=TASKS, condition="off", temperature=0.0, published=126,
-                  tolerance=0.15)
+    every = claim(kind="tokens_per_s", tasks=TASKS, condition="off", temperature=0.0, published=126, tolerance=0.15)
     tables = make_tables({(task, "off", 0.0): OFF for task in TASKS})
     assert check(every, tables)["verdict"] == REPRODUCED
     fast = make_tables({**{(task, "off", 0.0): OFF for task in TASKS[:3]}, ("essay", "off", 0.0): [300] * 3})
@@ -616,14 +804,22 @@ def test_tokens_per_s_has_no_direction() -> None:
 
 
 def acceptance_claim(published: Any, tolerance: float = 0.10, **extra: Any) -> Claim:
-    return claim(kind="acceptance", task="essay", condition="mtp", temperature=0.0, published=published,
-                 tolerance=tolerance, **extra)
+    return claim(
+        kind="acceptance",
+        task="essay",
+        condition="mtp",
+        temperature=0.0,
+        published=published,
+        tolerance=tolerance,
+        **extra,
+    )
 
 
 @pytest.mark.parametrize(("accepted", "verdict"), [(130, REPRODUCED), (60, SAME_DIRECTION), (260, NOT_REPRODUCED)])
 def test_acceptance_uses_an_absolute_tolerance_and_the_50_percent_side(accepted: int, verdict: str) -> None:
-    tables = make_tables({("essay", "off", 0.0): OFF, ("essay", "mtp", 0.0): [130] * 3},
-                         drafts={("essay", "mtp", 0.0): (300, accepted)})
+    tables = make_tables(
+        {("essay", "off", 0.0): OFF, ("essay", "mtp", 0.0): [130] * 3}, drafts={("essay", "mtp", 0.0): (300, accepted)}
+    )
     row = check(acceptance_claim(0.41), tables)
     assert row["verdict"] == verdict
     assert row["published_text"] == "41%"
@@ -637,13 +833,24 @@ def test_acceptance_nothing_drafted_is_not_measured() -> None:
 
 
 def test_accepted_per_step_range() -> None:
-    per_step = claim(kind="acceptance", metric="accepted_per_step", tasks=["todo-app", "gsm8k"],
-                     condition="ngram-mod", temperature=0.0, published=[0, 4], tolerance=0.5)
-    low = make_tables({(t, "ngram-mod", 0.0): [120] * 3 for t in ("todo-app", "gsm8k")},
-                      drafts={(t, "ngram-mod", 0.0): (100, 50) for t in ("todo-app", "gsm8k")})
+    per_step = claim(
+        kind="acceptance",
+        metric="accepted_per_step",
+        tasks=["todo-app", "gsm8k"],
+        condition="ngram-mod",
+        temperature=0.0,
+        published=[0, 4],
+        tolerance=0.5,
+    )
+    low = make_tables(
+        {(t, "ngram-mod", 0.0): [120] * 3 for t in ("todo-app", "gsm8k")},
+        drafts={(t, "ngram-mod", 0.0): (100, 50) for t in ("todo-app", "gsm8k")},
+    )
     assert check(per_step, low)["verdict"] == REPRODUCED
-    high = make_tables({(t, "ngram-mod", 0.0): [120] * 3 for t in ("todo-app", "gsm8k")},
-                       drafts={(t, "ngram-mod", 0.0): (400, 380) for t in ("todo-app", "gsm8k")})
+    high = make_tables(
+        {(t, "ngram-mod", 0.0): [120] * 3 for t in ("todo-app", "gsm8k")},
+        drafts={(t, "ngram-mod", 0.0): (400, 380) for t in ("todo-app", "gsm8k")},
+    )
     assert check(per_step, high)["verdict"] == NOT_REPRODUCED
 
 
@@ -657,8 +864,15 @@ def drafted_tables(per_run: list[int], accepted: list[int] | None = None) -> dic
 
 def test_drafted_tokens_per_run() -> None:
     """'984 tokens drafted in one go': every run's drafted count within the relative tolerance."""
-    drafted = claim(kind="acceptance", metric="draft_n", task="file-rewrite", condition="ngram-mod", temperature=0.0,
-                    published=984, tolerance=0.10)
+    drafted = claim(
+        kind="acceptance",
+        metric="draft_n",
+        task="file-rewrite",
+        condition="ngram-mod",
+        temperature=0.0,
+        published=984,
+        tolerance=0.10,
+    )
     row = check(drafted, drafted_tables([984, 990, 1000]))
     assert row["verdict"] == REPRODUCED
     assert row["published_text"] == "984 tokens drafted per run"
@@ -671,16 +885,29 @@ def test_drafted_tokens_per_run() -> None:
     assert row["verdict"] == NOT_REPRODUCED  # a count has no direction
     assert "outside" in row["detail"] and "r2 600 tokens" in row["detail"]
     assert check(drafted, drafted_tables([984, 984, 1100]))["verdict"] == NOT_REPRODUCED
-    several = claim(kind="acceptance", metric="draft_n", tasks=["file-rewrite", "essay"], condition="ngram-mod",
-                    temperature=0.0, published=984, tolerance=0.10)
+    several = claim(
+        kind="acceptance",
+        metric="draft_n",
+        tasks=["file-rewrite", "essay"],
+        condition="ngram-mod",
+        temperature=0.0,
+        published=984,
+        tolerance=0.10,
+    )
     row = check(several, drafted_tables([984, 984]))
     assert row["verdict"] == NOT_MEASURED
     assert row["measured"] == {"file-rewrite r1": 984.0, "file-rewrite r2": 984.0, "essay": None}
 
 
 def test_all_accepted_means_at_least_99_percent() -> None:
-    all_accepted = claim(kind="acceptance", task="file-rewrite", condition="ngram-mod", temperature=0.0,
-                         published=[0.99, 1.0], tolerance=0.0)
+    all_accepted = claim(
+        kind="acceptance",
+        task="file-rewrite",
+        condition="ngram-mod",
+        temperature=0.0,
+        published=[0.99, 1.0],
+        tolerance=0.0,
+    )
     row = check(all_accepted, drafted_tables([984] * 3))
     assert row["verdict"] == REPRODUCED and row["published_text"] == "99-100%"
     assert row["measured_text"].startswith("100% (2952 of 2952 drafted tokens accepted, 984 drafted per run")
@@ -706,20 +933,23 @@ def test_verdict_slower_in_all_runs() -> None:
     row = check(verdict_claim("slower", both), slower)
     assert row["verdict"] == REPRODUCED
     assert row["measured_text"] == "todo-app slower (0.96x); gsm8k slower (0.96x)"
-    mixed = make_tables({**base, ("todo-app", "ngram-mod", 0.0): [120, 121, 122],
-                         ("gsm8k", "ngram-mod", 0.0): [120, 124, 126.5]})
+    mixed = make_tables(
+        {**base, ("todo-app", "ngram-mod", 0.0): [120, 121, 122], ("gsm8k", "ngram-mod", 0.0): [120, 124, 126.5]}
+    )
     row = check(verdict_claim("slower", both), mixed)
     assert row["verdict"] == SAME_DIRECTION
     assert "gsm8k" in row["detail"]
-    faster = make_tables({**base, ("todo-app", "ngram-mod", 0.0): [120, 121, 122],
-                          ("gsm8k", "ngram-mod", 0.0): [130, 131, 132]})
+    faster = make_tables(
+        {**base, ("todo-app", "ngram-mod", 0.0): [120, 121, 122], ("gsm8k", "ngram-mod", 0.0): [130, 131, 132]}
+    )
     assert check(verdict_claim("slower", both), faster)["verdict"] == NOT_REPRODUCED
 
 
 def test_verdict_slower_on_no_task() -> None:
     base = {(t, "off", 0.0): OFF for t in TASKS}
-    good = make_tables({**base, **{(t, "mtp", 0.0): [200] * 3 for t in TASKS[:3]},
-                        ("essay", "mtp", 0.0): [124, 130, 131]})
+    good = make_tables(
+        {**base, **{(t, "mtp", 0.0): [200] * 3 for t in TASKS[:3]}, ("essay", "mtp", 0.0): [124, 130, 131]}
+    )
     assert check(verdict_claim("not slower", TASKS, "mtp"), good)["verdict"] == REPRODUCED
     bad = make_tables({**base, **{(t, "mtp", 0.0): [200] * 3 for t in TASKS[:3]}, ("essay", "mtp", 0.0): [100] * 3})
     row = check(verdict_claim("not slower", TASKS, "mtp"), bad)
@@ -729,10 +959,19 @@ def test_verdict_slower_on_no_task() -> None:
 
 def test_verdict_over_conditions_on_one_task() -> None:
     """'On the file rewrite every method is faster': one verdict per condition."""
-    every = claim(kind="verdict", task="file-rewrite", conditions=["ngram-mod", "mtp", "dflash"], temperature=0.0,
-                  published="faster")
-    speeds = {("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [780, 790, 800],
-              ("file-rewrite", "mtp", 0.0): [222, 224, 226], ("file-rewrite", "dflash", 0.0): [420, 422, 424]}
+    every = claim(
+        kind="verdict",
+        task="file-rewrite",
+        conditions=["ngram-mod", "mtp", "dflash"],
+        temperature=0.0,
+        published="faster",
+    )
+    speeds = {
+        ("file-rewrite", "off", 0.0): OFF,
+        ("file-rewrite", "ngram-mod", 0.0): [780, 790, 800],
+        ("file-rewrite", "mtp", 0.0): [222, 224, 226],
+        ("file-rewrite", "dflash", 0.0): [420, 422, 424],
+    }
     row = check(every, make_tables(speeds))
     assert row["verdict"] == REPRODUCED
     assert row["detail"] == "'faster' by the all-runs rule on every condition"
@@ -747,8 +986,13 @@ def test_verdict_over_conditions_on_one_task() -> None:
     no_dflash = make_tables({k: v for k, v in speeds.items() if k[1] != "dflash"})
     row = check(every, no_dflash)
     assert row["verdict"] == NOT_MEASURED and "dflash" in row["detail"]
-    both = claim(kind="verdict", tasks=["file-rewrite", "essay"], conditions=["mtp", "dflash"], temperature=0.0,
-                 published="not slower")
+    both = claim(
+        kind="verdict",
+        tasks=["file-rewrite", "essay"],
+        conditions=["mtp", "dflash"],
+        temperature=0.0,
+        published="not slower",
+    )
     essay = {("essay", "off", 0.0): OFF, ("essay", "mtp", 0.0): [131] * 3, ("essay", "dflash", 0.0): [83] * 3}
     row = check(both, make_tables({**speeds, **essay}))
     assert row["verdict"] == NOT_REPRODUCED and row["detail"] == "'slower' by the all-runs rule on dflash essay"
@@ -757,17 +1001,24 @@ def test_verdict_over_conditions_on_one_task() -> None:
 
 def test_essay_order_of_methods() -> None:
     """'On the essay MTP is faster, n-gram slightly slower, DFlash much slower, in that order.'"""
-    order = claim(kind="ordering", over="conditions", task="essay", temperature=0.0,
-                  published=["mtp", "ngram-mod", "dflash"])
-    speeds = {("essay", "off", 0.0): OFF, ("essay", "mtp", 0.0): [131] * 3, ("essay", "ngram-mod", 0.0): [124] * 3,
-              ("essay", "dflash", 0.0): [83] * 3}
+    order = claim(
+        kind="ordering", over="conditions", task="essay", temperature=0.0, published=["mtp", "ngram-mod", "dflash"]
+    )
+    speeds = {
+        ("essay", "off", 0.0): OFF,
+        ("essay", "mtp", 0.0): [131] * 3,
+        ("essay", "ngram-mod", 0.0): [124] * 3,
+        ("essay", "dflash", 0.0): [83] * 3,
+    }
     row = check(order, make_tables(speeds))
     assert row["verdict"] == REPRODUCED and row["published_text"] == "mtp > ngram-mod > dflash"
     assert row["measured_text"] == "mtp 1.04x > ngram-mod 0.98x > dflash 0.66x"
     swapped = make_tables({**speeds, ("essay", "ngram-mod", 0.0): [132] * 3})
     row = check(order, swapped)
-    assert row["verdict"] == SAME_DIRECTION and row["detail"] == "2 of 3 pairs ordered as published; out of order: " \
-        "mtp vs ngram-mod"
+    assert (
+        row["verdict"] == SAME_DIRECTION
+        and row["detail"] == "2 of 3 pairs ordered as published; out of order: mtp vs ngram-mod"
+    )
     upside_down = make_tables({**speeds, ("essay", "dflash", 0.0): [140] * 3, ("essay", "mtp", 0.0): [100] * 3})
     assert check(order, upside_down)["verdict"] == NOT_REPRODUCED
 
@@ -781,8 +1032,9 @@ def sequence(n: int, start: int = 0) -> list[int]:
     return [start + i for i in range(n)]
 
 
-def identity_tables(condition_tokens: dict[str, list[list[int]]], off_tokens: dict[str, list[list[int]]],
-                    condition: str = "dflash") -> dict[str, pd.DataFrame]:
+def identity_tables(
+    condition_tokens: dict[str, list[list[int]]], off_tokens: dict[str, list[list[int]]], condition: str = "dflash"
+) -> dict[str, pd.DataFrame]:
     tokens: dict[tuple[str, str, int], list[int]] = {}
     speeds: dict[tuple[str, str, float], list[float]] = {}
     for task, repeats in off_tokens.items():
@@ -794,10 +1046,18 @@ def identity_tables(condition_tokens: dict[str, list[list[int]]], off_tokens: di
     return make_tables(speeds, tokens=tokens)
 
 
-OFF_TOKENS = {"file-rewrite": [sequence(900)] * 3, "todo-app": [sequence(898)] * 3, "gsm8k": [sequence(894)] * 3,
-              "essay": [sequence(611)] * 3}
-DFLASH_TOKENS = {"file-rewrite": [sequence(900)] * 3, "todo-app": [sequence(829, 5)] * 3,
-                 "gsm8k": [sequence(627, 5)] * 3, "essay": [sequence(681, 5)] * 3}
+OFF_TOKENS = {
+    "file-rewrite": [sequence(900)] * 3,
+    "todo-app": [sequence(898)] * 3,
+    "gsm8k": [sequence(894)] * 3,
+    "essay": [sequence(611)] * 3,
+}
+DFLASH_TOKENS = {
+    "file-rewrite": [sequence(900)] * 3,
+    "todo-app": [sequence(829, 5)] * 3,
+    "gsm8k": [sequence(627, 5)] * 3,
+    "essay": [sequence(681, 5)] * 3,
+}
 
 
 def test_identity_identical_and_control() -> None:
@@ -833,9 +1093,14 @@ def test_identity_not_identical_on_three_of_four() -> None:
 
 
 def test_identity_token_counts() -> None:
-    counts = claim(kind="identity", tasks=["todo-app", "gsm8k", "essay"], condition="dflash",
-                   published="not identical", tolerance=0.1,
-                   token_counts={"todo-app": [829, 898], "gsm8k": [627, 894], "essay": [681, 611]})
+    counts = claim(
+        kind="identity",
+        tasks=["todo-app", "gsm8k", "essay"],
+        condition="dflash",
+        published="not identical",
+        tolerance=0.1,
+        token_counts={"todo-app": [829, 898], "gsm8k": [627, 894], "essay": [681, 611]},
+    )
     row = check(counts, identity_tables(DFLASH_TOKENS, OFF_TOKENS))
     assert row["verdict"] == REPRODUCED
     other_lengths = identity_tables({**DFLASH_TOKENS, "gsm8k": [sequence(400, 5)] * 3}, OFF_TOKENS)
@@ -869,8 +1134,15 @@ WRONG_THIRD = scored(2, wrong=((3, "25000", "70000"),))
 
 def test_gsm8k_claims() -> None:
     all_three = claim(kind="gsm8k", task="gsm8k", condition="dflash", temperature=0.0, published=3, total=3)
-    third_wrong = claim(kind="gsm8k", task="gsm8k", condition="off", temperature=0.0, published=2, total=3,
-                        wrong={"problem": 3, "answer": "25000", "reference": "70000"})
+    third_wrong = claim(
+        kind="gsm8k",
+        task="gsm8k",
+        condition="off",
+        temperature=0.0,
+        published=2,
+        total=3,
+        wrong={"problem": 3, "answer": "25000", "reference": "70000"},
+    )
     tables = gsm8k_tables({"dflash": [ALL_THREE] * 3, "off": [WRONG_THIRD] * 3})
     row = check(all_three, tables)
     assert row["verdict"] == REPRODUCED
@@ -899,10 +1171,24 @@ def test_gsm8k_claims() -> None:
 
 def test_gsm8k_the_wrong_answer_decides() -> None:
     """'got the third problem wrong (25,000 dollars instead of 70,000)': another wrong answer is only the direction."""
-    third_wrong = claim(kind="gsm8k", task="gsm8k", condition="off", temperature=0.0, published=2, total=3,
-                        wrong={"problem": 3, "answer": "25000", "reference": "70000"})
-    written_otherwise = gsm8k_tables({"off": [scored(2, wrong=((3, "25,000", "70000"),)), WRONG_THIRD,
-                                              scored(2, wrong=((3, "$25000.00", "70000"),))]})
+    third_wrong = claim(
+        kind="gsm8k",
+        task="gsm8k",
+        condition="off",
+        temperature=0.0,
+        published=2,
+        total=3,
+        wrong={"problem": 3, "answer": "25000", "reference": "70000"},
+    )
+    written_otherwise = gsm8k_tables(
+        {
+            "off": [
+                scored(2, wrong=((3, "25,000", "70000"),)),
+                WRONG_THIRD,
+                scored(2, wrong=((3, "$25000.00", "70000"),)),
+            ]
+        }
+    )
     assert check(third_wrong, written_otherwise)["verdict"] == REPRODUCED
     one_other = gsm8k_tables({"off": [WRONG_THIRD, WRONG_THIRD, scored(2, wrong=((3, "30000", "70000"),))]})
     row = check(third_wrong, one_other)
@@ -912,8 +1198,9 @@ def test_gsm8k_the_wrong_answer_decides() -> None:
     no_answer = gsm8k_tables({"off": [scored(2, wrong=((3, None, "70000"),))] * 3})
     row = check(third_wrong, no_answer)
     assert row["verdict"] == SAME_DIRECTION and "none in r1, none in r2, none in r3" in row["detail"]
-    any_answer = claim(kind="gsm8k", task="gsm8k", condition="off", temperature=0.0, published=2, total=3,
-                       wrong={"problem": 3})
+    any_answer = claim(
+        kind="gsm8k", task="gsm8k", condition="off", temperature=0.0, published=2, total=3, wrong={"problem": 3}
+    )
     assert check(any_answer, one_other)["verdict"] == REPRODUCED
 
 
@@ -923,8 +1210,15 @@ def test_gsm8k_the_wrong_answer_decides() -> None:
 
 
 def test_warm_repeats_grow() -> None:
-    repeats = claim(kind="warm_vs_fresh", task="todo-app", condition="ngram-mod-warm", fresh="ngram-mod",
-                    temperature=0.0, published=[123, 195, 307], tolerance=0.15)
+    repeats = claim(
+        kind="warm_vs_fresh",
+        task="todo-app",
+        condition="ngram-mod-warm",
+        fresh="ngram-mod",
+        temperature=0.0,
+        published=[123, 195, 307],
+        tolerance=0.15,
+    )
     close = make_tables({("todo-app", "ngram-mod-warm", 0.0): [120, 200, 300]})
     row = check(repeats, close)
     assert row["verdict"] == REPRODUCED
@@ -939,16 +1233,26 @@ def test_warm_repeats_grow() -> None:
 
 
 def test_warm_faster_than_fresh() -> None:
-    faster = claim(kind="warm_vs_fresh", tasks=["todo-app", "essay"], condition="ngram-mod-warm", fresh="ngram-mod",
-                   temperature=0.0, published="faster")
+    faster = claim(
+        kind="warm_vs_fresh",
+        tasks=["todo-app", "essay"],
+        condition="ngram-mod-warm",
+        fresh="ngram-mod",
+        temperature=0.0,
+        published="faster",
+    )
     fresh = {(t, "ngram-mod", 0.0): [120, 122, 124] for t in ("todo-app", "essay")}
     tables = make_tables({**fresh, **{(t, "ngram-mod-warm", 0.0): [123, 195, 307] for t in ("todo-app", "essay")}})
     assert check(faster, tables)["verdict"] == REPRODUCED
-    median_only = make_tables({**fresh, **{(t, "ngram-mod-warm", 0.0): [121, 123, 307]
-                                           for t in ("todo-app", "essay")}})
+    median_only = make_tables({**fresh, **{(t, "ngram-mod-warm", 0.0): [121, 123, 307] for t in ("todo-app", "essay")}})
     assert check(faster, median_only)["verdict"] == SAME_DIRECTION
-    slower = make_tables({**fresh, ("todo-app", "ngram-mod-warm", 0.0): [123, 195, 307],
-                          ("essay", "ngram-mod-warm", 0.0): [110, 111, 112]})
+    slower = make_tables(
+        {
+            **fresh,
+            ("todo-app", "ngram-mod-warm", 0.0): [123, 195, 307],
+            ("essay", "ngram-mod-warm", 0.0): [110, 111, 112],
+        }
+    )
     assert check(faster, slower)["verdict"] == NOT_REPRODUCED
     no_fresh = make_tables({(t, "ngram-mod-warm", 0.0): [123, 195, 307] for t in ("todo-app", "essay")})
     assert check(faster, no_fresh)["verdict"] == NOT_MEASURED
@@ -960,53 +1264,82 @@ def test_warm_faster_than_fresh() -> None:
 
 
 def ordering_speeds(condition: str, values: dict[str, float], temperature: float = 0.0) -> dict:
-    return {**{(t, "off", temperature): [100.0] * 3 for t in values},
-            **{(t, condition, temperature): [100.0 * v] * 3 for t, v in values.items()}}
+    return {
+        **{(t, "off", temperature): [100.0] * 3 for t in values},
+        **{(t, condition, temperature): [100.0 * v] * 3 for t, v in values.items()},
+    }
 
 
 def test_ordering_tiers_over_tasks() -> None:
-    mtp = claim(kind="ordering", metric="speedup", over="tasks", condition="mtp", temperature=0.0,
-                published=[["file-rewrite", "todo-app", "gsm8k"], "essay"])
-    row = check(mtp, make_tables(ordering_speeds("mtp", {"file-rewrite": 1.78, "todo-app": 1.5, "gsm8k": 1.6,
-                                                         "essay": 1.04})))
+    mtp = claim(
+        kind="ordering",
+        metric="speedup",
+        over="tasks",
+        condition="mtp",
+        temperature=0.0,
+        published=[["file-rewrite", "todo-app", "gsm8k"], "essay"],
+    )
+    row = check(
+        mtp, make_tables(ordering_speeds("mtp", {"file-rewrite": 1.78, "todo-app": 1.5, "gsm8k": 1.6, "essay": 1.04}))
+    )
     assert row["verdict"] == REPRODUCED
     assert row["published_text"] == "{file-rewrite, todo-app, gsm8k} > essay"
     assert row["measured_text"] == "file-rewrite 1.78x > gsm8k 1.60x > todo-app 1.50x > essay 1.04x"
-    assert row["measured"] == {"mtp": pytest.approx({"file-rewrite": 1.78, "todo-app": 1.5, "gsm8k": 1.6,
-                                                     "essay": 1.04})}
+    assert row["measured"] == {
+        "mtp": pytest.approx({"file-rewrite": 1.78, "todo-app": 1.5, "gsm8k": 1.6, "essay": 1.04})
+    }
     assert row["detail"] == "3 of 3 pairs ordered as published"
-    one_pair = make_tables(ordering_speeds("mtp", {"file-rewrite": 1.78, "todo-app": 1.0, "gsm8k": 1.6,
-                                                   "essay": 1.04}))
+    one_pair = make_tables(ordering_speeds("mtp", {"file-rewrite": 1.78, "todo-app": 1.0, "gsm8k": 1.6, "essay": 1.04}))
     assert check(mtp, one_pair)["verdict"] == SAME_DIRECTION
-    reversed_order = make_tables(ordering_speeds("mtp", {"file-rewrite": 0.9, "todo-app": 0.9, "gsm8k": 0.9,
-                                                         "essay": 1.04}))
+    reversed_order = make_tables(
+        ordering_speeds("mtp", {"file-rewrite": 0.9, "todo-app": 0.9, "gsm8k": 0.9, "essay": 1.04})
+    )
     assert check(mtp, reversed_order)["verdict"] == NOT_REPRODUCED
     partial = make_tables(ordering_speeds("mtp", {"file-rewrite": 1.78, "essay": 1.04}))
     assert check(mtp, partial)["verdict"] == NOT_MEASURED
 
 
 def test_ordering_over_conditions() -> None:
-    best = claim(kind="ordering", over="conditions", task="todo-app", temperature=0.0,
-                 published=["dflash", ["mtp", "ngram-mod"]])
-    speeds = {("todo-app", "off", 0.0): [100.0] * 3, ("todo-app", "dflash", 0.0): [227.0] * 3,
-              ("todo-app", "mtp", 0.0): [160.0] * 3, ("todo-app", "ngram-mod", 0.0): [97.0] * 3}
+    best = claim(
+        kind="ordering", over="conditions", task="todo-app", temperature=0.0, published=["dflash", ["mtp", "ngram-mod"]]
+    )
+    speeds = {
+        ("todo-app", "off", 0.0): [100.0] * 3,
+        ("todo-app", "dflash", 0.0): [227.0] * 3,
+        ("todo-app", "mtp", 0.0): [160.0] * 3,
+        ("todo-app", "ngram-mod", 0.0): [97.0] * 3,
+    }
     assert check(best, make_tables(speeds))["verdict"] == REPRODUCED
     speeds[("todo-app", "mtp", 0.0)] = [250.0] * 3
     assert check(best, make_tables(speeds))["verdict"] == NOT_REPRODUCED
 
 
 def test_same_shape_at_temperature_one() -> None:
-    shape = claim(kind="ordering", metric="speedup", over="tasks", tasks=TASKS, conditions=["ngram-mod", "dflash"],
-                  temperature=1.0, versus_temperature=0.0, published="same ordering")
-    t0 = {**ordering_speeds("ngram-mod", {"file-rewrite": 6.25, "todo-app": 0.97, "gsm8k": 0.98, "essay": 1.0}),
-          **ordering_speeds("dflash", {"file-rewrite": 3.35, "todo-app": 2.27, "gsm8k": 1.5, "essay": 0.66})}
-    same = {**ordering_speeds("ngram-mod", {"file-rewrite": 5.0, "todo-app": 0.9, "gsm8k": 0.95, "essay": 0.99}, 1.0),
-            **ordering_speeds("dflash", {"file-rewrite": 2.9, "todo-app": 2.0, "gsm8k": 1.4, "essay": 0.7}, 1.0)}
+    shape = claim(
+        kind="ordering",
+        metric="speedup",
+        over="tasks",
+        tasks=TASKS,
+        conditions=["ngram-mod", "dflash"],
+        temperature=1.0,
+        versus_temperature=0.0,
+        published="same ordering",
+    )
+    t0 = {
+        **ordering_speeds("ngram-mod", {"file-rewrite": 6.25, "todo-app": 0.97, "gsm8k": 0.98, "essay": 1.0}),
+        **ordering_speeds("dflash", {"file-rewrite": 3.35, "todo-app": 2.27, "gsm8k": 1.5, "essay": 0.66}),
+    }
+    same = {
+        **ordering_speeds("ngram-mod", {"file-rewrite": 5.0, "todo-app": 0.9, "gsm8k": 0.95, "essay": 0.99}, 1.0),
+        **ordering_speeds("dflash", {"file-rewrite": 2.9, "todo-app": 2.0, "gsm8k": 1.4, "essay": 0.7}, 1.0),
+    }
     row = check(shape, make_tables({**t0, **same}))
     assert row["verdict"] == REPRODUCED
     assert row["published_text"] == "same ordering as temperature 0"
-    swapped = {**same, **ordering_speeds("ngram-mod", {"file-rewrite": 5.0, "todo-app": 0.99, "gsm8k": 0.95,
-                                                       "essay": 0.9}, 1.0)}
+    swapped = {
+        **same,
+        **ordering_speeds("ngram-mod", {"file-rewrite": 5.0, "todo-app": 0.99, "gsm8k": 0.95, "essay": 0.9}, 1.0),
+    }
     row = check(shape, make_tables({**t0, **swapped}))
     assert row["verdict"] == SAME_DIRECTION
     assert "ngram-mod todo-app vs essay" in row["detail"]
@@ -1017,8 +1350,17 @@ def test_same_shape_at_temperature_one() -> None:
 # Validation
 # --------------------------------------------------------------------------------------------------------------
 
-VALID = {"id": "ok-claim", "text": "t", "source": "s", "kind": "speedup", "task": "essay", "condition": "mtp",
-         "temperature": 0.0, "published": 1.04, "tolerance": 0.15}
+VALID = {
+    "id": "ok-claim",
+    "text": "t",
+    "source": "s",
+    "kind": "speedup",
+    "task": "essay",
+    "condition": "mtp",
+    "temperature": 0.0,
+    "published": 1.04,
+    "tolerance": 0.15,
+}
 
 
 @pytest.mark.parametrize(
@@ -1050,8 +1392,10 @@ def test_source_is_optional_and_scope_defaults_by_kind() -> None:
     warm = {**entry, "kind": "warm_vs_fresh", "condition": "ngram-mod-warm", "fresh": "ngram-mod"}
     assert parse_claims([{**warm, "published": "faster"}], CONFIG)[0].scope == "relative"
     assert parse_claims([{**warm, "published": [1, 2]}], CONFIG)[0].scope == "absolute"
-    assert parse_claims([{"id": "quote", "text": "t", "kind": "background", "published": "1.50x"}],
-                        CONFIG)[0].scope == "background"
+    assert (
+        parse_claims([{"id": "quote", "text": "t", "kind": "background", "published": "1.50x"}], CONFIG)[0].scope
+        == "background"
+    )
     with pytest.raises(ClaimError, match="key 'variants': 'ngram-mod-warm' stands in for none of the claim's "):
         parse_claims([{**entry, "condition": "dflash", "variants": ["dflash-n15", "ngram-mod-warm"]}], CONFIG)
     with pytest.raises(ClaimError, match="key 'variants': 'dflash-n16' is not one of the config's conditions"):
@@ -1076,53 +1420,216 @@ def test_validation_of_ids(tmp_path: Path) -> None:
     ("entry", "key"),
     [
         ({"kind": "identity", "tasks": TASKS, "condition": "dflash", "published": 5}, "published"),
-        ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "identical",
-          "token_counts": {"essay": "1 vs 2"}}, "token_counts"),
-        ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "identical", "tolerance": 0.1,
-          "token_counts": {"essay": [1, 2]}}, "published"),
-        ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "not identical", "tolerance": 0.1,
-          "token_counts": {"gsm8k": [1, 2]}}, "token_counts"),
-        ({"kind": "identity", "task": "essay", "condition": "dflash", "published": "not identical",
-          "token_counts": {"essay": [1, 2]}}, "tolerance"),
-        ({"kind": "verdict", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": "quick"},
-         "published"),
-        ({"kind": "acceptance", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": 41,
-          "tolerance": 0.1}, "published"),
-        ({"kind": "gsm8k", "task": "gsm8k", "condition": "off", "temperature": 0.0, "published": 2,
-          "wrong": {"problem": 7}}, "wrong"),
+        (
+            {
+                "kind": "identity",
+                "task": "essay",
+                "condition": "dflash",
+                "published": "identical",
+                "token_counts": {"essay": "1 vs 2"},
+            },
+            "token_counts",
+        ),
+        (
+            {
+                "kind": "identity",
+                "task": "essay",
+                "condition": "dflash",
+                "published": "identical",
+                "tolerance": 0.1,
+                "token_counts": {"essay": [1, 2]},
+            },
+            "published",
+        ),
+        (
+            {
+                "kind": "identity",
+                "task": "essay",
+                "condition": "dflash",
+                "published": "not identical",
+                "tolerance": 0.1,
+                "token_counts": {"gsm8k": [1, 2]},
+            },
+            "token_counts",
+        ),
+        (
+            {
+                "kind": "identity",
+                "task": "essay",
+                "condition": "dflash",
+                "published": "not identical",
+                "token_counts": {"essay": [1, 2]},
+            },
+            "tolerance",
+        ),
+        (
+            {"kind": "verdict", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": "quick"},
+            "published",
+        ),
+        (
+            {
+                "kind": "acceptance",
+                "task": "essay",
+                "condition": "mtp",
+                "temperature": 0.0,
+                "published": 41,
+                "tolerance": 0.1,
+            },
+            "published",
+        ),
+        (
+            {
+                "kind": "gsm8k",
+                "task": "gsm8k",
+                "condition": "off",
+                "temperature": 0.0,
+                "published": 2,
+                "wrong": {"problem": 7},
+            },
+            "wrong",
+        ),
         ({"kind": "gsm8k", "condition": "off", "temperature": 0.0, "published": 2}, "task"),
         ({"kind": "gsm8k", "tasks": ["gsm8k"], "condition": "off", "temperature": 0.0, "published": 2}, "tasks"),
-        ({"kind": "warm_vs_fresh", "tasks": ["todo-app", "essay"], "condition": "ngram-mod-warm", "fresh": "ngram-mod",
-          "temperature": 0.0, "published": [1, 2], "tolerance": 0.1}, "tasks"),
-        ({"kind": "warm_vs_fresh", "task": "essay", "condition": "ngram-mod-warm", "temperature": 0.0,
-          "published": "faster"}, "fresh"),
+        (
+            {
+                "kind": "warm_vs_fresh",
+                "tasks": ["todo-app", "essay"],
+                "condition": "ngram-mod-warm",
+                "fresh": "ngram-mod",
+                "temperature": 0.0,
+                "published": [1, 2],
+                "tolerance": 0.1,
+            },
+            "tasks",
+        ),
+        (
+            {
+                "kind": "warm_vs_fresh",
+                "task": "essay",
+                "condition": "ngram-mod-warm",
+                "temperature": 0.0,
+                "published": "faster",
+            },
+            "fresh",
+        ),
         ({"kind": "ordering", "condition": "mtp", "temperature": 0.0, "published": ["essay", "poem"]}, "published"),
-        ({"kind": "ordering", "over": "conditions", "task": "essay", "temperature": 0.0,
-          "published": ["mtp", "dflash-15"]}, "published"),
+        (
+            {
+                "kind": "ordering",
+                "over": "conditions",
+                "task": "essay",
+                "temperature": 0.0,
+                "published": ["mtp", "dflash-15"],
+            },
+            "published",
+        ),
         ({"kind": "ordering", "condition": "mtp", "temperature": 0.0, "published": ["essay", "essay"]}, "published"),
-        ({"kind": "ordering", "tasks": TASKS, "condition": "mtp", "temperature": 1.0, "versus_temperature": 1.0,
-          "published": "same ordering"}, "versus_temperature"),
-        ({"kind": "ordering", "tasks": TASKS, "condition": "mtp", "temperature": 1.0, "versus_temperature": 0.0,
-          "published": ["essay", "gsm8k"]}, "published"),
-        ({"kind": "ordering", "tasks": ["essay"], "condition": "mtp", "temperature": 1.0, "versus_temperature": 0.0,
-          "published": "same ordering"}, "tasks"),
+        (
+            {
+                "kind": "ordering",
+                "tasks": TASKS,
+                "condition": "mtp",
+                "temperature": 1.0,
+                "versus_temperature": 1.0,
+                "published": "same ordering",
+            },
+            "versus_temperature",
+        ),
+        (
+            {
+                "kind": "ordering",
+                "tasks": TASKS,
+                "condition": "mtp",
+                "temperature": 1.0,
+                "versus_temperature": 0.0,
+                "published": ["essay", "gsm8k"],
+            },
+            "published",
+        ),
+        (
+            {
+                "kind": "ordering",
+                "tasks": ["essay"],
+                "condition": "mtp",
+                "temperature": 1.0,
+                "versus_temperature": 0.0,
+                "published": "same ordering",
+            },
+            "tasks",
+        ),
         ({"kind": "ordering", "condition": "mtp", "temperature": 1.0, "published": "same ordering"}, "published"),
-        ({"kind": "acceptance", "metric": "draft_n", "task": "file-rewrite", "condition": "ngram-mod",
-          "temperature": 0.0, "published": 984, "tolerance": 1.5}, "tolerance"),
-        ({"kind": "acceptance", "metric": "draft_n", "task": "file-rewrite", "condition": "ngram-mod",
-          "temperature": 0.0, "published": 0, "tolerance": 0.1}, "published"),
+        (
+            {
+                "kind": "acceptance",
+                "metric": "draft_n",
+                "task": "file-rewrite",
+                "condition": "ngram-mod",
+                "temperature": 0.0,
+                "published": 984,
+                "tolerance": 1.5,
+            },
+            "tolerance",
+        ),
+        (
+            {
+                "kind": "acceptance",
+                "metric": "draft_n",
+                "task": "file-rewrite",
+                "condition": "ngram-mod",
+                "temperature": 0.0,
+                "published": 0,
+                "tolerance": 0.1,
+            },
+            "published",
+        ),
         ({"kind": "background", "published": 1.5}, "published"),
         ({"kind": "background", "published": "1.50x", "tolerance": 0.1}, "tolerance"),
         ({"kind": "background", "published": "1.50x", "scope": "absolute"}, "scope"),
         ({"kind": "background", "published": "1.50x", "variants": ["dflash-n15"]}, "variants"),
-        ({"kind": "verdict", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": "faster",
-          "scope": "background"}, "scope"),
-        ({"kind": "verdict", "task": "essay", "condition": "dflash", "temperature": 0.0, "published": "faster",
-          "variants": ["dflash-n16"]}, "variants"),
-        ({"kind": "verdict", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": "faster",
-          "variants": ["dflash-n15"]}, "variants"),
-        ({"kind": "verdict", "task": "essay", "condition": "mtp", "temperature": 0.0, "published": "faster",
-          "prompt_dependent": "yes"}, "prompt_dependent"),
+        (
+            {
+                "kind": "verdict",
+                "task": "essay",
+                "condition": "mtp",
+                "temperature": 0.0,
+                "published": "faster",
+                "scope": "background",
+            },
+            "scope",
+        ),
+        (
+            {
+                "kind": "verdict",
+                "task": "essay",
+                "condition": "dflash",
+                "temperature": 0.0,
+                "published": "faster",
+                "variants": ["dflash-n16"],
+            },
+            "variants",
+        ),
+        (
+            {
+                "kind": "verdict",
+                "task": "essay",
+                "condition": "mtp",
+                "temperature": 0.0,
+                "published": "faster",
+                "variants": ["dflash-n15"],
+            },
+            "variants",
+        ),
+        (
+            {
+                "kind": "verdict",
+                "task": "essay",
+                "condition": "mtp",
+                "temperature": 0.0,
+                "published": "faster",
+                "prompt_dependent": "yes",
+            },
+            "prompt_dependent",
+        ),
         ({"kind": "verdict", "task": "essay", "temperature": 0.0, "published": "faster"}, "condition"),
     ],
 )
@@ -1144,8 +1651,9 @@ def test_validation_per_kind(entry: dict[str, Any], key: str) -> None:
         ({"task": None, "tasks": ["essay", "poem"]}, "tasks", "'poem' is not one of the config's tasks"),
     ],
 )
-def test_a_claims_file_with_a_mistake_is_refused_naming_claim_and_key(tmp_path: Path, change: dict[str, Any],
-                                                                      key: str, problem: str) -> None:
+def test_a_claims_file_with_a_mistake_is_refused_naming_claim_and_key(
+    tmp_path: Path, change: dict[str, Any], key: str, problem: str
+) -> None:
     """A typo'd kind, a missing field, an unknown key, condition or task: the file is refused, the message names the
     file, the claim, the key and the problem."""
     entry = {k: v for k, v in {**VALID, "id": "second", **change}.items() if v is not None or k == "condition"}
@@ -1202,8 +1710,15 @@ def test_zero_to_four_accepted_is_per_request_and_fails_at_five() -> None:
     assert row["measured_text"].startswith("todo-app r1 0 accepted; todo-app r2 4 accepted")
     row = check(per_request, per_request_tables({"todo-app": [0, 4, 2], "gsm8k": [4, 5, 1]}))
     assert row["verdict"] == NOT_REPRODUCED and "gsm8k r2 5 accepted" in row["detail"]
-    old = claim(kind="acceptance", metric="accepted_per_step", tasks=["todo-app", "gsm8k"], condition="ngram-mod",
-                temperature=0.0, published=[0, 4], tolerance=0.5)
+    old = claim(
+        kind="acceptance",
+        metric="accepted_per_step",
+        tasks=["todo-app", "gsm8k"],
+        condition="ngram-mod",
+        temperature=0.0,
+        published=[0, 4],
+        tolerance=0.5,
+    )
     assert check(old, per_request_tables({"todo-app": [0, 4, 2], "gsm8k": [4, 5, 1]}))["verdict"] == REPRODUCED
 
 
@@ -1219,8 +1734,9 @@ def test_near_one_the_side_decides_and_a_ten_percent_slowdown_fails() -> None:
     row = check(mtp, essay_tables("mtp", [113, 113.5, 114]))  # 0.90x: slower than every off run
     assert (row["verdict"], row["measured_text"]) == (NOT_REPRODUCED, "0.90x")
     assert row["detail"].startswith("not 'faster' by the all-runs rule (essay slower)")
-    assert check(replace(mtp, side=None, tolerance=0.15), essay_tables("mtp", [113, 113.5, 114]))["verdict"] == \
-        REPRODUCED  # the reading this replaces
+    assert (
+        check(replace(mtp, side=None, tolerance=0.15), essay_tables("mtp", [113, 113.5, 114]))["verdict"] == REPRODUCED
+    )  # the reading this replaces
     assert check(mtp, essay_tables("mtp", [130, 131, 132]))["verdict"] == REPRODUCED  # 1.04x, faster in all runs
     assert check(mtp, essay_tables("mtp", [124, 131, 138]))["verdict"] == NOT_REPRODUCED  # 1.04x, no verdict
     assert check(mtp, essay_tables("mtp", [150, 151, 152]))["verdict"] == SAME_DIRECTION  # 1.20x: faster, too fast
@@ -1241,19 +1757,33 @@ def test_the_file_rewrite_is_the_identical_one() -> None:
     assert row["verdict"] == REPRODUCED
     assert row["published_text"] == "not identical on todo-app, gsm8k, essay; identical on file-rewrite"
     assert row["detail"] == "differs on 3 of 4 tasks (todo-app, gsm8k, essay), as published"
-    wrong_three = identity_tables({**DFLASH_TOKENS, "file-rewrite": [sequence(900, 5)] * 3,
-                                   "essay": OFF_TOKENS["essay"]}, OFF_TOKENS)
+    wrong_three = identity_tables(
+        {**DFLASH_TOKENS, "file-rewrite": [sequence(900, 5)] * 3, "essay": OFF_TOKENS["essay"]}, OFF_TOKENS
+    )
     row = check(named, wrong_three)
     assert row["verdict"] == SAME_DIRECTION
-    assert row["detail"] == ("differs on 3 of 4 tasks (file-rewrite, todo-app, gsm8k); published: differs on "
-                             "todo-app, gsm8k, essay, identical on file-rewrite")
+    assert row["detail"] == (
+        "differs on 3 of 4 tasks (file-rewrite, todo-app, gsm8k); published: differs on "
+        "todo-app, gsm8k, essay, identical on file-rewrite"
+    )
     count_only = claim(kind="identity", tasks=TASKS, condition="dflash", published=3)
     assert check(count_only, wrong_three)["verdict"] == REPRODUCED  # the reading this replaces
     none = identity_tables({t: OFF_TOKENS[t] for t in TASKS[:3]} | {"essay": OFF_TOKENS["essay"]}, OFF_TOKENS)
     assert check(named, none)["verdict"] == NOT_REPRODUCED
     with pytest.raises(ClaimError, match="key 'published': the differing tasks must be the claim's tasks"):
-        parse_claims([{"id": "x", "text": "t", "kind": "identity", "tasks": ["essay"], "condition": "dflash",
-                       "published": ["gsm8k"]}], CONFIG)
+        parse_claims(
+            [
+                {
+                    "id": "x",
+                    "text": "t",
+                    "kind": "identity",
+                    "tasks": ["essay"],
+                    "condition": "dflash",
+                    "published": ["gsm8k"],
+                }
+            ],
+            CONFIG,
+        )
 
 
 def shape_speeds(multipliers: dict[str, dict[float, tuple[float, float]]]) -> dict:
@@ -1271,14 +1801,19 @@ def test_same_shape_counts_only_the_pairs_clear_at_temperature_zero() -> None:
     a flip at 1.0 among them is left out and named; a clear pair that flips still counts."""
     shape = study_claim("t1-same-shape-as-t0")
     ngram_only = replace(shape, conditions=("ngram-mod",), variants=())
-    near_one = {"todo-app": {0.0: (0.97, 2.0), 1.0: (0.99, 2.0)}, "gsm8k": {0.0: (0.98, 2.0), 1.0: (0.96, 2.0)},
-                "essay": {0.0: (0.99, 2.0), 1.0: (0.97, 2.0)}}
+    near_one = {
+        "todo-app": {0.0: (0.97, 2.0), 1.0: (0.99, 2.0)},
+        "gsm8k": {0.0: (0.98, 2.0), 1.0: (0.96, 2.0)},
+        "essay": {0.0: (0.99, 2.0), 1.0: (0.97, 2.0)},
+    }
     clear = {"file-rewrite": {0.0: (6.25, 5.0), 1.0: (5.5, 5.0)}, **near_one}
     row = check(ngram_only, make_tables(shape_speeds(clear)))
     assert row["verdict"] == REPRODUCED
-    assert row["detail"] == ("3 of 3 clear pairs ordered as at temperature 0; left out, not clearly ordered at "
-                             "temperature 0 (intervals overlap): ngram-mod todo-app vs gsm8k, ngram-mod todo-app vs "
-                             "essay, ngram-mod gsm8k vs essay")
+    assert row["detail"] == (
+        "3 of 3 clear pairs ordered as at temperature 0; left out, not clearly ordered at "
+        "temperature 0 (intervals overlap): ngram-mod todo-app vs gsm8k, ngram-mod todo-app vs "
+        "essay, ngram-mod gsm8k vs essay"
+    )
     at = row["measured"]["ngram-mod"]  # pair by pair, two of the near-ties flip at 1.0 (todo-app above both)
     assert at[0.0]["todo-app"] < at[0.0]["gsm8k"] < at[0.0]["essay"] and at[1.0]["todo-app"] > at[1.0]["essay"]
     flipped = {**clear, "file-rewrite": {0.0: (6.25, 5.0), 1.0: (0.9, 1.0)}}
@@ -1292,14 +1827,18 @@ def test_same_shape_counts_only_the_pairs_clear_at_temperature_zero() -> None:
 def test_the_warm_server_claims_what_the_text_says() -> None:
     """New code's repeats got faster (123, 195, 307 tok/s), and at temperature 0 the second answer equals the first;
     nothing about every later warm run beating every fresh run on all four tasks."""
-    rising, same = study_claim("ngram-warm-todo-app-t0-faster-each-repeat"), study_claim(
-        "ngram-warm-t0-second-equals-first")
+    rising, same = (
+        study_claim("ngram-warm-todo-app-t0-faster-each-repeat"),
+        study_claim("ngram-warm-t0-second-equals-first"),
+    )
     row = check(rising, make_tables({("todo-app", "ngram-mod-warm", 0.0): [123, 195, 307]}))
     assert row["verdict"] == REPRODUCED and row["published_text"] == "warm server faster with each repeat"
-    assert check(rising, make_tables({("todo-app", "ngram-mod-warm", 0.0): [123, 310, 307]}))["verdict"] == \
-        SAME_DIRECTION
-    assert check(rising, make_tables({("todo-app", "ngram-mod-warm", 0.0): [123, 110, 100]}))["verdict"] == \
-        NOT_REPRODUCED
+    assert (
+        check(rising, make_tables({("todo-app", "ngram-mod-warm", 0.0): [123, 310, 307]}))["verdict"] == SAME_DIRECTION
+    )
+    assert (
+        check(rising, make_tables({("todo-app", "ngram-mod-warm", 0.0): [123, 110, 100]}))["verdict"] == NOT_REPRODUCED
+    )
     assert check(rising, make_tables({("todo-app", "ngram-mod-warm", 0.0): [123]}))["verdict"] == NOT_MEASURED
     warm = {t: [OFF_TOKENS[t][0]] * 3 for t in TASKS}
     row = check(same, identity_tables(warm, OFF_TOKENS, condition="ngram-mod-warm"))

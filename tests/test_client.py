@@ -40,4 +40,3 @@ def test_request_is_independent_of_server_state() -> None:
     body = completion_request("p", max_tokens=8, temperature=0.0, seed=3)
     assert body["cache_prompt"] is False and body["return_tokens"] is True and body["stream"] is True
     assert body["n_predict"] == 8 and body["seed"] == 3
-

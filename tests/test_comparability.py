@@ -15,22 +15,37 @@ REPO = Path(__file__).resolve().parents[1]
 STUDY = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["study_setup"]
 ARGS = STUDY["server_args"]
 
-A100 = {"nvml": "ok", "devices": [{"index": 0, "name": "NVIDIA A100 80GB PCIe", "memory_total_mb": 81920.0,
-                                   "uuid": "GPU-1"}]}
+A100 = {
+    "nvml": "ok",
+    "devices": [{"index": 0, "name": "NVIDIA A100 80GB PCIe", "memory_total_mb": 81920.0, "uuid": "GPU-1"}],
+}
 H200 = {"nvml": "ok", "devices": [{"index": 0, "name": "NVIDIA H200", "memory_total_mb": 143771.0, "uuid": "GPU-2"}]}
 CPU = {"nvml": "unavailable", "error": "NVMLError_LibraryNotFound", "devices": []}
 MACHINE = {"machine": "x86_64", "cpu_count": 2}
 GIT_BUILD = {"source": {"kind": "git", "commit": "4da633776" + "0" * 31, "label": "llama.cpp commit 4da6337"}}
 SDIST_BUILD = {"source": {"kind": "pypi-sdist", "sha256": STUDY["llama_cpp"]["archive_sha256"][0], "label": "b11223"}}
-STUDY_MODEL = {"source": {"kind": "hf", "repo": "Qwen/Qwen3.5-9B"}, "file_type_name": "MOSTLY_Q4_K_M",
-               "architecture": "qwen35", "mtp": {"present": True}}
+STUDY_MODEL = {
+    "source": {"kind": "hf", "repo": "Qwen/Qwen3.5-9B"},
+    "file_type_name": "MOSTLY_Q4_K_M",
+    "architecture": "qwen35",
+    "mtp": {"present": True},
+}
 STUDY_DRAFT = {"source": {"kind": "hf", "repo": "z-lab/Qwen3.5-9B-DFlash"}}
-TINY_MODEL = {"source": {"kind": "tiny"}, "file_type_name": "MOSTLY_Q4_K_M", "architecture": "qwen35",
-              "mtp": {"present": True}}
+TINY_MODEL = {
+    "source": {"kind": "tiny"},
+    "file_type_name": "MOSTLY_Q4_K_M",
+    "architecture": "qwen35",
+    "mtp": {"present": True},
+}
 
 
-def _assess(device: dict, build: dict = GIT_BUILD, model: dict = STUDY_MODEL, draft: dict | None = STUDY_DRAFT,
-            args: list[str] = ARGS):
+def _assess(
+    device: dict,
+    build: dict = GIT_BUILD,
+    model: dict = STUDY_MODEL,
+    draft: dict | None = STUDY_DRAFT,
+    args: list[str] = ARGS,
+):
     return assess(STUDY, device=device, machine=MACHINE, build=build, model=model, draft=draft, server_args=args)
 
 
@@ -58,14 +73,17 @@ def test_a_cpu_run_of_the_tiny_model_differs_in_device_model_draft_and_flags() -
     assert facts["model"].this_run == "tiny as MOSTLY_Q4_K_M (qwen35, MTP kept)"
 
 
-@pytest.mark.parametrize("change", [
-    {"build": {"source": {"kind": "git", "commit": "1234567" + "0" * 33}}},
-    {"model": {**STUDY_MODEL, "mtp": {"present": False}}},
-    {"model": {**STUDY_MODEL, "file_type_name": "MOSTLY_Q8_0"}},
-    {"draft": None},
-    {"args": [*ARGS, "-t", "8"]},
-    {"device": {"nvml": "ok", "devices": [{"name": "NVIDIA A100-SXM4-40GB", "memory_total_mb": 40960.0}]}},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"build": {"source": {"kind": "git", "commit": "1234567" + "0" * 33}}},
+        {"model": {**STUDY_MODEL, "mtp": {"present": False}}},
+        {"model": {**STUDY_MODEL, "file_type_name": "MOSTLY_Q8_0"}},
+        {"draft": None},
+        {"args": [*ARGS, "-t", "8"]},
+        {"device": {"nvml": "ok", "devices": [{"name": "NVIDIA A100-SXM4-40GB", "memory_total_mb": 40960.0}]}},
+    ],
+)
 def test_any_single_difference_breaks_comparability(change: dict) -> None:
     kwargs = {"device": A100, **change}
     assert not _assess(**kwargs).comparable
@@ -84,16 +102,33 @@ def test_two_gpus_are_not_the_studys_one() -> None:
     assert not facts["GPU"].matches and "the server used 2 GPUs" in facts["GPU"].this_run
 
 
-VULKAN_MACHINE = {**MACHINE, "backend": "vulkan", "devices": [], "llama_devices": [
-    {"name": "Vulkan0", "description": "llvmpipe (LLVM 15.0.6, 256 bits)", "memory_total_mib": 2048,
-     "memory_free_mib": 2048}]}
+VULKAN_MACHINE = {
+    **MACHINE,
+    "backend": "vulkan",
+    "devices": [],
+    "llama_devices": [
+        {
+            "name": "Vulkan0",
+            "description": "llvmpipe (LLVM 15.0.6, 256 bits)",
+            "memory_total_mib": 2048,
+            "memory_free_mib": 2048,
+        }
+    ],
+}
 
 
 def test_a_vulkan_device_is_named_from_llama_cpps_own_list() -> None:
     not_used = {"nvml": "not used", "devices": []}
     assert device_label(not_used, VULKAN_MACHINE) == "llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan0, 2048 MiB)"
-    result = assess(STUDY, device=not_used, machine=VULKAN_MACHINE, build=SDIST_BUILD, model=STUDY_MODEL,
-                    draft=STUDY_DRAFT, server_args=ARGS)
+    result = assess(
+        STUDY,
+        device=not_used,
+        machine=VULKAN_MACHINE,
+        build=SDIST_BUILD,
+        model=STUDY_MODEL,
+        draft=STUDY_DRAFT,
+        server_args=ARGS,
+    )
     assert [f.name for f in result.facts if not f.matches] == ["GPU"]
 
 

@@ -52,20 +52,31 @@ def test_tiny_gpu_config_merges_over_tiny(study_config: dict) -> None:
 @pytest.mark.parametrize(
     ("mutate", "key", "words"),
     [
-        (lambda c: c["conditions"].__setitem__("ngram", {"args": ["--spec-type", "ngram-mdo"]}),
-         "conditions.ngram.args", "did you mean 'ngram-mod'"),
+        (
+            lambda c: c["conditions"].__setitem__("ngram", {"args": ["--spec-type", "ngram-mdo"]}),
+            "conditions.ngram.args",
+            "did you mean 'ngram-mod'",
+        ),
         (lambda c: c.__setitem__("conditons", {}), "conditons", "did you mean 'conditions'"),
         (lambda c: c.__setitem__("baseline", "of"), "baseline", "not one of the conditions"),
         (lambda c: c.__setitem__("temperatures", [0.0, -1.0]), "temperatures.1", "less than the minimum"),
-        (lambda c: c["tasks"]["essay"].__setitem__("prompt", "config/tasks/nope.txt"), "tasks.essay.prompt",
-         "does not exist"),
-        (lambda c: c["tasks"]["file-rewrite"]["inputs"].__setitem__("source", "missing.py"),
-         "tasks.file-rewrite.inputs.source", "does not exist"),
-        (lambda c: c["tasks"]["file-rewrite"].__setitem__("inputs", {}), "tasks.file-rewrite.inputs",
-         "placeholders without a value: ['source']"),
+        (
+            lambda c: c["tasks"]["essay"].__setitem__("prompt", "config/tasks/nope.txt"),
+            "tasks.essay.prompt",
+            "does not exist",
+        ),
+        (
+            lambda c: c["tasks"]["file-rewrite"]["inputs"].__setitem__("source", "missing.py"),
+            "tasks.file-rewrite.inputs.source",
+            "does not exist",
+        ),
+        (
+            lambda c: c["tasks"]["file-rewrite"].__setitem__("inputs", {}),
+            "tasks.file-rewrite.inputs",
+            "placeholders without a value: ['source']",
+        ),
         (lambda c: c["server"]["args"].extend(["--host", "0.0.0.0"]), "server.args", "binds 127.0.0.1"),
-        (lambda c: c["conditions"]["dflash"].__setitem__("requires", []), "conditions.dflash.requires",
-         "add 'draft'"),
+        (lambda c: c["conditions"]["dflash"].__setitem__("requires", []), "conditions.dflash.requires", "add 'draft'"),
         (lambda c: c.__setitem__("repeats", 0), "repeats", "less than the minimum"),
         (lambda c: c["llama_cpp"]["git"].__setitem__("commit", "not-a-sha"), "llama_cpp.git.commit", "hex"),
         (lambda c: c["models"]["target"].__setitem__("source", "gguf"), "models.target.gguf", "required"),
@@ -74,16 +85,28 @@ def test_tiny_gpu_config_merges_over_tiny(study_config: dict) -> None:
         (lambda c: c["select"].__setitem__("tasks", ["esay"]), "select.tasks", "did you mean 'essay'"),
         (lambda c: c["conditions"].__setitem__("Bad Name", {"args": []}), "conditions", "Bad Name"),
         (lambda c: c.__setitem__("warm_scope", "study"), "warm_scope", "'study'"),
-        (lambda c: c.__setitem__("resources", {"rules": {"cells": {"threads": 4}}}), "resources.rules",
-         "'cells' is not a rule of this workflow (did you mean 'cell'?)"),
-        (lambda c: c.__setitem__("resources", {"local_rules": ["hf_download", "hf_dataset", "agregate"]}),
-         "resources.local_rules[2]", "did you mean 'aggregate'"),
-        (lambda c: c.__setitem__("resources", {"conditions": {"mpt": {"slurm_partition": "a"}}}),
-         "resources.conditions", "'mpt' is not a condition of this workflow (did you mean 'mtp'?)"),
+        (
+            lambda c: c.__setitem__("resources", {"rules": {"cells": {"threads": 4}}}),
+            "resources.rules",
+            "'cells' is not a rule of this workflow (did you mean 'cell'?)",
+        ),
+        (
+            lambda c: c.__setitem__("resources", {"local_rules": ["hf_download", "hf_dataset", "agregate"]}),
+            "resources.local_rules[2]",
+            "did you mean 'aggregate'",
+        ),
+        (
+            lambda c: c.__setitem__("resources", {"conditions": {"mpt": {"slurm_partition": "a"}}}),
+            "resources.conditions",
+            "'mpt' is not a condition of this workflow (did you mean 'mtp'?)",
+        ),
         (lambda c: c["llama_cpp"].__setitem__("cuda", False), "llama_cpp.cuda", "write `backend: cpu`"),
         (lambda c: c["llama_cpp"].__setitem__("backend", "rocm"), "llama_cpp.backend", "'rocm' is not one of"),
-        (lambda c: c["llama_cpp"]["cmake_args"].append("-DGGML_VULKAN=ON"), "llama_cpp.cmake_args",
-         "set by llama_cpp.backend ('cuda' here)"),
+        (
+            lambda c: c["llama_cpp"]["cmake_args"].append("-DGGML_VULKAN=ON"),
+            "llama_cpp.cmake_args",
+            "set by llama_cpp.backend ('cuda' here)",
+        ),
     ],
 )
 def test_mistakes_name_their_key(study_config: dict, mutate, key: str, words: str) -> None:
@@ -142,32 +165,48 @@ def test_the_counts_the_readme_states_come_from_the_plan(study_config: dict) -> 
     readme = " ".join((REPO / "README.md").read_text().split())
     study = validate_config(copy.deepcopy(study_config), REPO)
     tiny = validate_config(merge_into(study_config, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())), REPO)
-    found = re.search(r"runs the (\d+) cells of `config/config.yaml` \((\d+) tasks x (\d+) conditions x (\d+) "
-                      r"temperatures x (\d+) repeats", readme)
+    found = re.search(
+        r"runs the (\d+) cells of `config/config.yaml` \((\d+) tasks x (\d+) conditions x (\d+) "
+        r"temperatures x (\d+) repeats",
+        readme,
+    )
     assert found, "the README no longer states the study's cell count in the form this test reads"
     selected = study["select"].get("conditions") or list(study["conditions"])
-    assert [int(g) for g in found.groups()] == [len(selected_cells(study)), len(study["tasks"]), len(selected),
-                                                len(study["temperatures"]), study["repeats"]]
+    assert [int(g) for g in found.groups()] == [
+        len(selected_cells(study)),
+        len(study["tasks"]),
+        len(selected),
+        len(study["temperatures"]),
+        study["repeats"],
+    ]
     demo = re.search(r"\| (\d+) cells \((\d+) fresh servers, (\d+) warm ones answering (\d+) each", readme)
     assert demo, "the README no longer states the demo's cell count in the form this test reads"
     total, fresh, servers, each = (int(g) for g in demo.groups())
     warm = [c for c in selected_cells(tiny) if tiny["conditions"][c.condition].get("server") == "warm"]
     assert [total, fresh, servers * each] == [len(selected_cells(tiny)), total - len(warm), len(warm)]
-    smollm2 = validate_config(merge_into(merge_into(study_config, yaml.safe_load(
-        (REPO / "config" / "tiny.yaml").read_text())), yaml.safe_load((REPO / "config" / "smollm2.yaml").read_text())),
-        REPO)
+    smollm2 = validate_config(
+        merge_into(
+            merge_into(study_config, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())),
+            yaml.safe_load((REPO / "config" / "smollm2.yaml").read_text()),
+        ),
+        REPO,
+    )
     planned = {len(selected_cells(study)), len(selected_cells(tiny)), len(selected_cells(smollm2))}
     stated = {int(n.replace(",", "")) for n in re.findall(r"\b(\d[\d,]*) cells\b", readme)}
     assert stated - planned <= {120, 1200, 9600}, stated  # bench sizes
 
 
-@pytest.mark.parametrize(("text", "key", "quoted"), [
-    ("select: {conditions: [off, mtp]}", "select.conditions.0", '"off"'),  # the README's own shape, unquoted
-    ("baseline: off", "baseline", '"off"'),
-    ("conditions: {on: {args: []}}", "conditions", '"on"'),
-])
-def test_a_bare_yaml_boolean_where_a_name_belongs_says_to_quote_it(study_config: dict, text: str, key: str,
-                                                                    quoted: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "key", "quoted"),
+    [
+        ("select: {conditions: [off, mtp]}", "select.conditions.0", '"off"'),  # the README's own shape, unquoted
+        ("baseline: off", "baseline", '"off"'),
+        ("conditions: {on: {args: []}}", "conditions", '"on"'),
+    ],
+)
+def test_a_bare_yaml_boolean_where_a_name_belongs_says_to_quote_it(
+    study_config: dict, text: str, key: str, quoted: str
+) -> None:
     """YAML 1.1 reads off/no/false (and on/yes/true) as booleans: the error says so and what to write instead."""
     merge_into(study_config, yaml.safe_load(text))
     with pytest.raises(ConfigError) as caught:

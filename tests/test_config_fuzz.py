@@ -27,11 +27,19 @@ CLAIMS = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())["claims"]
 SCHEMA_KEYS = set(yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"])
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**6), st.floats(allow_nan=True),
-                    st.text(max_size=12), st.sampled_from(["", "off", "mtp", "../x", "a;b", "$(id)", "{draft}"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                       st.dictionaries(st.text(max_size=6), inner, max_size=3)),
-                      max_leaves=6)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-10, 10**6),
+    st.floats(allow_nan=True),
+    st.text(max_size=12),
+    st.sampled_from(["", "off", "mtp", "../x", "a;b", "$(id)", "{draft}"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=6,
+)
 
 
 def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
@@ -75,8 +83,11 @@ def test_mutated_configs_validate_or_name_the_key(data: st.DataObject, base: dic
         assert str(error).startswith(f"config error at '{error.key}': ")
         assert error.key and error.problem
         # a key path joins its parts with '.'; a top-level key may itself hold one (hypothesis once added '.')
-        assert (error.key == "<top level>" or error.key in set(config)
-                or error.key.split(".")[0] in SCHEMA_KEYS | set(config)), error.key
+        assert (
+            error.key == "<top level>"
+            or error.key in set(config)
+            or error.key.split(".")[0] in SCHEMA_KEYS | set(config)
+        ), error.key
 
 
 @FUZZ
@@ -90,8 +101,9 @@ def test_mutated_claims_validate_or_name_the_claim_and_key(data: st.DataObject) 
         assert re.match(r"claims: (claim ('[^']*'|#\d+)(: key '[^']+')?|expected a mapping)", str(error)), str(error)
 
 
-@pytest.mark.parametrize("name", ["a;rm -rf ~", "$(id)", "`id`", "a b", "a|b", "a&b", "a>b", "../x", "A", "-x", "a\nb",
-                                  "a'b", 'a"b', "a*"])
+@pytest.mark.parametrize(
+    "name", ["a;rm -rf ~", "$(id)", "`id`", "a b", "a|b", "a&b", "a>b", "../x", "A", "-x", "a\nb", "a'b", 'a"b', "a*"]
+)
 @pytest.mark.parametrize("kind", ["tasks", "conditions"])
 def test_names_with_shell_or_path_characters_are_refused(kind: str, name: str) -> None:
     config = copy.deepcopy(STUDY)
@@ -132,7 +144,8 @@ def test_literal_braces_in_a_prompt_are_text(tmp_path: Path) -> None:
     assert template_fields(template) == {"source"}
     manifest = render_prompt("t", tmp_path / "prompt.txt", {"source": tmp_path / "in.py"}, None)
     assert manifest["messages"][0]["content"] == (
-        'Answer as JSON like {"answer": 42, "steps": [{"n": 1}]}. Keep {source} as is.\n\ndef f(x): return {x: 1}\n\n')
+        'Answer as JSON like {"answer": 42, "steps": [{"n": 1}]}. Keep {source} as is.\n\ndef f(x): return {x: 1}\n\n'
+    )
     assert fill_template("{a}{b}", {"a": "{b}", "b": "x"}) == "{b}x"  # a value is never filled in again
 
 
@@ -142,8 +155,9 @@ def test_a_placeholder_without_a_value_names_the_task(tmp_path: Path) -> None:
     assert caught.value.key == "tasks.essay.inputs" and "['topic']" in caught.value.problem
 
 
-@pytest.mark.parametrize(("content", "problem"), [(b"", "is empty"), (b"  \n\n", "is empty"),
-                                                  (b"caf\xe9 \xff\xfe", "is not UTF-8 text")])
+@pytest.mark.parametrize(
+    ("content", "problem"), [(b"", "is empty"), (b"  \n\n", "is empty"), (b"caf\xe9 \xff\xfe", "is not UTF-8 text")]
+)
 def test_empty_or_non_utf8_prompts_are_refused_before_any_job(tmp_path: Path, content: bytes, problem: str) -> None:
     with pytest.raises(ConfigError) as caught:
         validate_config(_task_config(tmp_path, content), REPO)

@@ -26,17 +26,23 @@ def _flags(work: Path, text: str, name: str = f"{CUDA_DIR}/flags.make") -> Path:
     ("flags", "architectures"),
     [
         # GGML_NATIVE on an H200: CMake resolved 'native' to the GPU it saw.
-        ("CUDA_FLAGS = -O3 -DNDEBUG -std=c++17 --generate-code=arch=compute_90,code=[sm_90] -use_fast_math\n",
-         ["90-real"]),
+        (
+            "CUDA_FLAGS = -O3 -DNDEBUG -std=c++17 --generate-code=arch=compute_90,code=[sm_90] -use_fast_math\n",
+            ["90-real"],
+        ),
         # llama.cpp's portable default list: PTX for old GPUs, machine code for the common recent ones.
-        ("CUDA_FLAGS = --generate-code=arch=compute_50,code=[compute_50] --generate-code=arch=compute_61,"
-         "code=[compute_61] --generate-code=arch=compute_70,code=[compute_70] --generate-code=arch=compute_75,"
-         "code=[compute_75] --generate-code=arch=compute_80,code=[compute_80] --generate-code=arch=compute_86,"
-         "code=[sm_86] --generate-code=arch=compute_89,code=[sm_89]\n",
-         ["50-virtual", "61-virtual", "70-virtual", "75-virtual", "80-virtual", "86-real", "89-real"]),
+        (
+            "CUDA_FLAGS = --generate-code=arch=compute_50,code=[compute_50] --generate-code=arch=compute_61,"
+            "code=[compute_61] --generate-code=arch=compute_70,code=[compute_70] --generate-code=arch=compute_75,"
+            "code=[compute_75] --generate-code=arch=compute_80,code=[compute_80] --generate-code=arch=compute_86,"
+            "code=[sm_86] --generate-code=arch=compute_89,code=[sm_89]\n",
+            ["50-virtual", "61-virtual", "70-virtual", "75-virtual", "80-virtual", "86-real", "89-real"],
+        ),
         # -DCMAKE_CUDA_ARCHITECTURES="80;90a" (plain 80 = machine code and PTX), older -gencode spelling.
-        ("CUDA_FLAGS = -gencode arch=compute_80,code=[compute_80,sm_80] -gencode arch=compute_90a,code=[sm_90a]\n",
-         ["80-real", "80-virtual", "90a-real"]),
+        (
+            "CUDA_FLAGS = -gencode arch=compute_80,code=[compute_80,sm_80] -gencode arch=compute_90a,code=[sm_90a]\n",
+            ["80-real", "80-virtual", "90a-real"],
+        ),
     ],
 )
 def test_architectures_from_the_generated_flags(tmp_path: Path, flags: str, architectures: list[str]) -> None:
@@ -44,8 +50,9 @@ def test_architectures_from_the_generated_flags(tmp_path: Path, flags: str, arch
 
 
 def test_ninja_builds_and_cpu_builds(tmp_path: Path) -> None:
-    ninja = _flags(tmp_path / "ninja", "  FLAGS = -O3 --generate-code=arch=compute_89,code=[compute_89,sm_89]\n",
-                   "build.ninja")
+    ninja = _flags(
+        tmp_path / "ninja", "  FLAGS = -O3 --generate-code=arch=compute_89,code=[compute_89,sm_89]\n", "build.ninja"
+    )
     assert cuda_architectures(ninja) == ["89-real", "89-virtual"]
     assert cuda_architectures(_flags(tmp_path / "cpu", "CXX_FLAGS = -O3 -march=native\n")) == []
 

@@ -54,8 +54,9 @@ def test_the_cell_watches_and_records_its_assigned_device(tmp_path: Path, monkey
     [record] = run_cells(_cuda_setup(tmp_path, CUDA_H200_BUILD), [CELL])
     uuid = NODE["devices"][2]["uuid"]
     assert seen == [(uuid,)]
-    assert record["machine"]["devices"] == [{"index": 2, "uuid": uuid, "name": "NVIDIA H200",
-                                             "compute_capability": "9.0"}]
+    assert record["machine"]["devices"] == [
+        {"index": 2, "uuid": uuid, "name": "NVIDIA H200", "compute_capability": "9.0"}
+    ]
     assert record["machine"]["scheduler"] == {"SLURM_JOB_ID": "4711", "CUDA_VISIBLE_DEVICES": "2"}
     assert record["machine"]["hostname"]
 
@@ -68,8 +69,9 @@ def test_the_cell_watches_and_records_its_assigned_device(tmp_path: Path, monkey
         (NODE, "0", {**CUDA_H200_BUILD, "cuda_architectures": None}, "does not record its CUDA architectures"),
     ],
 )
-def test_the_cell_refuses_a_device_before_any_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, info: dict,
-                                                     visible: str, build: dict, message: str) -> None:
+def test_the_cell_refuses_a_device_before_any_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, info: dict, visible: str, build: dict, message: str
+) -> None:
     monkeypatch.setattr(cell_module, "device_info", lambda: info)
     monkeypatch.setattr(cell_module, "_attempt", lambda *a: pytest.fail("a server was started"))
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
@@ -82,8 +84,11 @@ def test_a_cpu_build_watches_no_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     seen = []
     monkeypatch.setattr(cell_module, "list_devices", lambda binary: _listed("cpu-build.txt"))
     monkeypatch.setattr(cell_module, "device_info", lambda: pytest.fail("NVML asked on a CPU build"))
-    monkeypatch.setattr(cell_module, "_attempt", lambda setup, cells, n: seen.append(
-        (setup.watched_devices, setup.gpu_watch)) or _outcome(False, 12, 126.0))
+    monkeypatch.setattr(
+        cell_module,
+        "_attempt",
+        lambda setup, cells, n: seen.append((setup.watched_devices, setup.gpu_watch)) or _outcome(False, 12, 126.0),
+    )
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     (tmp_path / "server.log").write_text("main: server is listening\n")
     [record] = run_cells(_setup(tmp_path), [CELL])
@@ -94,28 +99,40 @@ def test_a_cpu_build_watches_no_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 VULKAN_BUILD = {"binaries": {"llama-server": {"sha256": "ab"}}, "backend": "vulkan", "cuda_architectures": []}
 
 
-def test_a_vulkan_build_runs_unwatched_and_names_llama_cpps_device(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_vulkan_build_runs_unwatched_and_names_llama_cpps_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seen = []
     monkeypatch.setattr(cell_module, "list_devices", lambda binary: _listed("vulkan-llvmpipe.txt"))
     monkeypatch.setattr(cell_module, "device_info", lambda: pytest.fail("NVML asked on a Vulkan build"))
-    monkeypatch.setattr(cell_module, "_attempt", lambda setup, cells, n: seen.append(setup.gpu_watch)
-                        or _outcome(False, 12, 126.0))
+    monkeypatch.setattr(
+        cell_module, "_attempt", lambda setup, cells, n: seen.append(setup.gpu_watch) or _outcome(False, 12, 126.0)
+    )
     (tmp_path / "server.log").write_text("main: server is listening\n")
     [record] = run_cells(_cuda_setup(tmp_path, VULKAN_BUILD), [CELL])
     assert seen == ["unwatched"]
     assert record["machine"]["backend"] == "vulkan" and record["machine"]["gpu"]["nvml"] == "not used"
-    assert record["machine"]["llama_devices"] == [{"name": "Vulkan0", "description": "llvmpipe (LLVM 15.0.6, 256 bits)",
-                                                   "memory_total_mib": 2048, "memory_free_mib": 2048}]
+    assert record["machine"]["llama_devices"] == [
+        {
+            "name": "Vulkan0",
+            "description": "llvmpipe (LLVM 15.0.6, 256 bits)",
+            "memory_total_mib": 2048,
+            "memory_free_mib": 2048,
+        }
+    ]
 
 
-@pytest.mark.parametrize(("build", "listed", "message"), [
-    (VULKAN_BUILD, "vulkan-hidden.txt", "GGML_VK_VISIBLE_DEVICES"),  # llvmpipe, skipped by ggml-vulkan by default
-    (CUDA_H200_BUILD, "cpu-build.txt", "lists no cuda device"),  # no driver: it would run on the CPU
-    (VULKAN_BUILD, CUDA_LISTED, "lists no vulkan device"),
-])
+@pytest.mark.parametrize(
+    ("build", "listed", "message"),
+    [
+        (VULKAN_BUILD, "vulkan-hidden.txt", "GGML_VK_VISIBLE_DEVICES"),  # llvmpipe, skipped by ggml-vulkan by default
+        (CUDA_H200_BUILD, "cpu-build.txt", "lists no cuda device"),  # no driver: it would run on the CPU
+        (VULKAN_BUILD, CUDA_LISTED, "lists no vulkan device"),
+    ],
+)
 def test_a_gpu_build_that_lists_none_of_its_devices_is_refused_before_any_server(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, build: dict, listed: str, message: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, build: dict, listed: str, message: str
+) -> None:
     monkeypatch.setattr(cell_module, "list_devices", lambda binary: _listed(listed))
     monkeypatch.setattr(cell_module, "device_info", lambda: NODE)
     monkeypatch.setattr(cell_module, "_attempt", lambda *a: pytest.fail("a server was started"))

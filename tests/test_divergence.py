@@ -36,8 +36,10 @@ EXPLANATION = "results/explanations/local/essay/ngram-mod/t0.0/r1.json"
 
 def recorded() -> tuple[list[tuple[str, dict]], dict[str, Any], dict[str, str]]:
     # recorded as version 7: read as the table reads any cell file (analysis.records)
-    records = [(OFF, as_current(json.loads((DATA / "essay-off-r1.json").read_text()))),
-               (NGRAM, as_current(json.loads((DATA / "essay-ngram-mod-r1.json").read_text())))]
+    records = [
+        (OFF, as_current(json.loads((DATA / "essay-off-r1.json").read_text()))),
+        (NGRAM, as_current(json.loads((DATA / "essay-ngram-mod-r1.json").read_text()))),
+    ]
     explanation = json.loads((DATA / "essay-ngram-mod-r1.explanation.json").read_text())
     sha = {OFF: sha256_file(DATA / "essay-off-r1.json"), NGRAM: sha256_file(DATA / "essay-ngram-mod-r1.json")}
     return records, explanation, sha
@@ -48,13 +50,15 @@ def test_where_and_what_is_compared() -> None:
     assert first_difference([1, 2], [1, 2]) is None
     assert [reference_repeat(c, r, "off") for c, r in (("mtp", 2), ("off", 2), ("off", 1))] == [2, 1, None]
     cells = [Cell("essay", c, t, r) for c in ("off", "mtp") for t in (0.0, 1.0) for r in (1, 2)]
-    assert [c.label for c in compared_cells(cells, "off")] == ["essay/off/t0.0/r2", "essay/mtp/t0.0/r1",
-                                                              "essay/mtp/t0.0/r2"]
+    assert [c.label for c in compared_cells(cells, "off")] == [
+        "essay/off/t0.0/r2",
+        "essay/mtp/t0.0/r1",
+        "essay/mtp/t0.0/r2",
+    ]
     assert compared_cells([Cell("essay", "mtp", 0.0, 1)], "off") == []  # no reference in the run: nothing
     assert explanation_path(Cell("essay", "mtp", 0.0, 2)) == "results/explanations/local/essay/mtp/t0.0/r2.json"
     segments = text_segments([1, 2, 3, 9, 8], [1, 2, 3, 4], 3)
-    assert segments == {"before": [1, 2, 3], "reference_token": [4], "token": [9], "reference_after": [],
-                        "after": [8]}
+    assert segments == {"before": [1, 2, 3], "reference_token": [4], "token": [9], "reference_after": [], "after": [8]}
 
 
 def test_the_recorded_pair_is_a_near_tie_that_flips_when_batched() -> None:
@@ -88,15 +92,21 @@ def test_the_summaries_and_the_report_mark_and_explain_it() -> None:
     summary = tables(cell_table(records, "off", [(EXPLANATION, explanation)], sha), "off")
     row = summary["summary"].set_index("condition").loc["ngram-mod"]
     assert (row.outputs_compared, row.outputs_differ, row.differing_token_counts, row.divergence_kinds) == (
-        1, 1, [[256, 256]], ["near-tie"])
+        1,
+        1,
+        [[256, 256]],
+        ["near-tie"],
+    )
     assert fmt_outputs(row, "off") == "differs from off in 1/1 (256 vs 256 tokens; near-tie)"
-    assert multiplier_cell(row.to_dict(), "off").endswith("; ≠ off: outputs differ in 1/1 (256 vs 256 tokens; "
-                                                          "near-tie)")
+    assert multiplier_cell(row.to_dict(), "off").endswith(
+        "; ≠ off: outputs differ in 1/1 (256 vs 256 tokens; near-tie)"
+    )
     [identity] = summary["identity"][summary["identity"].condition == "ngram-mod"].to_dict("records")
     [explained] = identity["divergences"]
     assert fmt_divergence(explained, 10) == (
         "r1 differs at token 236 (' Regression' vs '/person', after '/person/person/person/person'): token by token "
-        "0.009 nats apart (rank 2), order flipped when batched: near-tie")
+        "0.009 nats apart (rank 2), order flipped when batched: near-tie"
+    )
     identical = dict(row.to_dict(), outputs_differ=0, differing_token_counts=[], divergence_kinds=[])
     assert fmt_outputs(identical, "off") == "identical to off (1/1)"
     assert "≠" not in multiplier_cell(identical, "off")
@@ -107,15 +117,20 @@ def edited(explanation: dict[str, Any], name: str, step: int | None, candidates:
     out = copy.deepcopy(explanation)
     response = next(q["response"] for q in out["requests"] if q["name"] == name)
     response["completion_probabilities"][step or 0]["top_logprobs"] = [
-        {"id": i, "token": str(i), "logprob": p} for i, p in candidates]
+        {"id": i, "token": str(i), "logprob": p} for i, p in candidates
+    ]
     return out
 
 
 def test_a_large_margin_is_a_disagreement_and_beyond_the_top_k_is_a_bound() -> None:
     records, explanation, _ = recorded()
     reference = records[0][1]["response"]["tokens"]
-    far = edited(edited(explanation, SEQUENTIAL, 236, [(54567, -1.0), (9, -3.0), (45887, -4.5)]), BATCHED, None,
-                 [(54567, -1.1), (45887, -4.4)])
+    far = edited(
+        edited(explanation, SEQUENTIAL, 236, [(54567, -1.0), (9, -3.0), (45887, -4.5)]),
+        BATCHED,
+        None,
+        [(54567, -1.1), (45887, -4.4)],
+    )
     got = divergence(far, reference)
     assert got["divergence_kind"] == "disagreement" and got["margin_sequential"] == pytest.approx(3.5)
     assert (got["rank_sequential"], got["divergence_flipped"]) == (3, False)
@@ -124,9 +139,21 @@ def test_a_large_margin_is_a_disagreement_and_beyond_the_top_k_is_a_bound() -> N
     assert got["rank_sequential"] is None and got["margin_sequential"] == pytest.approx(1.0)  # at least 1 nat
     assert got["divergence_kind"] == "disagreement"
     assert "leads by more than 1.00 nats (the other beyond its top 10)" in fmt_divergence(
-        {"repeat": 1, "position": 236, "text": "a", "reference_text": "b", "before": "", "kind": "disagreement",
-         "margin_sequential": 1.0, "rank_sequential": None, "margin_batched": 3.3, "flipped": False,
-         "replay_matches": True}, 10)
+        {
+            "repeat": 1,
+            "position": 236,
+            "text": "a",
+            "reference_text": "b",
+            "before": "",
+            "kind": "disagreement",
+            "margin_sequential": 1.0,
+            "rank_sequential": None,
+            "margin_batched": 3.3,
+            "flipped": False,
+            "replay_matches": True,
+        },
+        10,
+    )
 
 
 def test_a_replay_that_is_not_the_baseline_and_an_ended_output() -> None:

@@ -25,19 +25,23 @@ ESSAY, REWRITE = Cell("essay", "ngram-mod", 0.0, 1), Cell("file-rewrite", "ngram
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = tmp_path_factory.mktemp("divergence")
-    result = tiny_run(work, "divergence", {
-        "name": "divergence test",
-        # random weights: every draft is rejected and the essay's greedy output diverges from off's (at token 236 on
-        # the b11223 CPU build); 240 tokens reach it
-        "models": {"target": {"tiny": {"seed": 0, "weights": "random"}}},
-        "select": {"tasks": ["file-rewrite", "essay"], "conditions": ["off", "ngram-mod"]},
-        "tasks": {"essay": {"max_tokens": 240}},
-        "temperatures": [0.0],
-        "repeats": 1,
-        "max_tokens": 32,
-        # This machine may be shared with other work: record CPU contention, do not judge it here.
-        "measurement": {"max_foreign_cpu": None},
-    })
+    result = tiny_run(
+        work,
+        "divergence",
+        {
+            "name": "divergence test",
+            # random weights: every draft is rejected and the essay's greedy output diverges from off's (at token 236 on
+            # the b11223 CPU build); 240 tokens reach it
+            "models": {"target": {"tiny": {"seed": 0, "weights": "random"}}},
+            "select": {"tasks": ["file-rewrite", "essay"], "conditions": ["off", "ngram-mod"]},
+            "tasks": {"essay": {"max_tokens": 240}},
+            "temperatures": [0.0],
+            "repeats": 1,
+            "max_tokens": 32,
+            # This machine may be shared with other work: record CPU contention, do not judge it here.
+            "measurement": {"max_foreign_cpu": None},
+        },
+    )
     return {"work": work, "result": result}
 
 
@@ -64,15 +68,19 @@ def test_the_diverging_cell_is_explained_after_the_cells_untimed(run: dict) -> N
     requests = {q["name"]: q for q in record["requests"]}
     assert all(q["sha256"] == request_sha256(q["body"]) for q in record["requests"])
     assert requests[SEQUENTIAL]["body"]["prompt"] == off["request"]["completion"]["prompt"]
-    assert requests[SEQUENTIAL]["response"]["tokens"] == off["response"]["tokens"][:at + 1]  # it is the baseline
+    assert requests[SEQUENTIAL]["response"]["tokens"] == off["response"]["tokens"][: at + 1]  # it is the baseline
     top = requests[SEQUENTIAL]["response"]["completion_probabilities"][at]["top_logprobs"]
     assert top[0]["id"] == off["response"]["tokens"][at] and len(top) == record["top_k"]
     assert requests[BATCHED]["body"]["n_predict"] == 1 and len(requests[BATCHED]["body"]["prompt"]) == (
-        off["response"]["timings"]["prompt_n"] + at)
+        off["response"]["timings"]["prompt_n"] + at
+    )
     # never inside a cell's timed window
-    windows = [(_time(r["started_at"]), _time(r["ended_at"])) for r in
-               (read_json(work / Cell(t, c, 0.0, 1).path) for t in ("essay", "file-rewrite") for c in ("off",
-                                                                                                      "ngram-mod"))]
+    windows = [
+        (_time(r["started_at"]), _time(r["ended_at"]))
+        for r in (
+            read_json(work / Cell(t, c, 0.0, 1).path) for t in ("essay", "file-rewrite") for c in ("off", "ngram-mod")
+        )
+    ]
     start, end = _time(record["started_at"]), _time(record["ended_at"])
     assert all(end <= a or start >= b for a, b in windows), (start, end, windows)
     assert start >= max(_time(cell["ended_at"]), _time(off["ended_at"]))
@@ -89,8 +97,9 @@ def test_the_table_and_the_report_show_the_divergence_and_mark_the_multiplier(ru
     row = rows.loc[ESSAY.path]
     assert not bool(row.identical) and row.explanation_file == explanation_path(ESSAY)
     assert row.divergence_kind in ("near-tie", "disagreement") and bool(row.replay_matches)
-    assert row.divergence_text and row.divergence_reference_text and row.divergence_text != \
-        row.divergence_reference_text
+    assert (
+        row.divergence_text and row.divergence_reference_text and row.divergence_text != row.divergence_reference_text
+    )
     assert pd.notna(row.margin_sequential) and pd.notna(row.margin_batched)
     assert bool(rows.loc[REWRITE.path].identical) and pd.isna(rows.loc[REWRITE.path].divergence_kind)
     summary = pd.read_csv(work / "results/summary.csv").set_index(["task", "condition"])
@@ -103,8 +112,10 @@ def test_the_table_and_the_report_show_the_divergence_and_mark_the_multiplier(ru
     assert "≠" not in next(line for line in opening.splitlines() if line.startswith("| file-rewrite | 0.0 |"))
     identity = report.split("## Output identity at temperature 0")[1].split("## ")[0]
     explained = next(line for line in identity.splitlines() if line.startswith("| essay | ngram-mod |"))
-    assert f"r1 differs at token {row.first_difference} ({row.divergence_text!r} vs " \
-           f"{row.divergence_reference_text!r}" in explained
+    assert (
+        f"r1 differs at token {row.first_difference} ({row.divergence_text!r} vs "
+        f"{row.divergence_reference_text!r}" in explained
+    )
     assert "token by token" in explained and explained.rstrip(" |").endswith(row.divergence_kind)
     html = (work / "results/report.html").read_text()
     assert "≠ off: outputs differ in 1/1" in html and f"differs at token {row.first_difference} (" in html

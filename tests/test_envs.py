@@ -92,10 +92,12 @@ def _directive_value(block: list[str], directive: str, source: str) -> str | Non
     """The string literal under ``directive:`` in a snakefmt-formatted rule block, or None without one."""
     for i, line in enumerate(block):
         if line.strip() == f"{directive}:":
-            value = next((v.strip() for v in block[i + 1:] if v.strip()), "")
+            value = next((v.strip() for v in block[i + 1 :] if v.strip()), "")
             literal = re.fullmatch(r"""(['"])(.*)\1,?""", value)
-            assert literal, f"{source}: the {directive}: of this rule is not a plain string ({value!r}); " \
-                            "tests/test_envs.py reads only literal paths"
+            assert literal, (
+                f"{source}: the {directive}: of this rule is not a plain string ({value!r}); "
+                "tests/test_envs.py reads only literal paths"
+            )
             return literal.group(2)
     return None
 
@@ -110,8 +112,8 @@ def workflow_rules() -> list[Rule]:
             name = lines[start].split()[1].rstrip(":")
             end = next((j for j in range(start + 1, len(lines)) if lines[j] and not lines[j][0].isspace()), len(lines))
             source = f"{snakefile.relative_to(REPO)}:{start + 1}"
-            script = _directive_value(lines[start + 1:end], "script", source)
-            conda = _directive_value(lines[start + 1:end], "conda", source)
+            script = _directive_value(lines[start + 1 : end], "script", source)
+            conda = _directive_value(lines[start + 1 : end], "conda", source)
             if script is not None:
                 env = (snakefile.parent / conda).resolve() if conda else None
                 rules.append(Rule(name, (snakefile.parent / script).resolve(), env, source))
@@ -160,9 +162,14 @@ def _guarded(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
         parent = parents[node]
         if isinstance(parent, ast.If) and "TYPE_CHECKING" in ast.unparse(parent.test) and node in parent.body:
             return True
-        if isinstance(parent, ast.Try) and node in parent.body and any(
+        if (
+            isinstance(parent, ast.Try)
+            and node in parent.body
+            and any(
                 h.type is None or re.search(r"\b(ImportError|ModuleNotFoundError)\b", ast.unparse(h.type))
-                for h in parent.handlers):
+                for h in parent.handlers
+            )
+        ):
             return True
         node = parent
     return False
@@ -187,8 +194,13 @@ def _import_time_parts(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassD
     if isinstance(stmt, ast.ClassDef):
         body = [s for s in stmt.body if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
         methods = [s for s in stmt.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
-        return [*stmt.decorator_list, *stmt.bases, *stmt.keywords, *body,
-                *(part for m in methods for part in _import_time_parts(m))]
+        return [
+            *stmt.decorator_list,
+            *stmt.bases,
+            *stmt.keywords,
+            *body,
+            *(part for m in methods for part in _import_time_parts(m)),
+        ]
     return [*stmt.decorator_list, *stmt.args.defaults, *(d for d in stmt.args.kw_defaults if d)]
 
 
@@ -217,7 +229,9 @@ def parse_module(module: str) -> Module:
                     unit.imports.append((ast.unparse(ast.Import([alias])), alias.name, where))
                     if not is_def:
                         bindings[alias.asname or alias.name.split(".")[0]] = (
-                            alias.name if alias.asname else alias.name.split(".")[0], None)
+                            alias.name if alias.asname else alias.name.split(".")[0],
+                            None,
+                        )
             elif node.module != "__future__":
                 target = _absolute(node, module)
                 for alias in node.names:
@@ -304,13 +318,17 @@ def missing_from_env(rule: Rule) -> list[str]:
     for module, where in sorted(third_party_modules(rule.script).items()):
         dists = distributions.get(module)
         if not dists:
-            problems.append(f"rule {rule.name} ({rule.source}): script {rule.script.relative_to(REPO)} imports "
-                            f"'{module}' ({where}), which no installed distribution provides; add it to "
-                            "requirements.txt so it can be mapped to one")
+            problems.append(
+                f"rule {rule.name} ({rule.source}): script {rule.script.relative_to(REPO)} imports "
+                f"'{module}' ({where}), which no installed distribution provides; add it to "
+                "requirements.txt so it can be mapped to one"
+            )
         elif not have & {normalize(d) for d in dists}:
-            problems.append(f"rule {rule.name} ({rule.source}): script {rule.script.relative_to(REPO)} imports "
-                            f"'{module}' ({where}), but env {rule.env.relative_to(REPO)} lacks "
-                            f"{' or '.join(sorted(set(dists)))}")
+            problems.append(
+                f"rule {rule.name} ({rule.source}): script {rule.script.relative_to(REPO)} imports "
+                f"'{module}' ({where}), but env {rule.env.relative_to(REPO)} lacks "
+                f"{' or '.join(sorted(set(dists)))}"
+            )
     return problems
 
 
@@ -330,9 +348,23 @@ def env_venv(env_file: Path) -> Path:
         for stale in VENV_CACHE.glob(f"{env_file.stem}-*"):  # older package lists, and a half-built venv
             shutil.rmtree(stale)
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-        result = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-                                 "--no-input", "--no-compile", "--disable-pip-version-check", "-q",
-                                 *pip_packages(env_file)], capture_output=True, text=True)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                str(venv / "bin" / "python"),
+                "install",
+                "--no-input",
+                "--no-compile",
+                "--disable-pip-version-check",
+                "-q",
+                *pip_packages(env_file),
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert result.returncode == 0, f"pip could not install {env_file.name}'s packages:\n{result.stderr[-4000:]}"
         done.write_text(key)
     return venv
@@ -394,10 +426,19 @@ def rules_using(env_file: Path) -> list[Rule]:
 def test_every_script_rule_names_an_existing_env() -> None:
     rules = workflow_rules()
     assert rules, "no rule with a script: found in rules/*.smk"
-    problems = [f"rule {r.name} ({r.source}): {what}" for r in rules for what in (
-        ["has a script: but no conda: env"] if r.env is None else
-        [f"conda env {r.env} does not exist"] if not r.env.is_file() else
-        [f"script {r.script} does not exist"] if not r.script.is_file() else [])]
+    problems = [
+        f"rule {r.name} ({r.source}): {what}"
+        for r in rules
+        for what in (
+            ["has a script: but no conda: env"]
+            if r.env is None
+            else [f"conda env {r.env} does not exist"]
+            if not r.env.is_file()
+            else [f"script {r.script} does not exist"]
+            if not r.script.is_file()
+            else []
+        )
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -409,8 +450,11 @@ def test_rule_scripts_import_only_what_their_env_has() -> None:
 @pytest.mark.parametrize("env_file", ENV_FILES, ids=lambda p: p.name)
 def test_env_pip_packages_are_pinned_as_in_requirements(env_file: Path) -> None:
     pins = requirements_pins()
-    problems = [f"{env_file.name}: '{line}' is not requirements.txt's '{pins.get(requirement_name(line))}'"
-                for line in pip_packages(env_file) if pins.get(requirement_name(line)) != line.strip()]
+    problems = [
+        f"{env_file.name}: '{line}' is not requirements.txt's '{pins.get(requirement_name(line))}'"
+        for line in pip_packages(env_file)
+        if pins.get(requirement_name(line)) != line.strip()
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -435,8 +479,13 @@ def test_env_imports_resolve(env_file: Path) -> None:
     imports = sorted({(s, w) for script in scripts for s, _, w in reachable_imports(script)}, key=lambda i: i[1])
     spec = {"scripts_dir": str(SCRIPTS), "scripts": [str(s) for s in scripts], "imports": imports}
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    result = subprocess.run([str(venv / "bin" / "python"), "-c", IMPORT_CHECK, json.dumps(spec)],
-                            capture_output=True, text=True, cwd=REPO, env={**env, "MPLBACKEND": "Agg"})
+    result = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", IMPORT_CHECK, json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**env, "MPLBACKEND": "Agg"},
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     failures = json.loads(result.stdout.splitlines()[-1])
     assert not failures, f"in a venv of exactly {env_file.name}'s pip packages:\n" + "\n".join(failures)
@@ -450,9 +499,29 @@ def test_snakemake_preamble_runs_in_env(env_file: Path) -> None:
     from snakemake.iocontainers import InputFiles, Log, OutputFiles, Params, ResourceList, Snakemake, Wildcards
 
     venv = env_venv(env_file)
-    obj = Snakemake(InputFiles(), OutputFiles(), Params(), Wildcards(), 1, ResourceList(), Log(), {},
-                    "preamble-check", 0, str(SCRIPTS))
-    result = subprocess.run([str(venv / "bin" / "python"), "-c", PREAMBLE_CHECK,
-                             json.dumps(get_snakemake_searchpaths()), pickle.dumps(obj, protocol=4).hex()],
-                            capture_output=True, text=True, cwd=REPO)
+    obj = Snakemake(
+        InputFiles(),
+        OutputFiles(),
+        Params(),
+        Wildcards(),
+        1,
+        ResourceList(),
+        Log(),
+        {},
+        "preamble-check",
+        0,
+        str(SCRIPTS),
+    )
+    result = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            PREAMBLE_CHECK,
+            json.dumps(get_snakemake_searchpaths()),
+            pickle.dumps(obj, protocol=4).hex(),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert result.returncode == 0, f"Snakemake's script preamble fails in {env_file.name}:\n{result.stderr[-4000:]}"

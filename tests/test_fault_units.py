@@ -96,11 +96,16 @@ def _busy_until(t_quiet: float, share: float = 0.5) -> object:
     state = {"t": 0.0, "busy": 0.0}
 
     def take() -> Sample:
-        sample = _sample(state["t"], state["busy"], 0.0, top=[{"pid": 9, "comm": "pip", "command": "pip install x",
-                                                                "cpu_s": 1.0}] if state["t"] <= t_quiet else [])
+        sample = _sample(
+            state["t"],
+            state["busy"],
+            0.0,
+            top=[{"pid": 9, "comm": "pip", "command": "pip install x", "cpu_s": 1.0}] if state["t"] <= t_quiet else [],
+        )
         state["busy"] += 2 * share if state["t"] < t_quiet else 0.0
         state["t"] += 1.0
         return sample
+
     return take
 
 
@@ -110,8 +115,17 @@ def _decide(window: list[Sample]):
 
 def test_the_wait_for_quiet_ends_with_the_first_quiet_window() -> None:
     clock = iter(float(t) for t in range(100))
-    wait = wait_for_quiet(_busy_until(6.0, share=1.0), _decide, after_attempt=1, why="contended: pip", window_s=3.0,
-                          timeout_s=60.0, step_s=1.0, clock=lambda: next(clock), sleep=lambda s: None)
+    wait = wait_for_quiet(
+        _busy_until(6.0, share=1.0),
+        _decide,
+        after_attempt=1,
+        why="contended: pip",
+        window_s=3.0,
+        timeout_s=60.0,
+        step_s=1.0,
+        clock=lambda: next(clock),
+        sleep=lambda s: None,
+    )
     assert wait.quiet and wait.after_attempt == 1 and wait.why == "contended: pip"
     # samples at t=0..9, both CPUs busy until t=6: the window [6, 9] is the first within 0.25
     assert wait.windows_judged == 7 and wait.last["contended"] is False and wait.last["foreign_cpu"]["cpu_s"] == 0
@@ -124,8 +138,17 @@ def test_the_wait_for_quiet_gives_up_at_its_bound_with_the_last_verdict() -> Non
     def sleep(seconds: float) -> None:
         now["t"] += seconds
 
-    wait = wait_for_quiet(_busy_until(1e9), _decide, after_attempt=2, why="x", window_s=3.0, timeout_s=10.0,
-                          step_s=1.0, clock=lambda: now["t"], sleep=sleep)
+    wait = wait_for_quiet(
+        _busy_until(1e9),
+        _decide,
+        after_attempt=2,
+        why="x",
+        window_s=3.0,
+        timeout_s=10.0,
+        step_s=1.0,
+        clock=lambda: now["t"],
+        sleep=sleep,
+    )
     assert not wait.quiet and wait.waited_s == 10.0 and wait.windows_judged == 8
     assert wait.last["contended"] and wait.last["foreign_cpu"]["share"] == 0.5
     assert busiest(wait.last) == "pid 9 pip (pip install x) using 1.00 of a CPU"
@@ -147,8 +170,9 @@ _GUARDED = textwrap.dedent("""
 """)
 
 
-def _guarded(watch: int, interval_s: float = 0.1, describe: bool = False,
-             preexec_fn: Callable[[], None] | None = None) -> subprocess.Popen:
+def _guarded(
+    watch: int, interval_s: float = 0.1, describe: bool = False, preexec_fn: Callable[[], None] | None = None
+) -> subprocess.Popen:
     code = _GUARDED.format(scripts=str(REPO / "scripts"), watch=watch, interval=interval_s, describe=describe)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
@@ -202,8 +226,10 @@ def _sigint_default() -> None:
 
 def test_guard_turns_sigint_into_the_same_clean_stop_and_says_how_it_found_it() -> None:
     proc = _guarded(os.getpid(), describe=True, preexec_fn=_sigint_default)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == f"watching Snakemake pid {os.getpid()}; " \
-                                                                          "SIGINT default"
+    assert (
+        proc.stdout is not None
+        and proc.stdout.readline().strip() == f"watching Snakemake pid {os.getpid()}; SIGINT default"
+    )
     proc.send_signal(signal.SIGINT)
     proc.send_signal(signal.SIGINT)  # a second Ctrl-C while the first unwinds is ignored, not a new exception
     out, _ = proc.communicate(timeout=10)
@@ -213,8 +239,9 @@ def test_guard_turns_sigint_into_the_same_clean_stop_and_says_how_it_found_it() 
 def test_guard_keeps_an_inherited_ignored_sigint() -> None:
     proc = _guarded(os.getpid(), describe=True, preexec_fn=_sigint_ignored)
     assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == (f"watching Snakemake pid {os.getpid()}; SIGINT ignored, as inherited: "
-                                              "Ctrl-C does not stop it")
+    assert proc.stdout.readline().strip() == (
+        f"watching Snakemake pid {os.getpid()}; SIGINT ignored, as inherited: Ctrl-C does not stop it"
+    )
     proc.send_signal(signal.SIGINT)
     time.sleep(0.5)
     assert proc.poll() is None  # ignored, as whoever started it asked
@@ -246,5 +273,7 @@ def test_a_socket_that_cannot_be_checked_is_a_final_error(monkeypatch: pytest.Mo
     with pytest.raises(ServerError) as caught:
         check_identity(_server(os.getpid(), 1))
     assert caught.value.final
-    assert caught.value.reason.startswith(f"cannot check that llama-server (pid {os.getpid()}) is what listens on "
-                                          f"port 1: the sockets of pid {os.getpid()} cannot be read here (AccessDenied")
+    assert caught.value.reason.startswith(
+        f"cannot check that llama-server (pid {os.getpid()}) is what listens on "
+        f"port 1: the sockets of pid {os.getpid()} cannot be read here (AccessDenied"
+    )

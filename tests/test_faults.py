@@ -59,18 +59,21 @@ def _fail_message(result: subprocess.CompletedProcess) -> str:
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The small matrix, complete, in a fresh working directory."""
     work = tmp_path_factory.mktemp("faults")
-    override = write_yaml(work / "faults.yaml", {
-        "name": "fault tests",
-        # BF16, not Q4_K_M: on some CPUs llama-server b11223 crashes (general protection fault) on the tiny model's
-        # quantized tied embeddings; the faults here do not depend on the quantization.
-        "models": {"target": {"quant": "BF16"}},
-        "select": {"tasks": [TASK], "conditions": CONDITIONS},
-        "temperatures": [0.0],
-        "repeats": 1,
-        "max_tokens": 128,
-        # This machine may be shared with other work; CPU contention is judged in its own test below.
-        "measurement": {"max_foreign_cpu": None, "max_attempts": 3},
-    })
+    override = write_yaml(
+        work / "faults.yaml",
+        {
+            "name": "fault tests",
+            # BF16, not Q4_K_M: on some CPUs llama-server b11223 crashes (general protection fault) on the tiny model's
+            # quantized tied embeddings; the faults here do not depend on the quantization.
+            "models": {"target": {"quant": "BF16"}},
+            "select": {"tasks": [TASK], "conditions": CONDITIONS},
+            "temperatures": [0.0],
+            "repeats": 1,
+            "max_tokens": 128,
+            # This machine may be shared with other work; CPU contention is judged in its own test below.
+            "measurement": {"max_foreign_cpu": None, "max_attempts": 3},
+        },
+    )
     env = {"HF_TOKEN": SECRET, "HF_HUB_OFFLINE": "1"}
     configs = [TINY, override]
     result = snakemake(work, ["all"], configs, env=env)
@@ -80,8 +83,22 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def _argv(run: dict, targets: list[str], *extra: str) -> tuple[list[str], dict[str, str]]:
-    argv = [sys.executable, "-m", "snakemake", *targets, "--snakefile", str(REPO / "Snakefile"), "--directory",
-            str(run["work"]), "--cores", "2", "--cache", *extra, "--configfile", *map(str, run["configs"])]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        *targets,
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(run["work"]),
+        "--cores",
+        "2",
+        "--cache",
+        *extra,
+        "--configfile",
+        *map(str, run["configs"]),
+    ]
     return argv, {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **run["env"]}
 
 
@@ -89,8 +106,15 @@ def _argv(run: dict, targets: list[str], *extra: str) -> tuple[list[str], dict[s
 def _started(run: dict, targets: list[str], *extra: str) -> Iterator[subprocess.Popen]:
     """A Snakemake run in the background (its own session, as a terminal or a batch job would start it)."""
     argv, env = _argv(run, targets, *extra)
-    proc = subprocess.Popen(argv, cwd=run["work"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        cwd=run["work"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         yield proc
     finally:
@@ -131,6 +155,7 @@ def _generating(run: dict, cell: Cell, attempt: int = 1) -> Callable[[], bool]:
         text = log.read_text(errors="replace")
         header = f"--- specbench: attempt {attempt} of "
         return header in text and "processing task" in text.split(header, 1)[1]
+
     return check
 
 
@@ -178,8 +203,9 @@ def test_server_listens_on_loopback_only_and_kill_9_of_snakemake_leaves_nothing_
         with frozen(server_pid, hold_s=0.0):  # the answer cannot complete before the script sees Snakemake die
             os.kill(proc.pid, signal.SIGKILL)  # Snakemake only: its job's bash, script and server are left alone
             killed = time.monotonic()
-            _wait_for("the cell to stop its server", lambda: signal.SIGTERM in signal_mask(server_pid, "ShdPnd"),
-                      timeout_s=10)
+            _wait_for(
+                "the cell to stop its server", lambda: signal.SIGTERM in signal_mask(server_pid, "ShdPnd"), timeout_s=10
+            )
             reacted_s = time.monotonic() - killed
             assert psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE  # not reaped: this test is its parent
         _wait_for("the cell's script and server to stop", lambda: not _orphans(run), timeout_s=30)
@@ -262,15 +288,26 @@ def _setup(run: dict, cell: Cell, tmp_path: Path, **changes: object) -> Setup:
     bin_dir = work / "resources/llama.cpp/bin"
     model_manifest = read_json(next(work.glob("results/models/tiny-target-*.json")))
     setup = Setup(
-        condition=cell.condition, server_binary=bin_dir / "llama-server",
-        build_manifest=read_json(bin_dir / "manifest.json"), model_path=run["model"], model_manifest=model_manifest,
-        draft_path=None, draft_manifest=None,
+        condition=cell.condition,
+        server_binary=bin_dir / "llama-server",
+        build_manifest=read_json(bin_dir / "manifest.json"),
+        model_path=run["model"],
+        model_manifest=model_manifest,
+        draft_path=None,
+        draft_manifest=None,
         prompt_manifests={cell.task: read_json(work / f"results/prompts/{cell.task}.json")},
-        server_args=[str(work / a) if a.startswith("resources/") else a for a in argv[1:argv.index("--host")]],
-        requires=[], max_tokens={cell.task: 16}, reasoning=False, base_seed=1000, startup_timeout_s=120,
+        server_args=[str(work / a) if a.startswith("resources/") else a for a in argv[1 : argv.index("--host")]],
+        requires=[],
+        max_tokens={cell.task: 16},
+        reasoning=False,
+        base_seed=1000,
+        startup_timeout_s=120,
         request_timeout_s=120,
-        server_log=tmp_path / "server.log", gpu_samples=tmp_path / "gpu.jsonl", code_fingerprint="test",
-        max_attempts=3)
+        server_log=tmp_path / "server.log",
+        gpu_samples=tmp_path / "gpu.jsonl",
+        code_fingerprint="test",
+        max_attempts=3,
+    )
     return Setup(**{**setup.__dict__, **changes})
 
 
@@ -295,8 +332,9 @@ class _Impostor(BaseHTTPRequestHandler):
 
 
 @pytest.mark.workflow
-def test_a_port_taken_before_the_server_binds_is_never_talked_to(run: dict, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_port_taken_before_the_server_binds_is_never_talked_to(
+    run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     impostor = ThreadingHTTPServer(("127.0.0.1", 0), _Impostor)
     taken = impostor.server_address[1]
     thread = threading.Thread(target=impostor.serve_forever, daemon=True)
@@ -336,10 +374,12 @@ def test_a_prompt_longer_than_the_context_fails_at_once_with_the_servers_reason(
 
 
 @pytest.mark.workflow
-def test_a_socket_that_cannot_be_checked_fails_the_cell_at_once(run: dict, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_socket_that_cannot_be_checked_fails_the_cell_at_once(
+    run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Where the server's sockets cannot be read (macOS, hidepid, another user): no /health is asked, no attempt
     waits for the start-up timeout, and the cell fails at once naming why (a new server would fail the same way)."""
+
     def denied(self: psutil.Process, kind: str = "inet") -> list:
         raise psutil.AccessDenied(self.pid, self.name())
 
@@ -389,8 +429,10 @@ def test_a_full_disk_leaves_no_partial_record(run: dict) -> None:
     cell_file = _break(run)
     folder = cell_file.parent
     saved = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(folder)],
-                      capture_output=True).returncode != 0:
+    if (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(folder)], capture_output=True).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a tmpfs here (needs CAP_SYS_ADMIN)")
     try:
         with _started(run, [CELL.path]) as proc:
@@ -463,9 +505,15 @@ def test_a_damaged_gguf_is_refused_naming_the_file(run: dict, tmp_path: Path, da
     broken.write_bytes(data[: len(data) * 2 // 3] if damage == "truncated" else b"XXXX" + data[4:])
     work = tmp_path / "work"
     work.mkdir()
-    override = write_yaml(work / "bad.yaml", {
-        "models": {"target": {"source": "gguf", "gguf": {"path": str(broken)}}},
-        "select": {"tasks": [TASK], "conditions": ["off"]}, "temperatures": [0.0], "repeats": 1})
+    override = write_yaml(
+        work / "bad.yaml",
+        {
+            "models": {"target": {"source": "gguf", "gguf": {"path": str(broken)}}},
+            "select": {"tasks": [TASK], "conditions": ["off"]},
+            "temperatures": [0.0],
+            "repeats": 1,
+        },
+    )
     result = _only_cell(work, override, run["env"])
     assert result.returncode != 0
     line = next((ln for ln in result.stderr.splitlines() if ln.startswith("specbench: model 'target': ")), "")
@@ -481,9 +529,15 @@ def test_a_source_archive_with_the_wrong_sha256_is_refused_naming_the_file(run: 
     shutil.make_archive(str(tmp_path / "llama.cpp"), "gztar", root_dir=REPO / "config")
     work = tmp_path / "work"
     work.mkdir()
-    override = write_yaml(work / "bad.yaml", {
-        "llama_cpp": {"source": "archive", "archive": {"url": str(archive), "sha256": "0" * 64}},
-        "select": {"tasks": [TASK], "conditions": ["off"]}, "temperatures": [0.0], "repeats": 1})
+    override = write_yaml(
+        work / "bad.yaml",
+        {
+            "llama_cpp": {"source": "archive", "archive": {"url": str(archive), "sha256": "0" * 64}},
+            "select": {"tasks": [TASK], "conditions": ["off"]},
+            "temperatures": [0.0],
+            "repeats": 1,
+        },
+    )
     result = _only_cell(work, override, run["env"])
     assert result.returncode != 0
     assert "config error at 'llama_cpp.archive.sha256': " in result.stderr, _fail_message(result)
@@ -524,11 +578,16 @@ def test_a_damaged_hf_cache_is_refused_naming_the_file(run: dict, tmp_path: Path
         expected = "shard model-00002-of-00002.safetensors listed in model.safetensors.index.json is missing"
     work = tmp_path / "work"
     work.mkdir()
-    override = write_yaml(work / "bad.yaml", {"models": {"target": {"source": "hf", "hf": {"repo": repo,
-                                                                                         "revision": commit}}}})
+    override = write_yaml(
+        work / "bad.yaml", {"models": {"target": {"source": "hf", "hf": {"repo": repo, "revision": commit}}}}
+    )
     model_id = f"specbench-test--sharded@{commit}"
-    result = snakemake(work, [f"results/models/{model_id}.download.json"], [TINY, override],
-                       env={**run["env"], "HF_HOME": str(hf_home)})
+    result = snakemake(
+        work,
+        [f"results/models/{model_id}.download.json"],
+        [TINY, override],
+        env={**run["env"], "HF_HOME": str(hf_home)},
+    )
     assert result.returncode != 0
     line = next((ln for ln in result.stderr.splitlines() if ln.startswith("specbench: ")), "")
     assert line.startswith(f"specbench: {repo}@{commit}: {expected}"), _fail_message(result)
@@ -553,8 +612,11 @@ def _foreign_share(seconds: float) -> float:
 
 def _hogs(seconds: float | None) -> list[subprocess.Popen]:
     """One busy loop per CPU, each ending by itself after ``seconds`` (None: until killed)."""
-    loop = "while True: pass" if seconds is None else f"import time\nend = time.time() + {seconds}\n" \
-        "while time.time() < end: pass"
+    loop = (
+        "while True: pass"
+        if seconds is None
+        else f"import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass"
+    )
     return [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(os.cpu_count() or 1)]
 
 
@@ -567,20 +629,23 @@ def _stop(hogs: list[subprocess.Popen]) -> None:
 def _judged(run: dict, **measurement: float) -> dict:
     """The run with CPU contention judged (a config file, not --config: Snakemake's --config leaves a nested value's
     numbers as text)."""
-    path = write_yaml(run["work"] / "contention.yaml",
-                      {"measurement": {"max_foreign_cpu": 0.25, "max_attempts": 4, **measurement}})
+    path = write_yaml(
+        run["work"] / "contention.yaml", {"measurement": {"max_foreign_cpu": 0.25, "max_attempts": 4, **measurement}}
+    )
     return {**run, "configs": [*run["configs"], path]}
 
 
-def _cell_beside_hogs(run: dict, hog_s: float | None,
-                      quiet_timeout_s: float) -> tuple[Path, int, str, list[subprocess.Popen], float]:
+def _cell_beside_hogs(
+    run: dict, hog_s: float | None, quiet_timeout_s: float
+) -> tuple[Path, int, str, list[subprocess.Popen], float]:
     """Break the cell, run it with CPU contention judged (3 s quiet windows) and start the hogs once its server
     generates; (the cell file, Snakemake's exit code, its stderr, the hogs, when they started). Skipped on a busy
     machine."""
     quiet = _foreign_share(3.0)
     if quiet > 0.1:
-        pytest.skip(f"the machine is busy with other work ({quiet:.2f} of its CPU time): contention cannot be "
-                    "staged on it")
+        pytest.skip(
+            f"the machine is busy with other work ({quiet:.2f} of its CPU time): contention cannot be staged on it"
+        )
     cell_file = _break(run)
     hogs: list[subprocess.Popen] = []
     try:
@@ -605,9 +670,20 @@ def test_a_cpu_hog_mid_cell_makes_the_cell_wait_for_quiet_then_measure_clean(run
     assert any(f"pid {hog.pid} python" in first["busiest"] for hog in hogs), first
     # one wait after attempt 1 (more only if other work on the machine contended a later attempt too)
     wait, *later = record["quiet_waits"]
-    print(json.dumps({"rejected": record["rejected_attempts"], "quiet_waits": record["quiet_waits"],
-                      "kept": {"attempt": record["attempt"], "started_at": record["started_at"],
-                               "contention": record["contention"]["reason"]}}, indent=1))
+    print(
+        json.dumps(
+            {
+                "rejected": record["rejected_attempts"],
+                "quiet_waits": record["quiet_waits"],
+                "kept": {
+                    "attempt": record["attempt"],
+                    "started_at": record["started_at"],
+                    "contention": record["contention"]["reason"],
+                },
+            },
+            indent=1,
+        )
+    )
     assert wait["after_attempt"] == 1 and wait["quiet"] and wait["why"] == first["reason"], wait
     assert wait["window_s"] == 3 and wait["waited_s"] >= 2.9 and not wait["last"]["contended"]
     assert record["attempt"] == 2 + len(later) and record["contention"]["contended"] is False
@@ -626,9 +702,11 @@ def test_a_cpu_hog_that_outlasts_the_bound_fails_the_cell_naming_it(run: dict) -
     assert returncode != 0
     line = next((ln for ln in stderr.splitlines() if ln.startswith("specbench: ")), "")
     print(line)
-    assert line.startswith(f"specbench: cell {CELL.label}: the machine was not quiet for 3 s within "
-                           "measurement.quiet_timeout_s = 8 s of waiting after attempt 1 was contended: other "
-                           "processes used "), stderr[-3000:]
+    assert line.startswith(
+        f"specbench: cell {CELL.label}: the machine was not quiet for 3 s within "
+        "measurement.quiet_timeout_s = 8 s of waiting after attempt 1 was contended: other "
+        "processes used "
+    ), stderr[-3000:]
     assert any(f"pid {hog.pid} python ({sys.executable} -c while True: pass) using " in line for hog in hogs), line
     assert "run the same snakemake command again" in line
     assert not cell_file.exists() and not _no_partial_files(run) and not _orphans(run)

@@ -52,10 +52,21 @@ def _expected(size: tuple[float, float]) -> tuple[int, int]:
 def _cells(rows: list[tuple[str, str, float, int, float]], baseline: str = "off") -> pd.DataFrame:
     """A typed cell table of (task, condition, temperature, repeat, tokens/s) rows, started 30 s apart."""
     start = pd.Timestamp("2026-11-29T16:40:00+00:00")
-    return frame_of([{"task": task, "condition": condition, "temperature": temperature, "repeat": repeat,
-                      "tokens_per_s": speed, "started_at": start + pd.Timedelta(seconds=30 * i),
-                      "cell_file": f"results/cells/{task}/{condition}/t{temperature}/r{repeat}.json"}
-                     for i, (task, condition, temperature, repeat, speed) in enumerate(rows)], baseline)
+    return frame_of(
+        [
+            {
+                "task": task,
+                "condition": condition,
+                "temperature": temperature,
+                "repeat": repeat,
+                "tokens_per_s": speed,
+                "started_at": start + pd.Timedelta(seconds=30 * i),
+                "cell_file": f"results/cells/{task}/{condition}/t{temperature}/r{repeat}.json",
+            }
+            for i, (task, condition, temperature, repeat, speed) in enumerate(rows)
+        ],
+        baseline,
+    )
 
 
 def _texts(monkeypatch) -> list[str]:
@@ -76,13 +87,22 @@ def _texts(monkeypatch) -> list[str]:
 @pytest.fixture
 def hand_runs() -> pd.DataFrame:
     """off means 100 (task a, T=0) and 200 (task a, T=1); ngram-mod at 600/650/700 and 300/400/NaN."""
-    return _cells([
-        ("a", "off", 0.0, 1, 80.0), ("a", "off", 0.0, 2, 100.0), ("a", "off", 0.0, 3, 120.0),
-        ("a", "ngram-mod", 0.0, 1, 600.0), ("a", "ngram-mod", 0.0, 2, 650.0), ("a", "ngram-mod", 0.0, 3, 700.0),
-        ("a", "off", 1.0, 1, 200.0), ("a", "off", 1.0, 2, 200.0),
-        ("a", "ngram-mod", 1.0, 1, 300.0), ("a", "ngram-mod", 1.0, 2, 400.0), ("a", "ngram-mod", 1.0, 3, np.nan),
-        ("b", "mtp", 0.0, 1, 50.0),  # task b has no baseline at all
-    ])
+    return _cells(
+        [
+            ("a", "off", 0.0, 1, 80.0),
+            ("a", "off", 0.0, 2, 100.0),
+            ("a", "off", 0.0, 3, 120.0),
+            ("a", "ngram-mod", 0.0, 1, 600.0),
+            ("a", "ngram-mod", 0.0, 2, 650.0),
+            ("a", "ngram-mod", 0.0, 3, 700.0),
+            ("a", "off", 1.0, 1, 200.0),
+            ("a", "off", 1.0, 2, 200.0),
+            ("a", "ngram-mod", 1.0, 1, 300.0),
+            ("a", "ngram-mod", 1.0, 2, 400.0),
+            ("a", "ngram-mod", 1.0, 3, np.nan),
+            ("b", "mtp", 0.0, 1, 50.0),  # task b has no baseline at all
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +116,18 @@ def sample() -> dict[str, pd.DataFrame]:
 
 def test_multipliers_divide_by_the_mean_baseline_of_the_same_task_and_temperature(hand_runs):
     table = cell_multipliers(hand_runs, "off")
-    assert list(table.columns) == ["task", "prompt", "condition", "temperature", "repeat", "tokens_per_s", "identical",
-                                   "cell_file", "baseline_mean_tokens_per_s", "multiplier"]
+    assert list(table.columns) == [
+        "task",
+        "prompt",
+        "condition",
+        "temperature",
+        "repeat",
+        "tokens_per_s",
+        "identical",
+        "cell_file",
+        "baseline_mean_tokens_per_s",
+        "multiplier",
+    ]
     assert "off" not in set(table["condition"])
     t0 = table[(table["task"] == "a") & (table["temperature"] == 0.0)].sort_values("repeat")
     assert t0["baseline_mean_tokens_per_s"].tolist() == [100.0, 100.0, 100.0]
@@ -110,8 +140,15 @@ def test_multipliers_divide_by_the_mean_baseline_of_the_same_task_and_temperatur
 
 
 def test_multipliers_ignore_nan_baselines_and_treat_a_zero_baseline_as_missing():
-    runs = _cells([("a", "off", 0.0, 1, np.nan), ("a", "off", 0.0, 2, 50.0), ("a", "ngram-mod", 0.0, 1, 100.0),
-                   ("b", "off", 0.0, 1, 0.0), ("b", "ngram-mod", 0.0, 1, 100.0)])
+    runs = _cells(
+        [
+            ("a", "off", 0.0, 1, np.nan),
+            ("a", "off", 0.0, 2, 50.0),
+            ("a", "ngram-mod", 0.0, 1, 100.0),
+            ("b", "off", 0.0, 1, 0.0),
+            ("b", "ngram-mod", 0.0, 1, 100.0),
+        ]
+    )
     table = cell_multipliers(runs, "off").set_index("task")
     assert table.loc["a", "multiplier"] == pytest.approx(2.0)
     assert np.isnan(table.loc["b", "multiplier"])
@@ -250,8 +287,9 @@ def test_acceptance_edge_cases(sample):
 def test_acceptance_marks_conditions_that_drafted_nothing_as_na(sample, monkeypatch):
     texts = _texts(monkeypatch)
     acceptance = sample["acceptance"]
-    acceptance_figure(_without_drafts(acceptance, (acceptance["condition"] == "mtp") & (acceptance["task"] == "essay")),
-                      "off")
+    acceptance_figure(
+        _without_drafts(acceptance, (acceptance["condition"] == "mtp") & (acceptance["task"] == "essay")), "off"
+    )
     assert texts.count("n/a") == 1
     assert any("drafted nothing anywhere: off" in t for t in texts)  # the baseline is left out, not a zero bar
     assert "0%" in texts  # dflash drafted and had nothing accepted: a real zero

@@ -121,8 +121,17 @@ def test_judge_is_pure() -> None:
 def test_verdict_to_json() -> None:
     verdict = _judge_file("a100_foreign_mid.jsonl", {A100_SERVER})
     data = json.loads(json.dumps(verdict.to_json()))
-    assert data == {"contended": True, "reason": verdict.reason, "foreign_pids": [7781], "samples": 8,
-                    "failed_samples": 0, "nvml": "ok", "foreign_cpu": None, "gpu_watch": "nvml", "backend": "cuda"}
+    assert data == {
+        "contended": True,
+        "reason": verdict.reason,
+        "foreign_pids": [7781],
+        "samples": 8,
+        "failed_samples": 0,
+        "nvml": "ok",
+        "foreign_cpu": None,
+        "gpu_watch": "nvml",
+        "backend": "cuda",
+    }
 
 
 def _cpu_sample(t: float, busy: float, own: float, mark: str | None = None) -> Sample:
@@ -137,8 +146,9 @@ BUSY_CPU = [_cpu_sample(0.0, 10.0, 9.0, "request-start"), _cpu_sample(4.0, 18.0,
 def test_a_backend_without_gpu_accounting_is_recorded_as_not_watched_and_cpu_still_judged(backend: str) -> None:
     verdict = judge(QUIET_CPU, {1}, nvml_available=False, max_foreign_cpu=0.25, backend=backend)
     assert (verdict.contended, verdict.gpu_watch, verdict.backend) == (False, "unwatched", backend)
-    assert verdict.reason == (f"accepted: GPU not watched on this backend ({backend}: no per-process GPU accounting); "
-                              "CPU contention judged")
+    assert verdict.reason == (
+        f"accepted: GPU not watched on this backend ({backend}: no per-process GPU accounting); CPU contention judged"
+    )
     busy = judge(BUSY_CPU, {1}, nvml_available=False, max_foreign_cpu=0.25, backend=backend)
     assert busy.contended and "other processes used 0.50 of the CPU time" in busy.reason
     assert busy.gpu_watch == "unwatched"
@@ -168,8 +178,20 @@ def test_sample_from_json_tolerates_missing_optional_fields() -> None:
 
 
 def test_recordings_have_the_documented_device_fields() -> None:
-    fields = {"index", "uuid", "name", "utilization_gpu", "utilization_mem", "memory_used_mb", "memory_total_mb",
-              "sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w", "processes"}
+    fields = {
+        "index",
+        "uuid",
+        "name",
+        "utilization_gpu",
+        "utilization_mem",
+        "memory_used_mb",
+        "memory_total_mb",
+        "sm_clock_mhz",
+        "mem_clock_mhz",
+        "temperature_c",
+        "power_w",
+        "processes",
+    }
     for path in DATA.glob("*.jsonl"):
         for sample in read_samples(path):
             assert sample.phase in samples.PHASES
@@ -334,12 +356,22 @@ def test_nvml_sampler_reads_fields_and_guards_unsupported_ones(monkeypatch: pyte
     assert watch.nvml_available
     assert fake.calls == ["init", "shutdown"]
     assert first.ok and first.error is None and first.cpu_count
-    assert first.devices == [{
-        "index": 0, "uuid": "GPU-7c1f3a52-9e0b-4d6e-8a43-2f5d19c0b7e1", "name": "NVIDIA H200",
-        "utilization_gpu": 93, "utilization_mem": 71, "memory_used_mb": 10403.6, "memory_total_mb": 143771.0,
-        "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temperature_c": 41, "power_w": None,
-        "processes": [{"pid": H200_SERVER, "used_memory_mb": 9876.0}, {"pid": 7, "used_memory_mb": None}],
-    }]
+    assert first.devices == [
+        {
+            "index": 0,
+            "uuid": "GPU-7c1f3a52-9e0b-4d6e-8a43-2f5d19c0b7e1",
+            "name": "NVIDIA H200",
+            "utilization_gpu": 93,
+            "utilization_mem": 71,
+            "memory_used_mb": 10403.6,
+            "memory_total_mb": 143771.0,
+            "sm_clock_mhz": 1980,
+            "mem_clock_mhz": 3201,
+            "temperature_c": 41,
+            "power_w": None,
+            "processes": [{"pid": H200_SERVER, "used_memory_mb": 9876.0}, {"pid": 7, "used_memory_mb": None}],
+        }
+    ]
     assert watch.verdict({H200_SERVER}).foreign_pids == [7]
 
 
@@ -384,10 +416,21 @@ def test_device_info_with_fake_nvml(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _fake_pynvml()
     monkeypatch.setattr(nvml, "_load_pynvml", lambda: fake)
     assert device_info() == {
-        "nvml": "ok", "error": None, "driver": "570.124.06", "cuda_driver_version": "12.8",
-        "devices": [{"index": 0, "uuid": "GPU-7c1f3a52-9e0b-4d6e-8a43-2f5d19c0b7e1", "name": "NVIDIA H200",
-                     "memory_total_mb": 143771.0, "memory_bus_width_bits": 5120, "max_mem_clock_mhz": 3201,
-                     "compute_capability": "9.0"}],
+        "nvml": "ok",
+        "error": None,
+        "driver": "570.124.06",
+        "cuda_driver_version": "12.8",
+        "devices": [
+            {
+                "index": 0,
+                "uuid": "GPU-7c1f3a52-9e0b-4d6e-8a43-2f5d19c0b7e1",
+                "name": "NVIDIA H200",
+                "memory_total_mb": 143771.0,
+                "memory_bus_width_bits": 5120,
+                "max_mem_clock_mhz": 3201,
+                "compute_capability": "9.0",
+            }
+        ],
     }
     assert fake.calls == ["init", "shutdown"]
 

@@ -120,11 +120,13 @@ def test_thousands_separators_dollars_and_markdown_bold() -> None:
 
 
 def test_answer_line_rules() -> None:
-    text = ("Answer 1: 16 - 3 - 4 = 9 eggs, 9 * 2 = 18\n"
-            "Answer 2:\n3\n"  # the number on the next line
-            "Answer 3: 70000\n"
-            "Let me double-check problem 1... Answer 1: 18 (16 - 3 - 4 = 9 eggs at $2 each)\n"
-            "Answer 4: 12\n")  # beyond expected_count: ignored
+    text = (
+        "Answer 1: 16 - 3 - 4 = 9 eggs, 9 * 2 = 18\n"
+        "Answer 2:\n3\n"  # the number on the next line
+        "Answer 3: 70000\n"
+        "Let me double-check problem 1... Answer 1: 18 (16 - 3 - 4 = 9 eggs at $2 each)\n"
+        "Answer 4: 12\n"
+    )  # beyond expected_count: ignored
     assert extract_final_numbers(text, 3) == ["18", "3", "70000"]
     # the last Answer N line wins when the model corrects itself
     assert extract_final_numbers("Answer 1: 17\nWait, I forgot one egg.\nAnswer 1: 18\n", 1) == ["18"]

@@ -20,8 +20,10 @@ from specbench.report.provenance import report_numbers
 from specbench.report.sections import build_report
 
 DATA = Path(__file__).parent / "data" / "report"
-A100 = {"nvml": "ok", "devices": [{"name": "NVIDIA A100-SXM4-80GB", "memory_bus_width_bits": 5120,
-                                   "max_mem_clock_mhz": 1593}]}
+A100 = {
+    "nvml": "ok",
+    "devices": [{"name": "NVIDIA A100-SXM4-80GB", "memory_bus_width_bits": 5120, "max_mem_clock_mhz": 1593}],
+}
 
 
 def test_ceiling_from_bus_width_and_memory_clock() -> None:
@@ -30,8 +32,14 @@ def test_ceiling_from_bus_width_and_memory_clock() -> None:
     bandwidth = 5120 / 8 * 1593e6 * 2  # 2039 GB/s, the A100 80GB's published figure
     assert bandwidth / 1e9 == pytest.approx(2039, abs=1)
     assert "2039 GB/s" in note and f"{bandwidth / 5.68e9:.0f} tokens/s" in note
-    assert rows == [{"task": "essay", "temperature": 0.0, "median_tokens_per_s": 126.0,
-                     "of_ceiling": pytest.approx(126 / (bandwidth / 5.68e9))}]
+    assert rows == [
+        {
+            "task": "essay",
+            "temperature": 0.0,
+            "median_tokens_per_s": 126.0,
+            "of_ceiling": pytest.approx(126 / (bandwidth / 5.68e9)),
+        }
+    ]
 
 
 def test_no_ceiling_without_nvml() -> None:
@@ -48,15 +56,32 @@ def test_numbers_link_to_their_provenance_entry() -> None:
 
 def _rows() -> list[dict]:
     rows = json.loads((DATA / "cells.json").read_text())
-    rows[0].update(rejected_attempts=1, rejected_reasons=["pid 4242 (python) on the GPU"], quiet_waits=1,
-                   quiet_wait_s=42.5)
-    rows += [{"task": "gsm8k", "condition": condition, "temperature": 0.0, "repeat": 1, "tokens_per_s": speed,
-              "predicted_n": 100, "draft_n": drafted, "draft_n_accepted": drafted // 2, "tokens": tokens,
-              "cell_file": f"results/cells/gsm8k/{condition}/t0.0/r1.json", "gsm8k_correct": correct,
-              "gsm8k_answered": 3, "gsm8k_total": 3, "gsm8k_wrong": wrong, "started_at": "2026-11-29T16:50:00+00:00"}
-             for condition, speed, drafted, tokens, correct, wrong in (
-                 ("off", 120.0, 0, [1, 2, 3], 2, [{"problem": 3, "extracted": "25000", "reference": "70000"}]),
-                 ("dflash", 60.0, 40, [1, 2, 4, 5], 3, []))]
+    rows[0].update(
+        rejected_attempts=1, rejected_reasons=["pid 4242 (python) on the GPU"], quiet_waits=1, quiet_wait_s=42.5
+    )
+    rows += [
+        {
+            "task": "gsm8k",
+            "condition": condition,
+            "temperature": 0.0,
+            "repeat": 1,
+            "tokens_per_s": speed,
+            "predicted_n": 100,
+            "draft_n": drafted,
+            "draft_n_accepted": drafted // 2,
+            "tokens": tokens,
+            "cell_file": f"results/cells/gsm8k/{condition}/t0.0/r1.json",
+            "gsm8k_correct": correct,
+            "gsm8k_answered": 3,
+            "gsm8k_total": 3,
+            "gsm8k_wrong": wrong,
+            "started_at": "2026-11-29T16:50:00+00:00",
+        }
+        for condition, speed, drafted, tokens, correct, wrong in (
+            ("off", 120.0, 0, [1, 2, 3], 2, [{"problem": 3, "extracted": "25000", "reference": "70000"}]),
+            ("dflash", 60.0, 40, [1, 2, 4, 5], 3, []),
+        )
+    ]
     return rows
 
 
@@ -64,34 +89,92 @@ def _rows() -> list[dict]:
 def rendered() -> dict[str, str]:
     summaries = tables(frame_of(_rows(), "off"), "off")
     numbers = report_numbers(summaries, "off")
-    claims = pd.DataFrame([{"id": "ngram-file-rewrite", "text": "n-gram 6.2x on file rewrite", "kind": "speedup",
-                            "published": 6.25, "measured": 1.8, "verdict": "not reproduced", "detail": "within 10%",
-                            "cells": [], "published_text": "6.25x", "measured_text": "1.80x <b>",
-                            "scope": "absolute", "prompt_dependent": False, "temperature": None,
-                            "variant_of": None, "verdict_t1": "not reproduced", "measured_t1_text": "2.10x",
-                            "reading": "neither reading"}])
-    comparability = Comparability([Fact("GPU", "A100, at least 80000 MiB", "NVIDIA H200 (143771 MiB)", False),
-                                   Fact("server flags", "-c 16384", "-c 16384", True)], "NVIDIA H200 (143771 MiB)")
-    facts = Facts(name="sample", baseline="off", comparability=comparability, environment={"device": "A100 <80GB>"},
-                  device=A100, model_bytes=5_680_000_000, stand_in_tasks=["gsm8k"],
-                  run_context={"config_sha256": "c0ffee", "workflow_commit": "abc123"})
-    report = build_report(summaries, facts=facts, claims=claims, numbers=numbers,
-                          figures=[Figure("a figure", "data:image/png;base64,AAAA")])
+    claims = pd.DataFrame(
+        [
+            {
+                "id": "ngram-file-rewrite",
+                "text": "n-gram 6.2x on file rewrite",
+                "kind": "speedup",
+                "published": 6.25,
+                "measured": 1.8,
+                "verdict": "not reproduced",
+                "detail": "within 10%",
+                "cells": [],
+                "published_text": "6.25x",
+                "measured_text": "1.80x <b>",
+                "scope": "absolute",
+                "prompt_dependent": False,
+                "temperature": None,
+                "variant_of": None,
+                "verdict_t1": "not reproduced",
+                "measured_t1_text": "2.10x",
+                "reading": "neither reading",
+            }
+        ]
+    )
+    comparability = Comparability(
+        [
+            Fact("GPU", "A100, at least 80000 MiB", "NVIDIA H200 (143771 MiB)", False),
+            Fact("server flags", "-c 16384", "-c 16384", True),
+        ],
+        "NVIDIA H200 (143771 MiB)",
+    )
+    facts = Facts(
+        name="sample",
+        baseline="off",
+        comparability=comparability,
+        environment={"device": "A100 <80GB>"},
+        device=A100,
+        model_bytes=5_680_000_000,
+        stand_in_tasks=["gsm8k"],
+        run_context={"config_sha256": "c0ffee", "workflow_commit": "abc123"},
+    )
+    report = build_report(
+        summaries,
+        facts=facts,
+        claims=claims,
+        numbers=numbers,
+        figures=[Figure("a figure", "data:image/png;base64,AAAA")],
+    )
     return {"html": render_html(report), "markdown": render_markdown(report), "numbers": numbers}
 
 
 def test_both_documents_come_from_the_same_sections(rendered) -> None:
     page, text = rendered["html"], rendered["markdown"]
     html_titles = re.findall(r"<h2 id='([^']+)'>([^<]+)</h2>", page)
-    assert [i for i, _ in html_titles] == ["answer", "environment", "comparability", "claims", "baseline",
-                                           "multipliers", "figures", "acceptance", "identity", "task-checks", "warm",
-                                           "contention", "ceiling", "runs", "missing", "provenance"]
+    assert [i for i, _ in html_titles] == [
+        "answer",
+        "environment",
+        "comparability",
+        "claims",
+        "baseline",
+        "multipliers",
+        "figures",
+        "acceptance",
+        "identity",
+        "task-checks",
+        "warm",
+        "contention",
+        "ceiling",
+        "runs",
+        "missing",
+        "provenance",
+    ]
     md_titles = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
-    assert md_titles == ["What this run found", "Setup", "Comparable with the study?", "Published claims vs this run",
-                         "'off' tokens/s per task", "Multiplier vs 'off' and verdict", "Acceptance",
-                         "Output identity at temperature 0 (token ids vs 'off', same repeat; control: 'off' repeats "
-                         "vs its repeat 1)", "Task checks (GSM8K answers)", "Fresh vs warm n-gram server", "Contention",
-                         "Runs"]
+    assert md_titles == [
+        "What this run found",
+        "Setup",
+        "Comparable with the study?",
+        "Published claims vs this run",
+        "'off' tokens/s per task",
+        "Multiplier vs 'off' and verdict",
+        "Acceptance",
+        "Output identity at temperature 0 (token ids vs 'off', same repeat; control: 'off' repeats vs its repeat 1)",
+        "Task checks (GSM8K answers)",
+        "Fresh vs warm n-gram server",
+        "Contention",
+        "Runs",
+    ]
     assert md_titles == [t.replace("&#x27;", "'") for i, t in html_titles if t.replace("&#x27;", "'") in md_titles]
     assert "not** on the published study's setup (GPU differ)" in text and "id='not-study'" in page
 
@@ -124,8 +207,10 @@ def test_values_are_formatted_by_the_renderers_only(rendered) -> None:
     # the verdict's inputs from the typed value lists
     assert "[30.07, 31.03] vs off [186.88, 199.97]" in text
     # contention: the count and the rejected cell with its reason
-    assert ("1 attempt(s) rejected as contended and measured again, in 1 cell(s); 1 wait(s) for a quiet machine "
-            "before measuring again, 42 s in all.") in text
+    assert (
+        "1 attempt(s) rejected as contended and measured again, in 1 cell(s); 1 wait(s) for a quiet machine "
+        "before measuring again, 42 s in all."
+    ) in text
     assert "| waited s |" in text and "| 42.5 |" in text
     assert "pid 4242 (python) on the GPU" in text
     assert f"{120 / (5120 / 8 * 1593e6 * 2 / 5.68e9) * 100:.1f}%" in page  # ceiling
@@ -134,17 +219,37 @@ def test_values_are_formatted_by_the_renderers_only(rendered) -> None:
 def test_drafted_nothing_is_derived_from_the_drafted_count() -> None:
     from specbench.report.sections import _acceptance
 
-    acceptance = pd.DataFrame([{"task": "a", "condition": "mtp", "temperature": 0.0, "drafted": 0, "accepted": 0,
-                                "pooled_rate": float("nan"), "tokens_per_step": float("nan"), "spec_n_max": None,
-                                "from_prompt_share": 0.021, "from_output_share": None}])
+    acceptance = pd.DataFrame(
+        [
+            {
+                "task": "a",
+                "condition": "mtp",
+                "temperature": 0.0,
+                "drafted": 0,
+                "accepted": 0,
+                "pooled_rate": float("nan"),
+                "tokens_per_step": float("nan"),
+                "spec_n_max": None,
+                "from_prompt_share": 0.021,
+                "from_output_share": None,
+            }
+        ]
+    )
     html = table(_acceptance(acceptance, "off").table, {})
     assert "drafted nothing" in html and ">n/a<" in html
     assert ">2%<" in html  # the text's share found in the prompt; none shown for a response too short to judge
 
 
 def test_fmt() -> None:
-    assert [fmt(v) for v in (1.234, 3, True, None, float("nan"), pd.NA, "x")] == ["1.23", "3", "yes", "n/a", "n/a",
-                                                                                  "n/a", "x"]
+    assert [fmt(v) for v in (1.234, 3, True, None, float("nan"), pd.NA, "x")] == [
+        "1.23",
+        "3",
+        "yes",
+        "n/a",
+        "n/a",
+        "n/a",
+        "x",
+    ]
 
 
 def test_the_report_opens_with_the_answer(rendered) -> None:
@@ -154,13 +259,15 @@ def test_the_report_opens_with_the_answer(rendered) -> None:
     assert "Claims (at temperature 0 where the text states none): **1** not reproduced." in answer
     assert "by the reading this run supports: **1** neither reading." in answer
     assert "The study published none of its prompts: this run's prompts are our own" in answer
-    failed = ("- Not reproduced: **ngram-file-rewrite**: n-gram 6.2x on file rewrite (published 6.25x; "
-              "this run 1.80x <b>; at 1.0: 2.10x)")
+    failed = (
+        "- Not reproduced: **ngram-file-rewrite**: n-gram 6.2x on file rewrite (published 6.25x; "
+        "this run 1.80x <b>; at 1.0: 2.10x)"
+    )
     assert failed in answer
     # the multiplier matrix: task x condition, multiplier [interval] verdict
     row = next(line for line in answer.splitlines() if line.startswith("| essay | 0.0 |"))
     assert re.search(r"\| \d+\.\d\dx \[(n/a|\d+\.\d\d-\d+\.\d\d)\] (faster|slower|none)", row), row
-    assert "<td class=\"t bad\">" in page or "<td class=\"t good\">" in page  # colour-coded verdicts
+    assert '<td class="t bad">' in page or '<td class="t good">' in page  # colour-coded verdicts
     facts = text.split("## Comparable with the study?")[1].split("##")[0]
     assert "| GPU | A100, at least 80000 MiB | NVIDIA H200 (143771 MiB) | no |" in facts
 

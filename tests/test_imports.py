@@ -16,12 +16,28 @@ from specbench.core.records import RECORD_VERSION
 CONFIG = {"tasks": ["essay", "gsm8k"], "conditions": ["off", "mtp"], "temperatures": [0.0, 1.0]}
 
 
-def _write(root: Path, task: str, condition: str, repeat: int, *, machine: str = "local",
-           version: int = RECORD_VERSION, temperature: float = 0.0) -> Path:
+def _write(
+    root: Path,
+    task: str,
+    condition: str,
+    repeat: int,
+    *,
+    machine: str = "local",
+    version: int = RECORD_VERSION,
+    temperature: float = 0.0,
+) -> Path:
     folder = root / machine / task / condition / f"t{temperature}"
     folder.mkdir(parents=True, exist_ok=True)
-    record = {"record_version": version, "cell": {"machine": machine, "task": task, "condition": condition,
-                                                   "temperature": temperature, "repeat": repeat}}
+    record = {
+        "record_version": version,
+        "cell": {
+            "machine": machine,
+            "task": task,
+            "condition": condition,
+            "temperature": temperature,
+            "repeat": repeat,
+        },
+    }
     path = folder / f"r{repeat}.json"
     path.write_text(json.dumps(record, indent=1))
     path.with_name(f"r{repeat}.server.log").write_text(f"server log of {task} {condition} {repeat}\n")
@@ -80,8 +96,9 @@ def test_an_archive_is_imported_the_same_way(other_run: Path, tmp_path: Path, ki
     dest.parent.mkdir()
     index = import_cells(archive, dest, "lab-box", CONFIG)
     assert len(index["records"]) == 4 and index["source_sha256"] == sha256_file(archive)
-    assert all(Path(e["file"]).read_bytes() == (other_run.parent / e["source_file"]).read_bytes()
-               for e in index["records"])
+    assert all(
+        Path(e["file"]).read_bytes() == (other_run.parent / e["source_file"]).read_bytes() for e in index["records"]
+    )
 
 
 def test_what_cannot_be_imported_is_refused_naming_the_file(other_run: Path, tmp_path: Path) -> None:

@@ -15,8 +15,17 @@ def _run(*argv: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
 
 
 def test_snakemake_lint(tmp_path: Path) -> None:
-    result = _run(sys.executable, "-m", "snakemake", "--lint", "--snakefile", str(REPO / "Snakefile"),
-                  "--directory", str(tmp_path), cwd=tmp_path)
+    result = _run(
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--lint",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Lints for" not in result.stdout + result.stderr, result.stdout + result.stderr
 
@@ -28,4 +37,9 @@ def test_snakefmt_check() -> None:
 
 def test_ruff() -> None:
     result = _run(sys.executable, "-m", "ruff", "check", "scripts", "tests", "bench")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format() -> None:
+    result = _run(sys.executable, "-m", "ruff", "format", "--check", "scripts", "tests", "bench")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -101,8 +101,7 @@ def test_git_route_checks_out_the_pinned_commit(tmp_path: Path) -> None:
 
 def _commit_seen_by_build_info(tree: Path, env: dict[str, str] | None) -> str | None:
     """What llama.cpp's cmake/build-info.cmake asks git for, run in the tree: its commit, or None when git fails."""
-    result = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, env=env, capture_output=True,
-                            text=True)
+    result = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, env=env, capture_output=True, text=True)
     return result.stdout.strip() if result.returncode == 0 else None
 
 

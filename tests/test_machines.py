@@ -22,8 +22,18 @@ from specbench.report.provenance import report_numbers, row_id
 from specbench.report.sections import build_report
 from workflow_helpers import REPO, write_yaml
 
-A100 = {"nvml": "ok", "devices": [{"index": 0, "name": "NVIDIA A100 80GB PCIe", "uuid": "GPU-a",
-                                   "memory_bus_width_bits": 5120, "max_mem_clock_mhz": 1512}]}
+A100 = {
+    "nvml": "ok",
+    "devices": [
+        {
+            "index": 0,
+            "name": "NVIDIA A100 80GB PCIe",
+            "uuid": "GPU-a",
+            "memory_bus_width_bits": 5120,
+            "max_mem_clock_mhz": 1512,
+        }
+    ],
+}
 
 
 def _rows() -> list[dict]:
@@ -32,11 +42,22 @@ def _rows() -> list[dict]:
     for machine, scale in (("slow", 1.0), ("fast", 2.0)):
         for condition, speed in (("off", 100.0), ("mtp", 150.0)):
             for repeat, wobble in enumerate((-1.0, 0.0, 1.0), start=1):
-                rows.append({"machine": machine, "task": "essay", "condition": condition, "temperature": 0.0,
-                             "repeat": repeat, "tokens_per_s": scale * (speed + wobble), "predicted_n": 100,
-                             "tokens": [1, 2, 3], "model_sha256": "m" * 64, "server_sha256": "s" * 64,
-                             "code_fingerprint": "c" * 64,
-                             "cell_file": f"results/cells/{machine}/essay/{condition}/t0.0/r{repeat}.json"})
+                rows.append(
+                    {
+                        "machine": machine,
+                        "task": "essay",
+                        "condition": condition,
+                        "temperature": 0.0,
+                        "repeat": repeat,
+                        "tokens_per_s": scale * (speed + wobble),
+                        "predicted_n": 100,
+                        "tokens": [1, 2, 3],
+                        "model_sha256": "m" * 64,
+                        "server_sha256": "s" * 64,
+                        "code_fingerprint": "c" * 64,
+                        "cell_file": f"results/cells/{machine}/essay/{condition}/t0.0/r{repeat}.json",
+                    }
+                )
     return rows
 
 
@@ -73,24 +94,46 @@ def _report(views: list, render: Callable[[Report], str] = render_markdown) -> s
     by_machine = tables_by_machine(frame_of(_rows(), "off"), "off", ["slow", "fast"])
     first = by_machine["slow"]
     comparability = Comparability([Fact("GPU", "A100", "CPU", False)], "CPU (x86_64, 2 cores)")
-    facts = Facts(name="two machines", baseline="off", comparability=comparability, environment={}, device={},
-                  model_bytes=1_000_000_000)
+    facts = Facts(
+        name="two machines",
+        baseline="off",
+        comparability=comparability,
+        environment={},
+        device={},
+        model_bytes=1_000_000_000,
+    )
     return render(build_report(first, facts=facts, claims=None, numbers={}, machines=views))
 
 
 def test_the_report_compares_machines_side_by_side() -> None:
     by_machine = tables_by_machine(frame_of(_rows(), "off"), "off", ["slow", "fast"])
     model = {"sha256": "m" * 64, "size_bytes": 1_000_000_000}
-    claims = pd.DataFrame([{"id": "order", "text": "essay is slowest", "scope": "relative", "verdict": "reproduced"},
-                           {"id": "gsm8k", "text": "math faster", "scope": "relative",
-                            "verdict": "not measured in this run"}])
-    views = [machine_view("slow", by_machine["slow"], {"device": {}, "machine": {"hostname": "box", "cpu_count": 2,
-                                                                                 "machine": "x86_64"}},
-                          claims, model),
-             machine_view("fast", by_machine["fast"], {"device": A100, "machine": {"hostname": "gpu1"},
-                                                       "imported_from": {"source": "/runs/a100.tar.gz",
-                                                                         "measured_as": "local"}},
-                          claims.assign(verdict=["not reproduced", "not measured in this run"]), model)]
+    claims = pd.DataFrame(
+        [
+            {"id": "order", "text": "essay is slowest", "scope": "relative", "verdict": "reproduced"},
+            {"id": "gsm8k", "text": "math faster", "scope": "relative", "verdict": "not measured in this run"},
+        ]
+    )
+    views = [
+        machine_view(
+            "slow",
+            by_machine["slow"],
+            {"device": {}, "machine": {"hostname": "box", "cpu_count": 2, "machine": "x86_64"}},
+            claims,
+            model,
+        ),
+        machine_view(
+            "fast",
+            by_machine["fast"],
+            {
+                "device": A100,
+                "machine": {"hostname": "gpu1"},
+                "imported_from": {"source": "/runs/a100.tar.gz", "measured_as": "local"},
+            },
+            claims.assign(verdict=["not reproduced", "not measured in this run"]),
+            model,
+        ),
+    ]
     assert views[1].bandwidth_bps == pytest.approx(5120 / 8 * 1512e6 * 2)
     text = _report(views)
     assert "## Machines compared" in text and "imported from /runs/a100.tar.gz" in text
@@ -123,17 +166,37 @@ def test_machine_and_import_labels_are_checked(study_config: dict, tmp_path) -> 
 
 def _dry_run(tmp_path, override: dict) -> subprocess.CompletedProcess:
     configs = [REPO / "config" / "tiny.yaml", write_yaml(tmp_path / "machines.yaml", override)]
-    return subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--snakefile", str(REPO / "Snakefile"),
-                           "--directory", str(tmp_path), "--configfile", *map(str, configs)],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "all",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "--configfile",
+            *map(str, configs),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_each_machines_resources_pick_its_cell_jobs(tmp_path) -> None:
-    override = {"machines": [{"label": "kind-a", "resources": {"slurm_partition": "part-a"}},
-                             {"label": "kind-b", "resources": {"slurm_partition": "part-b"}}],
-                "resources": {"default": {"slurm_partition": "other"},
-                              "conditions": {"mtp": {"slurm_partition": "cond-mtp"}}},
-                "select": {"tasks": ["essay"], "conditions": ["off", "mtp"]}, "temperatures": [0.0], "repeats": 1}
+    override = {
+        "machines": [
+            {"label": "kind-a", "resources": {"slurm_partition": "part-a"}},
+            {"label": "kind-b", "resources": {"slurm_partition": "part-b"}},
+        ],
+        "resources": {"default": {"slurm_partition": "other"}, "conditions": {"mtp": {"slurm_partition": "cond-mtp"}}},
+        "select": {"tasks": ["essay"], "conditions": ["off", "mtp"]},
+        "temperatures": [0.0],
+        "repeats": 1,
+    }
     result = _dry_run(tmp_path, override)
     assert result.returncode == 0, result.stderr[-3000:]
     jobs = result.stdout.split("\nrule ")

@@ -23,7 +23,12 @@ def test_dflash_settings_and_acceptance_are_read() -> None:
     parsed = parse_speculative_log(DFLASH_LOG)
     assert parsed["implementations"] == ["draft-dflash"]
     assert parsed["settings"]["draft-dflash"] == {
-        "n_max": 3, "n_min": 0, "p_min": 0.75, "block_size": 16, "mask_token_id": 248077, "n_extract": 4,
+        "n_max": 3,
+        "n_min": 0,
+        "p_min": 0.75,
+        "block_size": 16,
+        "mask_token_id": 248077,
+        "n_extract": 4,
         "sample_from_anchor": "true",
     }
     assert parsed["acceptance"] == [{"rate": 0.0, "accepted": 0, "generated": 183, "mean_len": 1.0}]
@@ -36,9 +41,18 @@ def test_log_without_speculation_gives_empty_result() -> None:
 
 
 def test_derived_figures_with_drafting() -> None:
-    timings = {"prompt_n": 120, "prompt_ms": 40.0, "prompt_per_second": 3000.0, "predicted_n": 64,
-               "predicted_ms": 256.0, "predicted_per_token_ms": 4.0, "predicted_per_second": 250.0, "cache_n": 0,
-               "draft_n": 40, "draft_n_accepted": 30}
+    timings = {
+        "prompt_n": 120,
+        "prompt_ms": 40.0,
+        "prompt_per_second": 3000.0,
+        "predicted_n": 64,
+        "predicted_ms": 256.0,
+        "predicted_per_token_ms": 4.0,
+        "predicted_per_second": 250.0,
+        "cache_n": 0,
+        "draft_n": 40,
+        "draft_n_accepted": 30,
+    }
     figures = derived_figures(timings)
     assert figures["tokens_per_s"] == 250.0 and figures["predicted_n"] == 64
     assert figures["acceptance_rate"] == pytest.approx(0.75)

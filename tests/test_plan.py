@@ -34,8 +34,11 @@ def _config(study_config: dict, **changes) -> dict:
 
 def test_every_rule_of_the_workflow_is_named_once_in_rules_py() -> None:
     """The names the config may use are the rules the workflow defines (rules/*.smk), cell rules included."""
-    defined = {m for path in (REPO / "rules").glob("*.smk")
-               for m in re.findall(r"^\s*rule (\w+):", path.read_text(), flags=re.MULTILINE)}
+    defined = {
+        m
+        for path in (REPO / "rules").glob("*.smk")
+        for m in re.findall(r"^\s*rule (\w+):", path.read_text(), flags=re.MULTILINE)
+    }
     assert defined - {"all"} == set(RULES) and set(CELL_RULES) <= set(RULES)
     assert (REPO / "Snakefile").read_text().count("rule all:") == 1
 
@@ -58,17 +61,21 @@ def test_server_args_put_the_draft_in_place(study_config: dict) -> None:
     config = _config(study_config)
     args = server_args(config, "dflash", REPO)
     assert args[:2] == ["-m", made_gguf(config, "target", REPO)] and made_gguf(config, "draft", REPO) in args
-    assert "{draft}" not in " ".join(args) and args[2:2 + len(config["server"]["args"])] == config["server"]["args"]
+    assert "{draft}" not in " ".join(args) and args[2 : 2 + len(config["server"]["args"])] == config["server"]["args"]
     assert used_roles(config, selected_cells(config)) == ["target", "draft"]
     config["select"] = {"conditions": ["off", "mtp"]}
     assert used_roles(config, selected_cells(config)) == ["target"]
 
 
 def test_resources_layer_rule_condition_and_machine(study_config: dict) -> None:
-    config = _config(study_config, machines=[{"label": "a100", "resources": {"slurm_partition": "gpu-a100"}},
-                                             {"label": "h200", "resources": {"slurm_partition": "gpu"}}],
-                     resources={"default": {"mem_mb": 4096}, "rules": {"cell": {"gpu": 1}},
-                                "conditions": {"mtp": {"mem_mb": 8192}}})
+    config = _config(
+        study_config,
+        machines=[
+            {"label": "a100", "resources": {"slurm_partition": "gpu-a100"}},
+            {"label": "h200", "resources": {"slurm_partition": "gpu"}},
+        ],
+        resources={"default": {"mem_mb": 4096}, "rules": {"cell": {"gpu": 1}}, "conditions": {"mtp": {"mem_mb": 8192}}},
+    )
     cells = selected_cells(config)
     planned = rule_resources(config, "cell", cells)
     server = config["server"]
@@ -86,10 +93,18 @@ def test_resources_layer_rule_condition_and_machine(study_config: dict) -> None:
 def test_an_explanation_is_planned_as_a_cell_of_the_baseline_on_its_machine(study_config: dict) -> None:
     """An explanation starts a server of the baseline's setup on the cell's machine: the machine's resources pick
     its node, the baseline condition's (not the explained cell's) fill the rest, and its time limit is a cell's."""
-    config = _config(study_config, machines=[{"label": "a100", "resources": {"slurm_partition": "gpu-a100"}},
-                                             {"label": "h200", "resources": {"slurm_partition": "gpu"}}],
-                     resources={"default": {"mem_mb": 4096}, "rules": {"explain_divergence": {"gpu": 1}},
-                                "conditions": {"off": {"mem_mb": 16384}, "mtp": {"mem_mb": 8192}}})
+    config = _config(
+        study_config,
+        machines=[
+            {"label": "a100", "resources": {"slurm_partition": "gpu-a100"}},
+            {"label": "h200", "resources": {"slurm_partition": "gpu"}},
+        ],
+        resources={
+            "default": {"mem_mb": 4096},
+            "rules": {"explain_divergence": {"gpu": 1}},
+            "conditions": {"off": {"mem_mb": 16384}, "mtp": {"mem_mb": 8192}},
+        },
+    )
     assert set(EXPLAIN_RULES) <= set(RULES)
     cells = selected_cells(config)
     planned = rule_resources(config, "explain_divergence", cells)

@@ -22,10 +22,14 @@ from specbench.analysis.progress import (
     running_outputs,
 )
 
-CMAKE = ("[ 98%] Building CXX object tools/server/CMakeFiles/llama-server-impl.dir/server.cpp.o\n"
-         "[100%] Linking CXX executable ../../bin/llama-server\n")
-BAR = ("model.safetensors:   0%|          | 0.00/1.2G [00:00<?, ?B/s]\rmodel.safetensors:  45%|\x1b[32m####\x1b[0m"
-       "      | 540M/1.2G [00:08<00:10, 67.1MB/s]\r")
+CMAKE = (
+    "[ 98%] Building CXX object tools/server/CMakeFiles/llama-server-impl.dir/server.cpp.o\n"
+    "[100%] Linking CXX executable ../../bin/llama-server\n"
+)
+BAR = (
+    "model.safetensors:   0%|          | 0.00/1.2G [00:00<?, ?B/s]\rmodel.safetensors:  45%|\x1b[32m####\x1b[0m"
+    "      | 540M/1.2G [00:08<00:10, 67.1MB/s]\r"
+)
 
 
 def test_the_time_left_comes_from_each_conditions_measured_cells() -> None:
@@ -83,7 +87,8 @@ def test_the_watch_reports_new_cells_and_growing_stage_logs(tmp_path: Path) -> N
     assert out.getvalue().splitlines() == [
         f"{PREFIX} llama.cpp build, 0 s so far: [100%] Linking CXX executable ../../bin/llama-server  "
         "[logs/llama_cpp/build.log]",
-        f"{PREFIX} cells 2 of 4 done (1 measured now; 6.0 s a cell); about 12 s left"]
+        f"{PREFIX} cells 2 of 4 done (1 measured now; 6.0 s a cell); about 12 s left",
+    ]
     _record(tmp_path, cells[1][0], 3.0)
     now[0] = 110.0  # the count changed within cells_every_s of the last cells line: shown later
     watch.poll()
@@ -131,7 +136,10 @@ def test_a_stage_whose_job_still_runs_is_shown_though_its_log_is_quiet(tmp_path:
         now[0] = t
         watch.poll()
     assert [line.split(" so far")[0] for line in out.getvalue().splitlines()] == [
-        f"{PREFIX} llama.cpp build, 0 s", f"{PREFIX} llama.cpp build, 30 s", f"{PREFIX} llama.cpp build, 60 s"]
+        f"{PREFIX} llama.cpp build, 0 s",
+        f"{PREFIX} llama.cpp build, 30 s",
+        f"{PREFIX} llama.cpp build, 60 s",
+    ]
     marker.unlink()
     now[0] = 120.0
     watch.poll()

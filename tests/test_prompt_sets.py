@@ -91,11 +91,16 @@ def test_serving_order_interleaves_prompts_and_a_warm_sequence_is_one_prompts_re
     order = run_order(cells, list(smollm2["tasks"]), list(smollm2["conditions"]))
     first = order[:9]
     assert [c.key for c in first] == ["file-rewrite.inventory"] * 3 + ["file-rewrite.loans"] * 3 + [
-        "file-rewrite.sensors"] * 3
-    assert {c.repeat for c in first} == {1} and [c.condition for c in first[:3]] == ["off", "ngram-mod",
-                                                                                     "ngram-mod-warm"]
-    warm = job_cells(smollm2, {"machine": "local", "task": "essay.trees", "condition": "ngram-mod-warm",
-                               "temperature": "1.0"})
+        "file-rewrite.sensors"
+    ] * 3
+    assert {c.repeat for c in first} == {1} and [c.condition for c in first[:3]] == [
+        "off",
+        "ngram-mod",
+        "ngram-mod-warm",
+    ]
+    warm = job_cells(
+        smollm2, {"machine": "local", "task": "essay.trees", "condition": "ngram-mod-warm", "temperature": "1.0"}
+    )
     assert [c.key for c in warm] == ["essay.trees"] * 3 and [c.repeat for c in warm] == [1, 2, 3]
     whole = condition_sequence(cells, "ngram-mod-warm", list(smollm2["tasks"]), "local")
     assert [c.key for c in whole[:7]] == ["file-rewrite.inventory"] * 6 + ["file-rewrite.loans"]
@@ -146,16 +151,30 @@ def test_a_prompt_set_members_mistakes_name_the_members_key(study_config: dict) 
 def test_each_prompt_has_its_own_manifest_and_a_job_finds_it_by_key(smollm2: dict, tmp_path: Path) -> None:
     spec = prompt_spec(smollm2, "gsm8k.triple3")
     out = tmp_path / "gsm8k.triple3.json"
-    prompt_step("gsm8k.triple3", spec, REPO / spec["prompt"], {}, REPO / spec["dataset"]["path"], 64, out,
-                tmp_path / "log")
+    prompt_step(
+        "gsm8k.triple3", spec, REPO / spec["prompt"], {}, REPO / spec["dataset"]["path"], 64, out, tmp_path / "log"
+    )
     manifest = json.loads(out.read_text())
     assert (manifest["task"], manifest["prompt"]) == ("gsm8k", "triple3")
     assert [r["row"] for r in manifest["dataset"]] == [6, 7, 8]
     assert [r["reference"] for r in manifest["dataset"]] == ["66", "11", "15"]
     assert "cinema has 12 rows" in manifest["messages"][0]["content"]
-    served = {"condition": "off", "server_binary": "b", "build_manifest": {}, "model_path": "m", "model_manifest": {},
-              "draft_path": None, "draft_manifest": None, "server_args": [], "requires": [], "reasoning": False,
-              "base_seed": 1, "startup_timeout_s": 1, "request_timeout_s": 1, "code_fingerprint": "c"}
+    served = {
+        "condition": "off",
+        "server_binary": "b",
+        "build_manifest": {},
+        "model_path": "m",
+        "model_manifest": {},
+        "draft_path": None,
+        "draft_manifest": None,
+        "server_args": [],
+        "requires": [],
+        "reasoning": False,
+        "base_seed": 1,
+        "startup_timeout_s": 1,
+        "request_timeout_s": 1,
+        "code_fingerprint": "c",
+    }
     setup = job_setup(served, [manifest], scope="fresh", server_log=tmp_path / "s", gpu_samples=tmp_path / "g")
     cell = Cell("gsm8k", "off", 0.0, 1, prompt="triple3")
     assert setup.prompt_manifests[cell.key] is manifest and setup.max_tokens[cell.key] == 64

@@ -19,9 +19,18 @@ def _rows(gains: dict[tuple[str, str], float], base: float = 100.0) -> list[dict
     rows = []
     for (task, prompt), gain in gains.items():
         for condition, factor in (("off", 1.0), ("ngram-mod", gain)):
-            rows += [{"task": task, "prompt": prompt, "condition": condition, "temperature": 0.0, "repeat": r,
-                      "tokens_per_s": base * factor * noise, "cell_file": f"{task}.{prompt}/{condition}/r{r}"}
-                     for r, noise in zip((1, 2, 3), NOISE[::1 if condition == "off" else -1], strict=True)]
+            rows += [
+                {
+                    "task": task,
+                    "prompt": prompt,
+                    "condition": condition,
+                    "temperature": 0.0,
+                    "repeat": r,
+                    "tokens_per_s": base * factor * noise,
+                    "cell_file": f"{task}.{prompt}/{condition}/r{r}",
+                }
+                for r, noise in zip((1, 2, 3), NOISE[:: 1 if condition == "off" else -1], strict=True)
+            ]
     return rows
 
 
@@ -30,8 +39,16 @@ def _summaries(gains: dict[tuple[str, str], float]) -> dict:
 
 
 def test_when_the_tasks_differ_and_their_prompts_do_not_the_task_decides() -> None:
-    summaries = _summaries({("rewrite", "a"): 3.0, ("rewrite", "b"): 3.05, ("rewrite", "c"): 2.95,
-                            ("essay", "a"): 1.0, ("essay", "b"): 1.02, ("essay", "c"): 0.99})
+    summaries = _summaries(
+        {
+            ("rewrite", "a"): 3.0,
+            ("rewrite", "b"): 3.05,
+            ("rewrite", "c"): 2.95,
+            ("essay", "a"): 1.0,
+            ("essay", "b"): 1.02,
+            ("essay", "c"): 0.99,
+        }
+    )
     spread = summaries["spread"].set_index("task")
     assert spread.loc["rewrite", "prompt_names"] == ["a", "b", "c"]
     assert spread.loc["rewrite", "prompt_multipliers"] == pytest.approx([3.0, 3.05, 2.95])
@@ -45,8 +62,16 @@ def test_when_the_tasks_differ_and_their_prompts_do_not_the_task_decides() -> No
 
 
 def test_when_a_tasks_prompts_spread_as_widely_as_the_tasks_the_prompt_decides() -> None:
-    summaries = _summaries({("rewrite", "a"): 3.0, ("rewrite", "b"): 1.1, ("rewrite", "c"): 2.0,
-                            ("essay", "a"): 1.0, ("essay", "b"): 2.8, ("essay", "c"): 1.6})
+    summaries = _summaries(
+        {
+            ("rewrite", "a"): 3.0,
+            ("rewrite", "b"): 1.1,
+            ("rewrite", "c"): 2.0,
+            ("essay", "a"): 1.0,
+            ("essay", "b"): 2.8,
+            ("essay", "c"): 1.6,
+        }
+    )
     spread = summaries["spread"].set_index("task")
     assert set(spread.deciding) == {"prompt"} and (spread.prompt_p < 1e-3).all()
     assert spread.loc["rewrite", "prompt_min"] == pytest.approx(1.1) and spread.loc["rewrite", "prompt_max"] == 3.0
@@ -58,8 +83,13 @@ def test_when_a_tasks_prompts_spread_as_widely_as_the_tasks_the_prompt_decides()
 
 
 def test_one_prompt_per_task_has_no_spread_section() -> None:
-    summaries = tables(frame_of([{k: v for k, v in r.items() if k != "prompt"}
-                                 for r in _rows({("rewrite", ""): 3.0, ("essay", ""): 1.0})], "off"), "off")
+    summaries = tables(
+        frame_of(
+            [{k: v for k, v in r.items() if k != "prompt"} for r in _rows({("rewrite", ""): 3.0, ("essay", ""): 1.0})],
+            "off",
+        ),
+        "off",
+    )
     assert summaries["spread"].empty and summaries["deciding"].empty
     assert prompt_sections(summaries, "off") == []
     assert list(summaries["summary"].task) == ["essay", "essay", "rewrite", "rewrite"]
@@ -81,16 +111,40 @@ def test_a_prompts_multiplier_uses_the_baseline_runs_of_that_prompt() -> None:
 
 
 def test_a_version_7_record_is_read_with_the_one_prompt_coordinate() -> None:
-    v7 = {"record_version": 7, "code_fingerprint": "c", "seed": 1, "attempt": 1, "rejected_attempts": [],
-          "cell": {"machine": "local", "task": "essay", "condition": "off", "temperature": 0.0, "repeat": 2,
-                   "label": "essay/off/t0.0/r2"},
-          "server": {"pid": 7, "log": "s.log", "scope": "fresh", "log_lines": []}, "references": None,
-          "response": {"content": "", "tokens": [1], "stop_type": "eos", "client_timing": {},
-                       "timings": {"predicted_per_second": 50.0, "predicted_n": 1, "predicted_ms": 20.0,
-                                   "prompt_n": 3, "prompt_ms": 1.0}},
-          "timing": {"cell_wall_s": 1.0}, "provenance": {"server_binary": {"sha256": "s"}, "model": {"sha256": "m"},
-                                                          "prompt_sha256": "p"},
-          "started_at": "2026-11-30T10:00:00+00:00", "ended_at": "2026-11-30T10:00:01+00:00"}
+    v7 = {
+        "record_version": 7,
+        "code_fingerprint": "c",
+        "seed": 1,
+        "attempt": 1,
+        "rejected_attempts": [],
+        "cell": {
+            "machine": "local",
+            "task": "essay",
+            "condition": "off",
+            "temperature": 0.0,
+            "repeat": 2,
+            "label": "essay/off/t0.0/r2",
+        },
+        "server": {"pid": 7, "log": "s.log", "scope": "fresh", "log_lines": []},
+        "references": None,
+        "response": {
+            "content": "",
+            "tokens": [1],
+            "stop_type": "eos",
+            "client_timing": {},
+            "timings": {
+                "predicted_per_second": 50.0,
+                "predicted_n": 1,
+                "predicted_ms": 20.0,
+                "prompt_n": 3,
+                "prompt_ms": 1.0,
+            },
+        },
+        "timing": {"cell_wall_s": 1.0},
+        "provenance": {"server_binary": {"sha256": "s"}, "model": {"sha256": "m"}, "prompt_sha256": "p"},
+        "started_at": "2026-11-30T10:00:00+00:00",
+        "ended_at": "2026-11-30T10:00:01+00:00",
+    }
     record = as_current(v7)
     assert record["record_version"] == RECORD_VERSION == 8 and record["cell"]["prompt"] == ""
     assert "prompt" not in v7["cell"]  # the record read is not changed

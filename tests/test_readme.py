@@ -82,8 +82,13 @@ def test_every_snakemake_option_a_document_uses_exists(name: str) -> None:
 
 
 def test_the_provenance_command_exists() -> None:
-    result = subprocess.run([sys.executable, "-m", "specbench", "provenance", "--help"], cwd=REPO,
-                            capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "scripts")})
+    result = subprocess.run(
+        [sys.executable, "-m", "specbench", "provenance", "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO / "scripts")},
+    )
     assert result.returncode == 0 and "--check" in result.stdout, result.stderr
 
 
@@ -109,8 +114,12 @@ def test_the_readmes_snakemake_commands_plan_in_a_fresh_clone(clone: Path) -> No
     default profile gives every core); the SLURM profile's command only needs its profile, which the paths test
     checks."""
     blocks = [m.group(2) for m in _FENCE.finditer((REPO / "README.md").read_text()) if m.group(1) == "bash"]
-    commands = [shlex.split(line) for block in blocks for line in block.splitlines()
-                if line.startswith("snakemake ") and "--profile" not in line]
+    commands = [
+        shlex.split(line)
+        for block in blocks
+        for line in block.splitlines()
+        if line.startswith("snakemake ") and "--profile" not in line
+    ]
     assert ["snakemake", "all"] in commands and ["snakemake", "all", "--configfile", "config/tiny.yaml"] in commands
     for argv in commands:
         result = subprocess.run([sys.executable, "-m", *argv, "-n"], cwd=clone, capture_output=True, text=True)

@@ -9,26 +9,73 @@ from specbench.analysis.table import cell_row
 from specbench.core.records import RECORD_VERSION
 
 V6 = {
-    "record_version": 6, "code_fingerprint": "c0de",
-    "cell": {"machine": "h200", "task": "gsm8k", "condition": "dflash", "temperature": 0.0, "repeat": 1,
-             "label": "h200:gsm8k/dflash/t0.0/r1"},
-    "seed": 1, "attempt": 1, "rejected_attempts": [], "contention": {"reason": "clean"},
-    "task_check": {"correct": 9, "total": 2, "per_problem": [  # what version 6 scored itself (9: never re-read)
-        {"problem": 1, "extracted": "3", "reference": "3", "correct": True},
-        {"problem": 2, "extracted": "5", "reference": "7", "correct": False}]},
+    "record_version": 6,
+    "code_fingerprint": "c0de",
+    "cell": {
+        "machine": "h200",
+        "task": "gsm8k",
+        "condition": "dflash",
+        "temperature": 0.0,
+        "repeat": 1,
+        "label": "h200:gsm8k/dflash/t0.0/r1",
+    },
+    "seed": 1,
+    "attempt": 1,
+    "rejected_attempts": [],
+    "contention": {"reason": "clean"},
+    "task_check": {
+        "correct": 9,
+        "total": 2,
+        "per_problem": [  # what version 6 scored itself (9: never re-read)
+            {"problem": 1, "extracted": "3", "reference": "3", "correct": True},
+            {"problem": 2, "extracted": "5", "reference": "7", "correct": False},
+        ],
+    },
     "gpu_samples": "g.jsonl",
-    "server": {"pid": 7, "argv": ["llama-server"], "log": "s.log", "scope": "fresh", "shared": False, "position": 1,
-               "speculative": {"implementations": ["bogus"], "settings": {}, "acceptance": [], "lines": [
-                   "common_speculative_impl_draft_dflash: adding speculative implementation 'draft-dflash'",
-                   "common_speculative_impl_draft_dflash: - n_max=15, n_min=0, p_min=0.75"]}},
-    "request": {}, "response": {"content": "Answer 1: 3\nAnswer 2: 7", "tokens": [1, 2], "stop_type": "eos",
-                                "timings": {"predicted_per_second": 80.0, "predicted_n": 2, "predicted_ms": 25.0,
-                                            "prompt_n": 10, "prompt_ms": 5.0, "draft_n": 4, "draft_n_accepted": 1},
-                                "client_timing": {"decode_tokens_per_s": 79.0}},
-    "figures": {"tokens_per_s": 1.0, "cell_wall_s": 2.0, "server_ready_s": 0.5, "request_wall_s": 0.1,
-                "loadavg_1m_at_end": 0.3, "overhead_s": 99.0},
+    "server": {
+        "pid": 7,
+        "argv": ["llama-server"],
+        "log": "s.log",
+        "scope": "fresh",
+        "shared": False,
+        "position": 1,
+        "speculative": {
+            "implementations": ["bogus"],
+            "settings": {},
+            "acceptance": [],
+            "lines": [
+                "common_speculative_impl_draft_dflash: adding speculative implementation 'draft-dflash'",
+                "common_speculative_impl_draft_dflash: - n_max=15, n_min=0, p_min=0.75",
+            ],
+        },
+    },
+    "request": {},
+    "response": {
+        "content": "Answer 1: 3\nAnswer 2: 7",
+        "tokens": [1, 2],
+        "stop_type": "eos",
+        "timings": {
+            "predicted_per_second": 80.0,
+            "predicted_n": 2,
+            "predicted_ms": 25.0,
+            "prompt_n": 10,
+            "prompt_ms": 5.0,
+            "draft_n": 4,
+            "draft_n_accepted": 1,
+        },
+        "client_timing": {"decode_tokens_per_s": 79.0},
+    },
+    "figures": {
+        "tokens_per_s": 1.0,
+        "cell_wall_s": 2.0,
+        "server_ready_s": 0.5,
+        "request_wall_s": 0.1,
+        "loadavg_1m_at_end": 0.3,
+        "overhead_s": 99.0,
+    },
     "provenance": {"server_binary": {"sha256": "s"}, "model": {"sha256": "m"}, "draft": None, "prompt_sha256": "p"},
-    "started_at": "2026-11-30T10:00:00+00:00", "ended_at": "2026-11-30T10:00:01+00:00",
+    "started_at": "2026-11-30T10:00:00+00:00",
+    "ended_at": "2026-11-30T10:00:01+00:00",
 }
 
 
@@ -66,8 +113,11 @@ def test_a_version_7_record_is_read_with_the_backend_its_build_recorded() -> Non
     assert record["contention"]["gpu_watch"] == "nvml"
     row = cell_row(record, "c.json")
     assert (row["backend"], row["gpu_watch"]) == ("cuda", "nvml")
-    cpu = {**v7, "provenance": {**v7["provenance"], "llama_cpp": {"cuda": False}},
-           "contention": {"reason": "accepted: NVML unavailable", "nvml": "unavailable"}}
+    cpu = {
+        **v7,
+        "provenance": {**v7["provenance"], "llama_cpp": {"cuda": False}},
+        "contention": {"reason": "accepted: NVML unavailable", "nvml": "unavailable"},
+    }
     assert cell_row(as_current(cpu), "c.json")["gpu_watch"] == "cpu"
 
 

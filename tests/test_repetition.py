@@ -36,7 +36,9 @@ def test_a_copy_repeated_counts_once_as_copied() -> None:
 
 
 def test_new_text_is_neither_and_a_short_answer_is_not_judged() -> None:
-    essay = ("Bicycles changed how towns grew: a worker could live farther from the mill, and roads were paved "
-             "for riders before cars. Women rode in bloomers, and the safety bicycle of 1885 made it easy.")
+    essay = (
+        "Bicycles changed how towns grew: a worker could live farther from the mill, and roads were paved "
+        "for riders before cars. Women rode in bloomers, and the safety bicycle of 1885 made it easy."
+    )
     assert text_sources(PROMPT, essay) == {"from_prompt": 0.0, "from_output": 0.0}
     assert text_sources(PROMPT, "42") == {"from_prompt": None, "from_output": None}

@@ -20,34 +20,66 @@ CPU = {"nvml": "unavailable", "error": "NVMLError_LibraryNotFound", "devices": [
 
 
 def _files(tmp_path: Path, machines: list[str], extra: dict | None = None, where: dict | None = None) -> ReportInputs:
-    rows = [{**row, "machine": machine, "cell_file": row["cell_file"].replace("cells/", f"cells/{machine}/"),
-             **(extra or {})} for machine in machines for row in ROWS]
+    rows = [
+        {
+            **row,
+            "machine": machine,
+            "cell_file": row["cell_file"].replace("cells/", f"cells/{machine}/"),
+            **(extra or {}),
+        }
+        for machine in machines
+        for row in ROWS
+    ]
     write_table(frame_of(rows, "off"), tmp_path / "cells.parquet")
     where = where or {"device": CPU, "machine": {"hostname": "box", "machine": "x86_64", "cpu_count": 2}}
     index = {"cells": {}, **where, "machines": {m: where for m in machines}, "software": {}}
     (tmp_path / "index.json").write_text(json.dumps(index))
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin/manifest.json").write_text(json.dumps({"source": {"kind": "pypi-sdist"}, "binaries": {}}))
-    (tmp_path / "model.json").write_text(json.dumps({"path": "m.gguf", "size_bytes": 10, "sha256": "ab",
-                                                    "mtp": {"present": True}}))
-    return ReportInputs.of({"table": tmp_path / "cells.parquet", "cells_index": tmp_path / "index.json",
-                            "build": tmp_path / "bin", "model": tmp_path / "model.json",
-                            "claims": REPO / "config/claims.yaml", "downloads": [], "code": ["ignored.py"]})
+    (tmp_path / "model.json").write_text(
+        json.dumps({"path": "m.gguf", "size_bytes": 10, "sha256": "ab", "mtp": {"present": True}})
+    )
+    return ReportInputs.of(
+        {
+            "table": tmp_path / "cells.parquet",
+            "cells_index": tmp_path / "index.json",
+            "build": tmp_path / "bin",
+            "model": tmp_path / "model.json",
+            "claims": REPO / "config/claims.yaml",
+            "downloads": [],
+            "code": ["ignored.py"],
+        }
+    )
 
 
 def _settings(machines: list[str]) -> ReportSettings:
-    return ReportSettings(name="assembled", baseline="off", machines=machines,
-                          names={"tasks": list(STUDY["tasks"]), "conditions": list(STUDY["conditions"])},
-                          study_setup=STUDY["study_setup"], server_args=STUDY["server"]["args"],
-                          task_order=list(STUDY["tasks"]), condition_order=list(STUDY["conditions"]),
-                          expected_cells=[r["cell_file"] for r in ROWS], config_sha256="c0", workflow_commit="w1")
+    return ReportSettings(
+        name="assembled",
+        baseline="off",
+        machines=machines,
+        names={"tasks": list(STUDY["tasks"]), "conditions": list(STUDY["conditions"])},
+        study_setup=STUDY["study_setup"],
+        server_args=STUDY["server"]["args"],
+        task_order=list(STUDY["tasks"]),
+        condition_order=list(STUDY["conditions"]),
+        expected_cells=[r["cell_file"] for r in ROWS],
+        config_sha256="c0",
+        workflow_commit="w1",
+    )
 
 
 def test_one_machine_claims_numbers_and_the_four_files(tmp_path: Path) -> None:
     inputs = _files(tmp_path, ["local"])
     out = {name: tmp_path / f"out.{name}" for name in ("md", "html", "csv", "json")}
-    done = write_report(inputs, _settings(["local"]), markdown=out["md"], html=out["html"], claims_csv=out["csv"],
-                        provenance=out["json"], log=tmp_path / "report.log")
+    done = write_report(
+        inputs,
+        _settings(["local"]),
+        markdown=out["md"],
+        html=out["html"],
+        claims_csv=out["csv"],
+        provenance=out["json"],
+        log=tmp_path / "report.log",
+    )
     ids = {c["id"] for c in yaml.safe_load((REPO / "config/claims.yaml").read_text())["claims"]}
     assert ids <= set(done.claims.id)  # every study claim judged once (and its variants beside it)
     assert set(pd.read_csv(out["csv"]).id) == set(done.claims.id)
@@ -74,10 +106,24 @@ def test_a_missing_input_is_named(tmp_path: Path) -> None:
         assemble(inputs, _settings(["local"]))
 
 
-VULKAN = {"device": {"nvml": "not used", "devices": []},
-          "machine": {"hostname": "box", "machine": "x86_64", "cpu_count": 2, "backend": "vulkan", "devices": [],
-                      "llama_devices": [{"name": "Vulkan0", "description": "llvmpipe (LLVM 15.0.6, 256 bits)",
-                                         "memory_total_mib": 2048, "memory_free_mib": 2048}]}}
+VULKAN = {
+    "device": {"nvml": "not used", "devices": []},
+    "machine": {
+        "hostname": "box",
+        "machine": "x86_64",
+        "cpu_count": 2,
+        "backend": "vulkan",
+        "devices": [],
+        "llama_devices": [
+            {
+                "name": "Vulkan0",
+                "description": "llvmpipe (LLVM 15.0.6, 256 bits)",
+                "memory_total_mib": 2048,
+                "memory_free_mib": 2048,
+            }
+        ],
+    },
+}
 
 
 def test_cells_whose_gpu_was_not_watched_are_marked_and_the_figures_are_files(tmp_path: Path) -> None:
@@ -86,8 +132,15 @@ def test_cells_whose_gpu_was_not_watched_are_marked_and_the_figures_are_files(tm
     inputs = _files(tmp_path, ["local"], {"backend": "vulkan", "gpu_watch": "unwatched"}, VULKAN)
     out = {name: tmp_path / f"out.{name}" for name in ("md", "html", "csv", "json")}
     figures = {name: tmp_path / "figures" / name for name in ("multipliers.png", "acceptance.png", "timeline.png")}
-    done = write_report(inputs, _settings(["local"]), markdown=out["md"], html=out["html"], claims_csv=out["csv"],
-                        provenance=out["json"], figures=figures)
+    done = write_report(
+        inputs,
+        _settings(["local"]),
+        markdown=out["md"],
+        html=out["html"],
+        claims_csv=out["csv"],
+        provenance=out["json"],
+        figures=figures,
+    )
     markdown, page = out["md"].read_text(), out["html"].read_text()
     assert f"**GPU not watched** in {len(ROWS)} of {len(ROWS)} cell(s) (backend vulkan" in markdown
     assert "Measured on **llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan0, 2048 MiB)**" in markdown

@@ -50,10 +50,29 @@ UNUSED = ["tiny_draft_checkpoint", "convert_draft"]
 # job (snakemake 9.27.1) a cached rule whose input is a cached rule's directory fails (IsADirectoryError while
 # hashing it), and a bare --cache is not passed on to jobs at all.
 LLAMA_CPP = ["llama_cpp_fetch", "llama_cpp_source", "llama_cpp_build"]
-LOCAL = ["render_prompt", "verify_model", "record_predictions", "code_manifest", "condition_setup", "aggregate",
-         "report", *LLAMA_CPP]
-TOOLS = ["munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd", "sbatch", "sacct",
-         "sacctmgr", "unshare", "nsenter"]
+LOCAL = [
+    "render_prompt",
+    "verify_model",
+    "record_predictions",
+    "code_manifest",
+    "condition_setup",
+    "aggregate",
+    "report",
+    *LLAMA_CPP,
+]
+TOOLS = [
+    "munged",
+    "mariadbd",
+    "mariadb-install-db",
+    "slurmdbd",
+    "slurmctld",
+    "slurmd",
+    "sbatch",
+    "sacct",
+    "sacctmgr",
+    "unshare",
+    "nsenter",
+]
 SLICE = {
     "name": "slurm test",
     "select": {"tasks": TASKS, "conditions": CONDITIONS},
@@ -91,11 +110,18 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     state = tmp_path_factory.mktemp("slurm")
     t0 = time.monotonic()
     try:
-        started = subprocess.run([str(CLUSTER / "start-cluster.sh"), str(state), *sorted(set(PARTITION_OF.values()))],
-                                 capture_output=True, text=True, timeout=300, env={**os.environ, "PATH": path})
+        started = subprocess.run(
+            [str(CLUSTER / "start-cluster.sh"), str(state), *sorted(set(PARTITION_OF.values()))],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PATH": path},
+        )
         if started.returncode != 0:
-            logs = "\n".join(f"--- {p.name} ---\n{p.read_text(errors='replace')[-2000:]}"
-                             for p in sorted((state / "log").glob("*.log")))
+            logs = "\n".join(
+                f"--- {p.name} ---\n{p.read_text(errors='replace')[-2000:]}"
+                for p in sorted((state / "log").glob("*.log"))
+            )
             _unavailable(f"the cluster did not start:\n{started.stderr[-4000:]}\n{logs}")
         env = {**os.environ, "PATH": f"{state / 'bin'}:{path}", "SLURM_CONF": str(state / "slurm.conf")}
         yield {"state": state, "env": env, "start_s": time.monotonic() - t0}
@@ -107,20 +133,62 @@ def _snakemake(work: Path, *extra: str, env: dict[str, str]) -> tuple[subprocess
     """`snakemake all` on the tiny config plus the slice, llama.cpp from the shared cache; (result, wall seconds)."""
     OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
     configs = [REPO / "config" / "tiny.yaml", write_yaml(work / "slice.yaml", SLICE)]
-    argv = [sys.executable, "-m", "snakemake", "all", "--snakefile", str(REPO / "Snakefile"),
-            "--directory", str(work), "--cache", *extra, "--configfile", *(str(c) for c in configs)]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "all",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(work),
+        "--cache",
+        *extra,
+        "--configfile",
+        *(str(c) for c in configs),
+    ]
     t0 = time.monotonic()
-    result = subprocess.run(argv, cwd=work, env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)},
-                            capture_output=True, text=True, timeout=3600)
+    result = subprocess.run(
+        argv,
+        cwd=work,
+        env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)},
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     return result, time.monotonic() - t0
 
 
 def _sacct(env: dict[str, str], since: str) -> list[dict[str, str]]:
     """Every job (allocation, not steps) since ``since``, one dict per job."""
-    fields = ["JobIDRaw", "JobName", "Partition", "State", "Submit", "Start", "End", "ElapsedRaw", "NodeList",
-              "Comment"]
-    out = subprocess.run(["sacct", "-X", "--parsable2", "--noheader", "--allusers", "--starttime", since,
-                          f"--format={','.join(fields)}"], env=env, capture_output=True, text=True, check=True)
+    fields = [
+        "JobIDRaw",
+        "JobName",
+        "Partition",
+        "State",
+        "Submit",
+        "Start",
+        "End",
+        "ElapsedRaw",
+        "NodeList",
+        "Comment",
+    ]
+    out = subprocess.run(
+        [
+            "sacct",
+            "-X",
+            "--parsable2",
+            "--noheader",
+            "--allusers",
+            "--starttime",
+            since,
+            f"--format={','.join(fields)}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return [dict(zip(fields, line.split("|"), strict=True)) for line in out.stdout.splitlines() if line]
 
 
@@ -134,17 +202,31 @@ def runs(cluster: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     since = dt.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
     slurm_work = tmp_path_factory.mktemp("slurm-work")
     slurm, slurm_s = _snakemake(
-        slurm_work, "--profile", str(REPO / "profiles" / "slurm"), "--jobs", "4",
-        "--default-resources", "slurm_partition=part-a", "slurm_account=specbench",
-        "--slurm-init-seconds-before-status-checks", "2",
-        env=cluster["env"])
+        slurm_work,
+        "--profile",
+        str(REPO / "profiles" / "slurm"),
+        "--jobs",
+        "4",
+        "--default-resources",
+        "slurm_partition=part-a",
+        "slurm_account=specbench",
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+        env=cluster["env"],
+    )
     assert slurm.returncode == 0, _fail_message(slurm)
     jobs = _sacct(cluster["env"], since)
     local_work = tmp_path_factory.mktemp("local-work")
     local, local_s = _snakemake(local_work, "--cores", "2", env=dict(os.environ))
     assert local.returncode == 0, _fail_message(local)
-    return {"slurm": slurm_work, "local": local_work, "slurm_s": slurm_s, "local_s": local_s, "jobs": jobs,
-            "cluster_start_s": cluster["start_s"]}
+    return {
+        "slurm": slurm_work,
+        "local": local_work,
+        "slurm_s": slurm_s,
+        "local_s": local_s,
+        "jobs": jobs,
+        "cluster_start_s": cluster["start_s"],
+    }
 
 
 def _cells(work: Path) -> list[dict]:
@@ -180,8 +262,9 @@ def test_steps_that_run_once_are_one_job_each_and_local_rules_none(runs: dict) -
     # one explanation job per compared temperature-0 cell, in its machine's partition (it serves off there)
     explained = [job for job in runs["jobs"] if job["Comment"].startswith("rule_explain_divergence_")]
     assert len(explained) == len(TASKS) * (len(CONDITIONS) - 1) * len(PARTITION_OF), by_rule
-    assert all(job["Partition"] == PARTITION_OF[job["Comment"].split("_wildcards_")[1].split("_")[0]]
-               for job in explained), explained
+    assert all(
+        job["Partition"] == PARTITION_OF[job["Comment"].split("_wildcards_")[1].split("_")[0]] for job in explained
+    ), explained
     for rule in [*LOCAL, *UNUSED]:
         assert rule not in by_rule, by_rule
 
@@ -208,13 +291,24 @@ def test_timings_measured(runs: dict) -> None:
     for record in _cells(runs["slurm"]):
         job = jobs[record["machine"]["scheduler"]["SLURM_JOB_ID"]]
         cell_s = record["timing"]["cell_wall_s"]
-        per_job.append({"cell": record["cell"]["label"], "job": job["JobIDRaw"], "partition": job["Partition"],
-                        "queued_s": _seconds(job["Submit"], job["Start"]),
-                        "job_s": _seconds(job["Start"], job["End"]), "cell_wall_s": round(cell_s, 2),
-                        "overhead_s": round(_seconds(job["Submit"], job["End"]) - cell_s, 2)})
-    timings = {"cluster_start_s": round(runs["cluster_start_s"], 1), "slurm_run_s": round(runs["slurm_s"], 1),
-               "local_run_s": round(runs["local_s"], 1), "jobs": len(runs["jobs"]),
-               "cell_jobs": per_job}
+        per_job.append(
+            {
+                "cell": record["cell"]["label"],
+                "job": job["JobIDRaw"],
+                "partition": job["Partition"],
+                "queued_s": _seconds(job["Submit"], job["Start"]),
+                "job_s": _seconds(job["Start"], job["End"]),
+                "cell_wall_s": round(cell_s, 2),
+                "overhead_s": round(_seconds(job["Submit"], job["End"]) - cell_s, 2),
+            }
+        )
+    timings = {
+        "cluster_start_s": round(runs["cluster_start_s"], 1),
+        "slurm_run_s": round(runs["slurm_s"], 1),
+        "local_run_s": round(runs["local_s"], 1),
+        "jobs": len(runs["jobs"]),
+        "cell_jobs": per_job,
+    }
     TEST_CACHE.mkdir(parents=True, exist_ok=True)
     (TEST_CACHE / "slurm-timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     print(json.dumps(timings, indent=2))
@@ -238,11 +332,18 @@ def _state(env: dict[str, str], since: str, job_id: str) -> str:
 
 def _ps(job_id: str) -> str:
     """`ps` of the node, narrowed to SLURM's step daemons, llama-servers and this job's processes."""
-    listing = subprocess.run(["ps", "-eo", "pid,ppid,pgid,sid,stat,etime,args"], capture_output=True, text=True,
-                             check=True).stdout.splitlines()
+    listing = subprocess.run(
+        ["ps", "-eo", "pid,ppid,pgid,sid,stat,etime,args"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     job_pids = {str(p.pid) for p in _of_job(job_id)}
-    keep = [listing[0], *(line for line in listing[1:] if line.split()[0] in job_pids
-                          or any(word in line for word in ("slurmstepd", "llama-server")))]
+    keep = [
+        listing[0],
+        *(
+            line
+            for line in listing[1:]
+            if line.split()[0] in job_pids or any(word in line for word in ("slurmstepd", "llama-server"))
+        ),
+    ]
     return "\n".join(keep)
 
 
@@ -255,12 +356,36 @@ def test_a_cancelled_cell_job_leaves_no_server_and_only_that_cell_to_remake(runs
     (work / cell).unlink()
     log = work / cell.replace(".json", ".server.log")
     log.unlink(missing_ok=True)
-    argv = [sys.executable, "-m", "snakemake", cell, "--snakefile", str(REPO / "Snakefile"), "--directory", str(work),
-            "--cache", "--profile", str(REPO / "profiles" / "slurm"), "--default-resources", "slurm_partition=part-a",
-            "slurm_account=specbench", "--slurm-init-seconds-before-status-checks", "2",
-            "--configfile", str(REPO / "config" / "tiny.yaml"), str(work / "slice.yaml")]
-    submit = subprocess.Popen(argv, cwd=work, env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)},
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        cell,
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(work),
+        "--cache",
+        "--profile",
+        str(REPO / "profiles" / "slurm"),
+        "--default-resources",
+        "slurm_partition=part-a",
+        "slurm_account=specbench",
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+        "--configfile",
+        str(REPO / "config" / "tiny.yaml"),
+        str(work / "slice.yaml"),
+    ]
+    submit = subprocess.Popen(
+        argv,
+        cwd=work,
+        env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 300
         while not (log.exists() and "processing task" in log.read_text(errors="replace")):
@@ -290,20 +415,37 @@ def test_a_cancelled_cell_job_leaves_no_server_and_only_that_cell_to_remake(runs
     (TEST_CACHE / "slurm-scancel-ps.txt").write_text(
         f"job {job_id} cancelled; its last process gone {gone_s:.1f} s later; Snakemake ended {noticed_s:.1f} s "
         f"later (exit code {submit.returncode}); ps of the node then (slurmstepd, llama-server and the job's "
-        f"processes):\n{evidence}\n")
+        f"processes):\n{evidence}\n"
+    )
     print(evidence)
     assert submit.returncode != 0, output[-3000:]
     assert f"SLURM-job '{job_id}' failed, SLURM status is: 'CANCELLED'" in output, output[-3000:]
     assert not _of_job(job_id) and not llama_servers_in(work), evidence
     assert not (work / cell).exists() and not list((work / cell).parent.glob(".r1.json*"))
     subprocess.run([*argv, "--unlock"], cwd=work, capture_output=True, env=env, timeout=120)
-    dry = subprocess.run([*argv[:3], "all", *argv[4:], "--dry-run"], cwd=work, capture_output=True, text=True,
-                         env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)})
+    dry = subprocess.run(
+        [*argv[:3], "all", *argv[4:], "--dry-run"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)},
+    )
     assert dry.returncode == 0, _fail_message(dry)
     # only that cell, and what reads it: mtp's explanation on the same task and repeat (rules/explain.smk)
-    assert job_counts(dry.stdout + dry.stderr) == {"cell": 1, "explain_divergence": 1, "aggregate": 1, "report": 1,
-                                                   "all": 1}, dry.stdout
-    again = subprocess.run(argv, cwd=work, capture_output=True, text=True,
-                           env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)}, timeout=600)
+    assert job_counts(dry.stdout + dry.stderr) == {
+        "cell": 1,
+        "explain_divergence": 1,
+        "aggregate": 1,
+        "report": 1,
+        "all": 1,
+    }, dry.stdout
+    again = subprocess.run(
+        argv,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)},
+        timeout=600,
+    )
     assert again.returncode == 0, _fail_message(again)
     assert read_json(work / cell)["machine"]["scheduler"]["SLURM_JOB_ID"] != job_id

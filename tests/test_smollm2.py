@@ -41,20 +41,31 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     config = yaml.safe_load(SMOLLM2.read_text())
     for task, spec in config["tasks"].items():
         spec["prompts"] = {name: spec["prompts"][name] for name in PROMPTS.get(task, [])} or spec["prompts"]
-    config.update({
-        "name": "SmolLM2 workflow test",
-        "select": {"tasks": list(PROMPTS), "conditions": ["off", "ngram-n-max"]},
-        "conditions": {"ngram-n-max": {"args": ["--spec-type", "ngram-mod"], "description": "n-gram",
-                                       "sweep": {"flag": "--spec-ngram-mod-n-max", "values": list(SWEEP.values())}}},
-        "temperatures": [0.0], "repeats": REPEATS,
-        "max_tokens": 160,  # the rewrite's own loop starts within it; the problems get an answer each before
-    })
+    config.update(
+        {
+            "name": "SmolLM2 workflow test",
+            "select": {"tasks": list(PROMPTS), "conditions": ["off", "ngram-n-max"]},
+            "conditions": {
+                "ngram-n-max": {
+                    "args": ["--spec-type", "ngram-mod"],
+                    "description": "n-gram",
+                    "sweep": {"flag": "--spec-ngram-mod-n-max", "values": list(SWEEP.values())},
+                }
+            },
+            "temperatures": [0.0],
+            "repeats": REPEATS,
+            "max_tokens": 160,  # the rewrite's own loop starts within it; the problems get an answer each before
+        }
+    )
     config["tasks"]["gsm8k"]["max_tokens"] = 320
     slice_ = write_yaml(work / "smollm2-slice.yaml", config)
     result = snakemake(work, ["all"], [TINY, slice_])
     assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
-    return {"work": work, "configs": [TINY, slice_], "tables": tables(read_table(work / "results/cells.parquet"),
-                                                                      "off")}
+    return {
+        "work": work,
+        "configs": [TINY, slice_],
+        "tables": tables(read_table(work / "results/cells.parquet"), "off"),
+    }
 
 
 def _record(run: dict, task: str, prompt: str, condition: str, repeat: int) -> dict:
@@ -102,8 +113,11 @@ def test_ngram_drafted_and_accepted_tokens_on_the_file_rewrite(run: dict) -> Non
     cells = run["tables"]["cells"].set_index(["task", "prompt", "condition", "repeat"])
     for condition in CONDITIONS:
         cell = cells.loc[("file-rewrite", "inventory", condition, 1)]
-        assert cell.from_prompt_share < 0.05 and cell.from_output_share > 0.25, (condition, cell.from_prompt_share,
-                                                                                 cell.from_output_share)
+        assert cell.from_prompt_share < 0.05 and cell.from_output_share > 0.25, (
+            condition,
+            cell.from_prompt_share,
+            cell.from_output_share,
+        )
     acceptance = run["tables"]["acceptance"].set_index(["task", "condition"])
     assert acceptance.loc[("file-rewrite", "off"), "from_output_share"] > 0.25
 
@@ -172,8 +186,23 @@ def test_a_hand_started_server_with_a_cells_argv_and_request_gives_its_tokens(ru
 
 def test_a_condition_this_model_cannot_serve_is_refused_at_planning(run: dict) -> None:
     refused = write_yaml(run["work"] / "mtp.yaml", {"select": {"conditions": ["off", "mtp"]}})
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--snakefile", str(REPO / "Snakefile"),
-                             "--directory", str(run["work"]), "--configfile", *map(str, run["configs"]),
-                             str(refused)], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "all",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(run["work"]),
+            "--configfile",
+            *map(str, run["configs"]),
+            str(refused),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode != 0
     assert "config error at 'conditions.mtp.requires': needs the target's MTP layer" in result.stdout + result.stderr

@@ -30,9 +30,19 @@ def _file(task: str, condition: str, temperature: float, repeat: int) -> str:
 
 
 def _rows(tokens: dict[tuple[str, str, int], list[int]], temperature: float = 0.0) -> list[dict]:
-    return [{"task": t, "condition": c, "temperature": temperature, "repeat": r, "tokens": seq,
-             "predicted_n": len(seq), "tokens_per_s": 100.0, "cell_file": _file(t, c, temperature, r)}
-            for (t, c, r), seq in tokens.items()]
+    return [
+        {
+            "task": t,
+            "condition": c,
+            "temperature": temperature,
+            "repeat": r,
+            "tokens": seq,
+            "predicted_n": len(seq),
+            "tokens_per_s": 100.0,
+            "cell_file": _file(t, c, temperature, r),
+        }
+        for (t, c, r), seq in tokens.items()
+    ]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -170,8 +180,7 @@ _ACCEPTANCE_ROWS = [
 
 
 def _acceptance_cells(rows: list[tuple]) -> pd.DataFrame:
-    keys = ["task", "condition", "temperature", "repeat", "tokens_per_s", "predicted_n", "draft_n",
-            "draft_n_accepted"]
+    keys = ["task", "condition", "temperature", "repeat", "tokens_per_s", "predicted_n", "draft_n", "draft_n_accepted"]
     dicts = [dict(zip(keys, row, strict=True)) for row in rows]
     for row in dicts:
         row["acceptance_rate"] = row["draft_n_accepted"] / row["draft_n"] if row["draft_n"] else None
@@ -215,8 +224,15 @@ def test_acceptance_never_divides_by_zero() -> None:
 
 @pytest.mark.parametrize(
     ("predicted", "accepted", "expected"),
-    [(898, 0, 1.0), (898, 760, 898 / 138), (100, 100, math.nan), (0, 0, math.nan), (None, 5, math.nan),
-     (100, None, math.nan), (float("nan"), 0, math.nan)],
+    [
+        (898, 0, 1.0),
+        (898, 760, 898 / 138),
+        (100, 100, math.nan),
+        (0, 0, math.nan),
+        (None, 5, math.nan),
+        (100, None, math.nan),
+        (float("nan"), 0, math.nan),
+    ],
 )
 def test_tokens_per_step(predicted: float | None, accepted: float | None, expected: float) -> None:
     value = tokens_per_step(predicted, accepted)
@@ -247,9 +263,18 @@ def test_verdict_rule(values: list[float], baseline: list[float], expected: str)
 
 
 def _speed_cells(speeds: dict[tuple[str, str, float], list[float]]) -> pd.DataFrame:
-    rows = [{"task": t, "condition": c, "temperature": temp, "repeat": r, "tokens_per_s": v,
-             "cell_file": _file(t, c, temp, r)}
-            for (t, c, temp), values in speeds.items() for r, v in enumerate(values, start=1)]
+    rows = [
+        {
+            "task": t,
+            "condition": c,
+            "temperature": temp,
+            "repeat": r,
+            "tokens_per_s": v,
+            "cell_file": _file(t, c, temp, r),
+        }
+        for (t, c, temp), values in speeds.items()
+        for r, v in enumerate(values, start=1)
+    ]
     return frame_of(rows, "off")
 
 
@@ -287,8 +312,9 @@ def test_summary_multipliers_verdicts_and_cells() -> None:
 
 
 def test_summary_without_baseline_runs_has_no_multiplier() -> None:
-    row = summary(_speed_cells(SPEEDS), "off").set_index(["task", "condition", "temperature"]).loc[
-        ("essay", "mtp", 1.0)]
+    row = (
+        summary(_speed_cells(SPEEDS), "off").set_index(["task", "condition", "temperature"]).loc[("essay", "mtp", 1.0)]
+    )
     assert math.isnan(row.speedup_median) and math.isnan(row.baseline_median_tokens_per_s)
     assert row.verdict == "none" and row.baseline_tokens_per_s_values == []
     assert math.isnan(row.speedup_ci_low) and math.isnan(row.runs_for_5pct)
@@ -308,9 +334,13 @@ def test_cell_multipliers_share_the_summary_definition() -> None:
 
 def test_parquet_round_trip_keeps_types_and_csv_copy_keeps_lists_readable(tmp_path: Path) -> None:
     rows = _rows(_tokens())
-    rows[0] |= {"gsm8k_correct": 2, "gsm8k_total": 3, "started_at": "2026-11-30T06:00:00.123+00:00",
-                "gsm8k_wrong": [{"problem": 3, "extracted": "25000", "reference": "70000"}],
-                "rejected_reasons": ["foreign GPU process 4242"]}
+    rows[0] |= {
+        "gsm8k_correct": 2,
+        "gsm8k_total": 3,
+        "started_at": "2026-11-30T06:00:00.123+00:00",
+        "gsm8k_wrong": [{"problem": 3, "extracted": "25000", "reference": "70000"}],
+        "rejected_reasons": ["foreign GPU process 4242"],
+    }
     cells = frame_of(rows, "off")
     write_table(cells, tmp_path / "cells.parquet")
     again = read_table(tmp_path / "cells.parquet")
@@ -322,10 +352,11 @@ def test_parquet_round_trip_keeps_types_and_csv_copy_keeps_lists_readable(tmp_pa
     assert isinstance(first.tokens, list) and all(type(t) is int for t in first.tokens)
     csv = csv_copy(again)
     assert "tokens" not in csv.columns
-    assert csv[csv.gsm8k_correct.notna()].iloc[0].gsm8k_wrong == '[{"problem": 3, "extracted": "25000", ' \
-                                                                 '"reference": "70000"}]'
-    assert set(tables(again, "off")) == {"cells", "summary", "acceptance", "identity", "prompts", "spread",
-                                         "deciding"}
+    assert (
+        csv[csv.gsm8k_correct.notna()].iloc[0].gsm8k_wrong == '[{"problem": 3, "extracted": "25000", '
+        '"reference": "70000"}]'
+    )
+    assert set(tables(again, "off")) == {"cells", "summary", "acceptance", "identity", "prompts", "spread", "deciding"}
 
 
 def test_interval_of_a_ratio_against_a_simulation() -> None:

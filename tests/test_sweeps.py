@@ -21,8 +21,11 @@ from specbench.report.figures import sweep_figure, sweeps_of
 from specbench.report.variations import sweep_sections
 
 REPO = Path(__file__).resolve().parents[1]
-NGRAM_SWEEP = {"args": ["--spec-type", "ngram-mod"], "description": "n-gram",
-               "sweep": {"flag": "--spec-ngram-mod-n-max", "values": [16, 64, 128]}}
+NGRAM_SWEEP = {
+    "args": ["--spec-type", "ngram-mod"],
+    "description": "n-gram",
+    "sweep": {"flag": "--spec-ngram-mod-n-max", "values": [16, 64, 128]},
+}
 
 
 def _with_sweep(config: dict, **extra) -> dict:
@@ -56,8 +59,15 @@ def test_the_study_sweeps_config_plans_dflash_and_mtp_draft_lengths(study_config
     merge_into(study_config, yaml.safe_load((REPO / "config/study-sweeps.yaml").read_text()))
     config = validate_config(study_config, REPO)
     swept = {name: c["swept"]["value"] for name, c in config["conditions"].items() if "swept" in c}
-    assert swept == {"dflash-n-max-3": 3, "dflash-n-max-7": 7, "dflash-n-max-15": 15, "mtp-n-max-1": 1,
-                     "mtp-n-max-2": 2, "mtp-n-max-3": 3, "mtp-n-max-5": 5}
+    assert swept == {
+        "dflash-n-max-3": 3,
+        "dflash-n-max-7": 7,
+        "dflash-n-max-15": 15,
+        "mtp-n-max-1": 1,
+        "mtp-n-max-2": 2,
+        "mtp-n-max-3": 3,
+        "mtp-n-max-5": 5,
+    }
     assert set(config["select"]["conditions"]) == {"off", *swept}
     assert config["conditions"]["dflash-n-max-7"]["requires"] == ["draft"]
     assert server_args(config, "dflash-n-max-7", REPO)[-2:] == ["--spec-draft-n-max", "7"]
@@ -65,8 +75,9 @@ def test_the_study_sweeps_config_plans_dflash_and_mtp_draft_lengths(study_config
 
 def test_resources_set_for_a_sweep_apply_to_each_of_its_conditions(study_config: dict) -> None:
     config = _with_sweep(study_config)
-    config["resources"] = {"conditions": {"ngram-n-max": {"slurm_partition": "small"},
-                                          "ngram-n-max-128": {"slurm_partition": "big"}}}
+    config["resources"] = {
+        "conditions": {"ngram-n-max": {"slurm_partition": "small"}, "ngram-n-max-128": {"slurm_partition": "big"}}
+    }
     config["resources"]["rules"] = {"cell": {"slurm_partition": "default"}}
     config = validate_config(config, REPO)
     partition = rule_resources(config, "cell", selected_cells(config))["slurm_partition"]
@@ -74,12 +85,15 @@ def test_resources_set_for_a_sweep_apply_to_each_of_its_conditions(study_config:
     assert partition("local", "off") == "default"
 
 
-@pytest.mark.parametrize(("change", "key", "words"), [
-    ({"sweep": {"flag": "--spec-type", "values": [1]}}, "conditions.ngram-n-max.sweep.flag", "already in"),
-    ({"sweep": {"flag": "--x", "values": ["A b"]}}, "conditions.ngram-n-max.sweep.values", "not valid"),
-    ({"sweep": {"flag": "--x", "values": []}}, "conditions.ngram-n-max.sweep.values", "should be non-empty"),
-    ({"sweep": {"flags": "--x", "values": [1]}}, "conditions.ngram-n-max.sweep.flags", "unknown key"),
-])
+@pytest.mark.parametrize(
+    ("change", "key", "words"),
+    [
+        ({"sweep": {"flag": "--spec-type", "values": [1]}}, "conditions.ngram-n-max.sweep.flag", "already in"),
+        ({"sweep": {"flag": "--x", "values": ["A b"]}}, "conditions.ngram-n-max.sweep.values", "not valid"),
+        ({"sweep": {"flag": "--x", "values": []}}, "conditions.ngram-n-max.sweep.values", "should be non-empty"),
+        ({"sweep": {"flags": "--x", "values": [1]}}, "conditions.ngram-n-max.sweep.flags", "unknown key"),
+    ],
+)
 def test_a_bad_sweep_names_its_key(study_config: dict, change: dict, key: str, words: str) -> None:
     with pytest.raises(ConfigError) as error:
         validate_config(_with_sweep(study_config, **change), REPO)
@@ -96,14 +110,34 @@ def test_a_member_name_may_not_take_an_existing_conditions(study_config: dict) -
 def _swept_tables() -> tuple[dict, dict]:
     rows = []
     for task, base in (("file-rewrite", 50.0), ("essay", 90.0)):
-        rows += [{"task": task, "condition": "off", "temperature": 0.0, "repeat": r, "tokens_per_s": base + r,
-                  "cell_file": f"{task}/off/{r}"} for r in (1, 2, 3)]
+        rows += [
+            {
+                "task": task,
+                "condition": "off",
+                "temperature": 0.0,
+                "repeat": r,
+                "tokens_per_s": base + r,
+                "cell_file": f"{task}/off/{r}",
+            }
+            for r in (1, 2, 3)
+        ]
         for value, gain in ((16, 1.2), (64, 2.0), (128, 2.4)):
-            rows += [{"task": task, "condition": f"ngram-n-max-{value}", "temperature": 0.0, "repeat": r,
-                      "tokens_per_s": base * gain + r, "draft_n": 100, "draft_n_accepted": 90,
-                      "cell_file": f"{task}/{value}/{r}"} for r in (1, 2, 3)]
-    swept = {f"ngram-n-max-{v}": {"of": "ngram-n-max", "flag": "--spec-ngram-mod-n-max", "value": v}
-             for v in (16, 64, 128)}
+            rows += [
+                {
+                    "task": task,
+                    "condition": f"ngram-n-max-{value}",
+                    "temperature": 0.0,
+                    "repeat": r,
+                    "tokens_per_s": base * gain + r,
+                    "draft_n": 100,
+                    "draft_n_accepted": 90,
+                    "cell_file": f"{task}/{value}/{r}",
+                }
+                for r in (1, 2, 3)
+            ]
+    swept = {
+        f"ngram-n-max-{v}": {"of": "ngram-n-max", "flag": "--spec-ngram-mod-n-max", "value": v} for v in (16, 64, 128)
+    }
     return tables(frame_of(rows, "off"), "off"), swept
 
 
@@ -113,18 +147,32 @@ def test_the_report_shows_each_sweep_value_per_task_with_its_interval(monkeypatc
     [section] = sweep_sections(summaries["summary"], summaries["acceptance"], swept)
     assert section.title == "Sweep 'ngram-n-max': --spec-ngram-mod-n-max"
     rows = [(r["task"], r["value"]) for r in section.table.rows]
-    assert rows == [("essay", 16), ("essay", 64), ("essay", 128), ("file-rewrite", 16), ("file-rewrite", 64),
-                    ("file-rewrite", 128)]
-    assert all(r["rate"] == pytest.approx(0.9) and r["speedup_ci_low"] < r["speedup"] < r["speedup_ci_high"]
-               for r in section.table.rows)
+    assert rows == [
+        ("essay", 16),
+        ("essay", 64),
+        ("essay", 128),
+        ("file-rewrite", 16),
+        ("file-rewrite", 64),
+        ("file-rewrite", 128),
+    ]
+    assert all(
+        r["rate"] == pytest.approx(0.9) and r["speedup_ci_low"] < r["speedup"] < r["speedup_ci_high"]
+        for r in section.table.rows
+    )
     drawn: list = []
     original = figure_style.render
-    monkeypatch.setattr("specbench.report.figures.render",
-                        lambda fig: drawn.extend(line for ax in fig.axes for line in ax.lines) or original(fig))
+    monkeypatch.setattr(
+        "specbench.report.figures.render",
+        lambda fig: drawn.extend(line for ax in fig.axes for line in ax.lines) or original(fig),
+    )
     png = sweep_figure(summaries["summary"], "ngram-n-max", swept, "off", ["file-rewrite", "essay"])
     assert png.startswith(figure_style.PNG_SIGNATURE)
-    ys = sorted(np.round(np.asarray(line.get_ydata(), dtype=float), 2).tolist() for line in drawn
-                if len(line.get_ydata()) == 3 and line.get_marker() not in ("_", "|", "None", "none", ""))
+    ys = sorted(
+        np.round(np.asarray(line.get_ydata(), dtype=float), 2).tolist()
+        for line in drawn
+        if len(line.get_ydata()) == 3 and line.get_marker() not in ("_", "|", "None", "none", "")
+    )
     expected = summaries["summary"].set_index(["task", "condition"]).speedup
-    assert ys == sorted([[round(expected[(t, f"ngram-n-max-{v}")], 2) for v in (16, 64, 128)]
-                         for t in ("file-rewrite", "essay")])
+    assert ys == sorted(
+        [[round(expected[(t, f"ngram-n-max-{v}")], 2) for v in (16, 64, 128)] for t in ("file-rewrite", "essay")]
+    )

@@ -62,7 +62,10 @@ def test_without_the_hub_the_gsm8k_download_says_what_to_do_in_one_line(tmp_path
     result = _offline_step(
         "from pathlib import Path; from specbench.tasks.datasets import dataset_step; "
         "dataset_step({'kind': 'hf', 'repo': 'openai/gsm8k', 'config': 'main', 'split': 'test', 'rows': [0]}, "
-        f"Path('{tmp_path}/gsm8k.jsonl'), Path('{log}'))", tmp_path, **env)
+        f"Path('{tmp_path}/gsm8k.jsonl'), Path('{log}'))",
+        tmp_path,
+        **env,
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("specbench: dataset openai/gsm8k@main: ")
@@ -77,7 +80,10 @@ def test_without_the_hub_the_model_download_says_what_to_do(tmp_path: Path) -> N
     result = _offline_step(
         "from pathlib import Path; from specbench.models.hub import download_step; "
         f"download_step('Qwen/Qwen3.5-9B', 'main', Path('{tmp_path}/hf-out'), Path('{tmp_path}/m.json'), "
-        f"Path('{tmp_path}/download.log'))", tmp_path, HF_HUB_OFFLINE="1")
+        f"Path('{tmp_path}/download.log'))",
+        tmp_path,
+        HF_HUB_OFFLINE="1",
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.startswith("specbench: model Qwen/Qwen3.5-9B@main: HF_HUB_OFFLINE is set")
     assert "models.<role>.source: checkpoint" in result.stderr

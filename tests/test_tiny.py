@@ -406,8 +406,18 @@ def test_identity_check_fails_on_a_diverging_pair() -> None:
     assert first_difference(off, spec) == 5
     assert first_difference(off, off[:7]) == 7
     assert first_difference(off, list(off)) is None
-    rows = [{"task": "essay", "condition": c, "temperature": 0.0, "repeat": 1, "tokens": t, "tokens_per_s": 1.0,
-             "cell_file": f"results/cells/essay/{c}/t0.0/r1.json"} for c, t in (("off", off), ("dflash", spec))]
+    rows = [
+        {
+            "task": "essay",
+            "condition": c,
+            "temperature": 0.0,
+            "repeat": 1,
+            "tokens": t,
+            "tokens_per_s": 1.0,
+            "cell_file": f"results/cells/essay/{c}/t0.0/r1.json",
+        }
+        for c, t in (("off", off), ("dflash", spec))
+    ]
     [row] = identity(frame_of(rows, "off"), "off").to_dict("records")
     assert not row["all_identical"] and row["identical"] == 0 and row["first_differences"] == [5]
 

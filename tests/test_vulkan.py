@@ -36,8 +36,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = tmp_path_factory.mktemp("vulkan")
     (work / "resources").mkdir()
     (work / "resources/vulkan-headers").symlink_to(Path(HEADERS).resolve())
-    override = write_yaml(work / "slice.yaml", {"select": {"tasks": ["essay"], "conditions": CONDITIONS},
-                                                "repeats": 1, "max_tokens": 32})
+    override = write_yaml(
+        work / "slice.yaml", {"select": {"tasks": ["essay"], "conditions": CONDITIONS}, "repeats": 1, "max_tokens": 32}
+    )
     configs = [REPO / "config/tiny.yaml", REPO / "config/tiny-vulkan.yaml", override]
     result = snakemake(work, ["all"], configs, env=LLVMPIPE)
     assert result.returncode == 0, result.stderr[-6000:]

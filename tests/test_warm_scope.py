@@ -21,19 +21,23 @@ ORDER = [("file-rewrite", 1), ("file-rewrite", 2), ("essay", 1), ("essay", 2)]
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = tmp_path_factory.mktemp("warm-scope")
-    result = tiny_run(work, "warm-scope", {
-        "name": "warm scope test",
-        "warm_scope": "condition",
-        # BF16 as in the fault tests: on some CPUs llama-server b11223 crashes on the tiny model's quantized tied
-        # embeddings; the scope does not depend on the quantization.
-        "models": {"target": {"quant": "BF16"}},
-        "select": {"tasks": SELECT_TASKS, "conditions": ["off", WARM]},
-        "temperatures": [0.0],
-        "repeats": 2,
-        "max_tokens": 32,
-        # This machine may be shared with other work: record CPU contention, do not judge it here.
-        "measurement": {"max_foreign_cpu": None},
-    })
+    result = tiny_run(
+        work,
+        "warm-scope",
+        {
+            "name": "warm scope test",
+            "warm_scope": "condition",
+            # BF16 as in the fault tests: on some CPUs llama-server b11223 crashes on the tiny model's quantized tied
+            # embeddings; the scope does not depend on the quantization.
+            "models": {"target": {"quant": "BF16"}},
+            "select": {"tasks": SELECT_TASKS, "conditions": ["off", WARM]},
+            "temperatures": [0.0],
+            "repeats": 2,
+            "max_tokens": 32,
+            # This machine may be shared with other work: record CPU contention, do not judge it here.
+            "measurement": {"max_foreign_cpu": None},
+        },
+    )
     return {"work": work, "result": result}
 
 

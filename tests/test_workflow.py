@@ -70,17 +70,20 @@ def run(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint: Path) -> dict
     hf_home = tmp_path_factory.mktemp("hf")
     commit = populate_hf_cache(hf_home, HF_REPO, tiny_checkpoint)
     env = {"HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1"}
-    override = write_yaml(work / "test.yaml", {
-        "name": "workflow test",
-        "models": {"target": {"source": "hf", "hf": {"repo": HF_REPO, "revision": commit}}},
-        # The constructed model's greedy output cycles through 64 tokens; ngram-mod (24-token match, at least 48
-        # drafted) drafts once the cycle has come round, i.e. in the essay's 192 tokens, not the file rewrite's 96.
-        "tasks": {"essay": {"max_tokens": 192}},
-        "select": {"tasks": TASKS, "conditions": CONDITIONS},
-        "temperatures": [0.0],
-        "repeats": REPEATS,
-        "max_tokens": 96,
-    })
+    override = write_yaml(
+        work / "test.yaml",
+        {
+            "name": "workflow test",
+            "models": {"target": {"source": "hf", "hf": {"repo": HF_REPO, "revision": commit}}},
+            # The constructed model's greedy output cycles through 64 tokens; ngram-mod (24-token match, at least 48
+            # drafted) drafts once the cycle has come round, i.e. in the essay's 192 tokens, not the file rewrite's 96.
+            "tasks": {"essay": {"max_tokens": 192}},
+            "select": {"tasks": TASKS, "conditions": CONDITIONS},
+            "temperatures": [0.0],
+            "repeats": REPEATS,
+            "max_tokens": 96,
+        },
+    )
     configs = [TINY, override]
     result = snakemake(work, ["all"], configs, env=env, snakefile=snakefile)
     assert result.returncode == 0, _fail_message(result)
@@ -89,8 +92,11 @@ def run(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint: Path) -> dict
 
 def _model_file(run: dict, pattern: str) -> Path:
     """The one file of the run's working directory that matches a glob (models live under their identity)."""
-    found = sorted(p for p in run["work"].glob(pattern)
-                   if pattern.endswith(".download.json") or not p.name.endswith(".download.json"))
+    found = sorted(
+        p
+        for p in run["work"].glob(pattern)
+        if pattern.endswith(".download.json") or not p.name.endswith(".download.json")
+    )
     assert len(found) == 1, (pattern, found)
     return found[0]
 
@@ -156,8 +162,10 @@ def test_every_cell_has_real_server_figures(run: dict) -> None:
                 assert record["request"]["completion"]["cache_prompt"] is False
                 assert record["request"]["apply_template"]["chat_template_kwargs"] == {"enable_thinking": False}
                 assert Path(run["work"] / record["server"]["log"]).is_file()
-                assert record["provenance"]["model"]["sha256"] == read_json(
-                    _model_file(run, "results/models/specbench-test--*.json"))["sha256"]
+                assert (
+                    record["provenance"]["model"]["sha256"]
+                    == read_json(_model_file(run, "results/models/specbench-test--*.json"))["sha256"]
+                )
                 assert 0 < row.overhead_s < row.cell_wall_s == record["timing"]["cell_wall_s"]
 
 
@@ -175,7 +183,7 @@ def test_speculative_conditions_drafted(run: dict) -> None:
     for repeat in range(1, REPEATS + 1):
         record = _record(run, "essay", "ngram-mod", repeat)
         tokens = record["response"]["tokens"]
-        repeated = {tuple(tokens[i:i + 4]) for i in range(len(tokens) - 4)}
+        repeated = {tuple(tokens[i : i + 4]) for i in range(len(tokens) - 4)}
         assert len(repeated) < len(tokens) - 4, "the essay output should contain a repeated 4-gram"
         assert record["response"]["timings"]["draft_n"] > 0
 
@@ -198,13 +206,17 @@ def test_the_cells_ran_in_the_interleaved_order_planned(run: dict) -> None:
     ran condition by condition (a real SmolLM2 run: every 'off' cell, then 20 minutes later every 'ngram-mod' one).
     Which task goes first follows the merged config's key order, which Snakemake and load_config may build apart."""
     config = load_config([REPO / "config" / "config.yaml", *run["configs"]])
-    planned = [(c.task, c.condition, int(c.repeat)) for c in
-               run_order(selected_cells(config), list(config["tasks"]), list(config["conditions"]))
-               if c.condition != "ngram-mod-warm"]
+    planned = [
+        (c.task, c.condition, int(c.repeat))
+        for c in run_order(selected_cells(config), list(config["tasks"]), list(config["conditions"]))
+        if c.condition != "ngram-mod-warm"
+    ]
     cells = read_table(run["work"] / "results/cells.parquet")
     fresh = cells[~cells.server_shared.astype(bool)].sort_values("started_at")
-    measured = [(task, condition, int(repeat)) for task, condition, repeat in
-                zip(fresh.task, fresh.condition, fresh.repeat, strict=True)]
+    measured = [
+        (task, condition, int(repeat))
+        for task, condition, repeat in zip(fresh.task, fresh.condition, fresh.repeat, strict=True)
+    ]
     tasks = list(dict.fromkeys(task for task, _, _ in measured))
     assert sorted(tasks) == sorted(TASKS)
     assert measured == [cell for task in tasks for cell in planned if cell[0] == task]
@@ -220,8 +232,15 @@ def test_the_terminal_shows_each_stage_and_the_cells_done_with_the_time_left(run
     assert counts[-1].startswith(f"specbench progress: cells {total} of {total} done ({total} measured now; ")
     estimates = [ln for ln in counts if " left" in ln and "about " in ln]
     assert estimates, counts
-    mean = sum(_record(run, t, c, r)["timing"]["cell_wall_s"] for t in TASKS for c in CONDITIONS
-               for r in range(1, REPEATS + 1)) / total
+    mean = (
+        sum(
+            _record(run, t, c, r)["timing"]["cell_wall_s"]
+            for t in TASKS
+            for c in CONDITIONS
+            for r in range(1, REPEATS + 1)
+        )
+        / total
+    )
     last = float(counts[-1].rsplit("; ", 1)[1].split(" s a cell")[0])
     assert last == pytest.approx(mean, abs=0.051)  # the records' own wall times
 
@@ -291,12 +310,19 @@ def test_another_runs_cells_are_imported_as_machines_and_compared(run: dict, tmp
         out.add(first, arcname="local")
     work = tmp_path / "second"
     work.mkdir()
-    override = write_yaml(work / "second.yaml", {
-        "name": "second box",
-        "models": {"target": {"source": "hf", "hf": {"repo": HF_REPO, "revision": run["commit"]}}},
-        "tasks": {"essay": {"max_tokens": 192}}, "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod"]},
-        "temperatures": [0.0], "repeats": 2, "max_tokens": 96,
-        "imports": [{"label": "first-box", "path": str(first)}, {"label": "first-box-tar", "path": str(archive)}]})
+    override = write_yaml(
+        work / "second.yaml",
+        {
+            "name": "second box",
+            "models": {"target": {"source": "hf", "hf": {"repo": HF_REPO, "revision": run["commit"]}}},
+            "tasks": {"essay": {"max_tokens": 192}},
+            "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod"]},
+            "temperatures": [0.0],
+            "repeats": 2,
+            "max_tokens": 96,
+            "imports": [{"label": "first-box", "path": str(first)}, {"label": "first-box-tar", "path": str(archive)}],
+        },
+    )
     result = snakemake(work, ["all"], [TINY, override], env=run["env"])
     assert result.returncode == 0, _fail_message(result)
     assert len(list((work / "results/cells").rglob("r*.json"))) == 4  # only its own slice was measured
@@ -330,8 +356,13 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) ->
     before = json.loads(cell.read_text())
     cell.unlink()
     plan = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"], snakefile=run["snakefile"])
-    assert job_counts(plan.stdout + plan.stderr) == {"cell": 1, "explain_divergence": 1, "aggregate": 1, "report": 1,
-                                                     "all": 1}, plan.stdout
+    assert job_counts(plan.stdout + plan.stderr) == {
+        "cell": 1,
+        "explain_divergence": 1,
+        "aggregate": 1,
+        "report": 1,
+        "all": 1,
+    }, plan.stdout
     assert "results/cells/local/essay/ngram-mod/t0.0/r2.json" in plan.stdout
 
     redo = snakemake(run["work"], ["all"], run["configs"], env=run["env"], snakefile=run["snakefile"])
@@ -342,16 +373,27 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) ->
 
     # Rerunning one cell by hand: only the explanations that read it, the aggregate and the report follow it (a
     # baseline cell is the reference of every other condition's cell of its repeat, and of its later repeats)
-    forced = snakemake(run["work"], [Cell("file-rewrite", "off", 0.0, 1).path], run["configs"], "--forcerun", "cell",
-                       env=run["env"], snakefile=run["snakefile"])
+    forced = snakemake(
+        run["work"],
+        [Cell("file-rewrite", "off", 0.0, 1).path],
+        run["configs"],
+        "--forcerun",
+        "cell",
+        env=run["env"],
+        snakefile=run["snakefile"],
+    )
     assert forced.returncode == 0, _fail_message(forced)
     total = len(TASKS) * len(CONDITIONS) * REPEATS  # the file there, out of date, is done once it is rewritten
     counts = [ln for ln in forced.stderr.splitlines() if ln.startswith("specbench progress: cells ")]
     assert counts and counts[-1].startswith(f"specbench progress: cells {total} of {total} done (1 measured now; ")
     follow = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"], snakefile=run["snakefile"])
-    assert job_counts(follow.stdout + follow.stderr) == {"explain_divergence": len(CONDITIONS) - 1,
-                                                         "explain_control": REPEATS - 1, "aggregate": 1, "report": 1,
-                                                         "all": 1}, follow.stdout
+    assert job_counts(follow.stdout + follow.stderr) == {
+        "explain_divergence": len(CONDITIONS) - 1,
+        "explain_control": REPEATS - 1,
+        "aggregate": 1,
+        "report": 1,
+        "all": 1,
+    }, follow.stdout
 
 
 def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> None:
@@ -362,11 +404,16 @@ def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> No
     broken.write_bytes(good.read_bytes().replace(b"qwen35", b"qwen99"))
     work = tmp_path / "work"
     work.mkdir()
-    override = write_yaml(work / "broken.yaml", {
-        "models": {"target": {"source": "gguf", "gguf": {"path": str(broken)}}},
-        "select": {"tasks": ["file-rewrite"], "conditions": ["off"]},
-        "temperatures": [0.0], "repeats": 1, "max_tokens": 16,
-    })
+    override = write_yaml(
+        work / "broken.yaml",
+        {
+            "models": {"target": {"source": "gguf", "gguf": {"path": str(broken)}}},
+            "select": {"tasks": ["file-rewrite"], "conditions": ["off"]},
+            "temperatures": [0.0],
+            "repeats": 1,
+            "max_tokens": 16,
+        },
+    )
     target = Cell("file-rewrite", "off", 0.0, 1)
     result = snakemake(work, [target.path], [TINY, override], env=run["env"])
     assert result.returncode != 0
@@ -383,12 +430,23 @@ def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> No
 def test_missing_mtp_layer_stops_before_any_mtp_cell(run: dict, tiny_checkpoint: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    override = write_yaml(work / "nomtp.yaml", {
-        "models": {"target": {"source": "checkpoint", "checkpoint": {"path": str(tiny_checkpoint)},
-                              "convert_args": ["--no-mtp"], "require_mtp": True}},
-        "select": {"tasks": ["file-rewrite"], "conditions": ["off", "mtp"]},
-        "temperatures": [0.0], "repeats": 1, "max_tokens": 16,
-    })
+    override = write_yaml(
+        work / "nomtp.yaml",
+        {
+            "models": {
+                "target": {
+                    "source": "checkpoint",
+                    "checkpoint": {"path": str(tiny_checkpoint)},
+                    "convert_args": ["--no-mtp"],
+                    "require_mtp": True,
+                }
+            },
+            "select": {"tasks": ["file-rewrite"], "conditions": ["off", "mtp"]},
+            "temperatures": [0.0],
+            "repeats": 1,
+            "max_tokens": 16,
+        },
+    )
     target = Cell("file-rewrite", "mtp", 0.0, 1)
     result = snakemake(work, [target.path], [TINY, override], env=run["env"])
     assert result.returncode != 0
@@ -410,16 +468,25 @@ def test_tiny_rule_writes_the_same_checkpoint(run: dict, tiny_checkpoint: Path, 
 
 def test_every_reported_number_traces_to_cell_files(run: dict) -> None:
     provenance_file = run["work"] / "results/provenance.json"
-    check = subprocess.run([sys.executable, "-m", "specbench", "provenance", "--check", "--file", str(provenance_file)],
-                           cwd=REPO / "scripts", capture_output=True, text=True)
+    check = subprocess.run(
+        [sys.executable, "-m", "specbench", "provenance", "--check", "--file", str(provenance_file)],
+        cwd=REPO / "scripts",
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     provenance = read_json(provenance_file)
     assert provenance["context"]["hf_revisions"] == {HF_REPO: run["commit"]}
     key = "speedup-essay-ngram-mod-t0.0"
     assert set(provenance["numbers"][key]["cells"]) == {
-        Cell("essay", c, 0.0, r).path for c in ("ngram-mod", "off") for r in range(1, REPEATS + 1)}
-    chain = subprocess.run([sys.executable, "-m", "specbench", "provenance", key, "--file", str(provenance_file)],
-                           cwd=REPO / "scripts", capture_output=True, text=True)
+        Cell("essay", c, 0.0, r).path for c in ("ngram-mod", "off") for r in range(1, REPEATS + 1)
+    }
+    chain = subprocess.run(
+        [sys.executable, "-m", "specbench", "provenance", key, "--file", str(provenance_file)],
+        cwd=REPO / "scripts",
+        capture_output=True,
+        text=True,
+    )
     assert chain.returncode == 0, chain.stderr
     assert "results/cells/local/essay/ngram-mod/t0.0/r1.server.log" in chain.stdout
     assert "--spec-type ngram-mod" in chain.stdout
@@ -431,8 +498,12 @@ def test_every_reported_number_traces_to_cell_files(run: dict) -> None:
     assert len(claims) > 10 and {"not comparable", "background, not checked by a run"} <= set(claims.verdict)
     assert set(claims[claims.scope == "absolute"].verdict) == {"not comparable"}
     assert set(claims[claims.scope == "relative"].verdict) <= {"agrees", "differs", "not measured in this run"}
-    assert set(claims[claims.scope == "transfers"].verdict) <= {"reproduced", "same direction", "not reproduced",
-                                                               "not measured in this run"}
+    assert set(claims[claims.scope == "transfers"].verdict) <= {
+        "reproduced",
+        "same direction",
+        "not reproduced",
+        "not measured in this run",
+    }
 
 
 def test_report_opens_in_chromium(run: dict, tmp_path: Path) -> None:
@@ -447,9 +518,17 @@ def test_report_opens_in_chromium(run: dict, tmp_path: Path) -> None:
 
     options = Options()
     options.binary_location = chromium
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={tmp_path / 'profile'}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     os.environ.setdefault("SE_OFFLINE", "true")
@@ -459,16 +538,27 @@ def test_report_opens_in_chromium(run: dict, tmp_path: Path) -> None:
         browser.get((run["work"] / "results/report.html").as_uri())
         assert browser.execute_script("return document.readyState") == "complete"
         images = browser.execute_script(
-            "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
+            "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])"
+        )
         assert len(images) == 3 and all(done and w > 0 and h > 0 for done, w, h in images), images
         sections = browser.execute_script("return Array.from(document.querySelectorAll('h2')).map(h => h.id)")
-        for section in ("environment", "claims", "baseline", "multipliers", "acceptance", "identity", "runs",
-                        "missing", "provenance"):
+        for section in (
+            "environment",
+            "claims",
+            "baseline",
+            "multipliers",
+            "acceptance",
+            "identity",
+            "runs",
+            "missing",
+            "provenance",
+        ):
             assert section in sections
         assert browser.execute_script("return document.querySelectorAll('table').length") >= 8
         assert browser.execute_script("return document.getElementById('not-study') !== null")
         target = browser.execute_script(
-            "const a = document.querySelector('a.n'); return document.getElementById(a.hash.slice(1)) !== null")
+            "const a = document.querySelector('a.n'); return document.getElementById(a.hash.slice(1)) !== null"
+        )
         assert target, "a number's provenance link points nowhere"
         errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
         assert errors == []
@@ -502,12 +592,35 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> Non
     while the signal lands (a fast cell cannot finish first), and the one line says which signal stopped it."""
     cell = Cell("essay", "dflash", 0.0, 1)
     path, log = run["work"] / cell.path, run["work"] / cell.path.replace(".json", ".server.log")
-    argv = [sys.executable, "-m", "snakemake", cell.path, "--forcerun", "cell", "--snakefile", str(run["snakefile"]),
-            "--directory", str(run["work"]), "--cores", "2", "--cache", "--configfile", *map(str, run["configs"])]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        cell.path,
+        "--forcerun",
+        "cell",
+        "--snakefile",
+        str(run["snakefile"]),
+        "--directory",
+        str(run["work"]),
+        "--cores",
+        "2",
+        "--cache",
+        "--configfile",
+        *map(str, run["configs"]),
+    ]
     env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **run["env"]}
     started = log.stat().st_mtime if log.exists() else 0.0
-    proc = subprocess.Popen(argv, cwd=run["work"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True, preexec_fn=_as_a_foreground_job)
+    proc = subprocess.Popen(
+        argv,
+        cwd=run["work"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_as_a_foreground_job,
+    )
     output = ""
     try:
         deadline = time.monotonic() + 120
@@ -530,8 +643,10 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> Non
             os.killpg(proc.pid, signal.SIGKILL)
             output += proc.communicate(timeout=30)[0]
     line = next((ln for ln in output.splitlines() if ln.startswith("specbench: ")), "")
-    assert line.startswith(f"specbench: cells {cell.label}: stopped (received signal SIGINT); the server was "
-                           "stopped and no cell file was written"), output[-6000:]
+    assert line.startswith(
+        f"specbench: cells {cell.label}: stopped (received signal SIGINT); the server was "
+        "stopped and no cell file was written"
+    ), output[-6000:]
     assert proc.returncode != 0, output[-6000:]
     starting = (run["work"] / f"logs/{cell.path.replace('.json', '.log')}").read_text()
     assert f"cells {cell.label}: starting (watching Snakemake pid {proc.pid}; SIGINT default)" in starting
@@ -546,8 +661,9 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> Non
 
 def _plan(run: dict, *configs: Path) -> tuple[dict[str, int], str]:
     """The dry run's job counts (and its output, which names the reasons) for `all` in the run's directory."""
-    result = snakemake(run["work"], ["all"], [*run["configs"], *configs], "--dry-run", env=run["env"],
-                       snakefile=run["snakefile"])
+    result = snakemake(
+        run["work"], ["all"], [*run["configs"], *configs], "--dry-run", env=run["env"], snakefile=run["snakefile"]
+    )
     assert result.returncode == 0, _fail_message(result)
     return job_counts(result.stdout + result.stderr), result.stdout + result.stderr
 
@@ -572,8 +688,16 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
     assert _plan(run)[0] == {}
     fresh = len(TASKS) * (len(CONDITIONS) - 1) * REPEATS  # the warm condition is one sequence job per task
     explained = {"explain_divergence": fresh, "explain_control": len(TASKS) * (REPEATS - 1)}  # they read the cells
-    cells = {"code_manifest": 1, "condition_setup": len(CONDITIONS), "cell": fresh, "cell_sequence": len(TASKS),
-             **explained, "aggregate": 1, "report": 1, "all": 1}
+    cells = {
+        "code_manifest": 1,
+        "condition_setup": len(CONDITIONS),
+        "cell": fresh,
+        "cell_sequence": len(TASKS),
+        **explained,
+        "aggregate": 1,
+        "report": 1,
+        "all": 1,
+    }
     cases = {
         "measure/client.py": {**cells, "code_manifest": 2},  # the explanations' code too
         "contention/judge.py": cells,
@@ -593,18 +717,32 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
 
 def test_a_changed_flag_or_max_tokens_reruns_only_the_cells_it_touches(run: dict, tmp_path: Path) -> None:
     # One condition's server flags: that condition's setup, then its cells (not the other conditions')
-    flags = write_yaml(tmp_path / "flags.yaml", {"conditions": {"mtp": {"args": ["--spec-type", "draft-mtp",
-                                                                                   "--draft-max", "4"]}}})
+    flags = write_yaml(
+        tmp_path / "flags.yaml", {"conditions": {"mtp": {"args": ["--spec-type", "draft-mtp", "--draft-max", "4"]}}}
+    )
     counts, output = _plan(run, flags)
-    assert counts == {"condition_setup": 1, "cell": len(TASKS) * REPEATS, "explain_divergence": len(TASKS) * REPEATS,
-                      "aggregate": 1, "report": 1, "all": 1}, output[-3000:]
+    assert counts == {
+        "condition_setup": 1,
+        "cell": len(TASKS) * REPEATS,
+        "explain_divergence": len(TASKS) * REPEATS,
+        "aggregate": 1,
+        "report": 1,
+        "all": 1,
+    }, output[-3000:]
     assert "results/setup/mtp.json" in output
     # One task's max_tokens: that task's prompt manifest, then its cells of every condition
     limit = write_yaml(tmp_path / "limit.yaml", {"tasks": {"essay": {"max_tokens": 8}}})
     counts, output = _plan(run, limit)
-    assert counts == {"render_prompt": 1, "cell": (len(CONDITIONS) - 1) * REPEATS, "cell_sequence": 1,
-                      "explain_divergence": (len(CONDITIONS) - 1) * REPEATS, "explain_control": REPEATS - 1,
-                      "aggregate": 1, "report": 1, "all": 1}, output[-3000:]
+    assert counts == {
+        "render_prompt": 1,
+        "cell": (len(CONDITIONS) - 1) * REPEATS,
+        "cell_sequence": 1,
+        "explain_divergence": (len(CONDITIONS) - 1) * REPEATS,
+        "explain_control": REPEATS - 1,
+        "aggregate": 1,
+        "report": 1,
+        "all": 1,
+    }, output[-3000:]
     assert _plan(run)[0] == {}  # the config as run: nothing to do
 
 
@@ -612,6 +750,7 @@ def test_another_model_in_the_same_directory_leaves_this_one_alone(run: dict, tm
     # The tiny draft as target: a real GGUF without an MTP layer, which verify refuses (require_mtp).
     draft = {"source": "gguf", "gguf": {"path": str(_model_file(run, "resources/models/tiny-draft-*/bf16.gguf"))}}
     other = write_yaml(tmp_path / "other.yaml", {"models": {"target": draft}, "select": {"conditions": ["off", "mtp"]}})
+
     def manifests() -> dict[str, tuple[str, int]]:
         return {p.name: (sha256_file(p), p.stat().st_mtime_ns) for p in (run["work"] / "results/models").glob("*.json")}
 
@@ -630,16 +769,33 @@ def test_aggregate_refuses_records_of_other_measurement_code(run: dict) -> None:
     record["code_fingerprint"] = "0" * 64
     path.write_text(json.dumps(record))
     try:
-        result = snakemake(run["work"], ["results/cells.parquet"], run["configs"], "--forcerun", "aggregate",
-                           env=run["env"], snakefile=run["snakefile"])
+        result = snakemake(
+            run["work"],
+            ["results/cells.parquet"],
+            run["configs"],
+            "--forcerun",
+            "aggregate",
+            env=run["env"],
+            snakefile=run["snakefile"],
+        )
         assert result.returncode != 0
         line = next(ln for ln in result.stderr.splitlines() if ln.startswith("specbench: "))
         assert "other measurement code" in line and Cell("essay", "mtp", 0.0, 1).path in line, line
         assert "--force " in line
     finally:
         path.write_text(original)
-        assert snakemake(run["work"], ["all"], run["configs"], "--forcerun", "aggregate", env=run["env"],
-                         snakefile=run["snakefile"]).returncode == 0
+        assert (
+            snakemake(
+                run["work"],
+                ["all"],
+                run["configs"],
+                "--forcerun",
+                "aggregate",
+                env=run["env"],
+                snakefile=run["snakefile"],
+            ).returncode
+            == 0
+        )
 
 
 def test_report_snakemake(run: dict, tmp_path: Path) -> None:
@@ -650,16 +806,20 @@ def test_report_snakemake(run: dict, tmp_path: Path) -> None:
     import re
 
     report = tmp_path / "report.html"
-    result = snakemake(run["work"], [], run["configs"], "--report", str(report), env=run["env"],
-                       snakefile=run["snakefile"])
+    result = snakemake(
+        run["work"], [], run["configs"], "--report", str(report), env=run["env"], snakefile=run["snakefile"]
+    )
     assert result.returncode == 0, _fail_message(result)
     text = report.read_text()
     assert len(text) > 100_000, f"the report is only {len(text)} bytes"
     found = re.search(r"^\s*var results = (\{.*\});$", text, re.MULTILINE)
     assert found, "the report embeds no results"
     results = json.loads(found.group(1))
-    flagged = {match[1]: smk.parent / match[2] for smk in sorted((REPO / "rules").glob("*.smk"))
-               for match in re.finditer(r'report\(\s*"([^"]+)",\s*caption="([^"]+)"', smk.read_text())}
+    flagged = {
+        match[1]: smk.parent / match[2]
+        for smk in sorted((REPO / "rules").glob("*.smk"))
+        for match in re.finditer(r'report\(\s*"([^"]+)",\s*caption="([^"]+)"', smk.read_text())
+    }
     assert flagged, "no report(...) outputs with a caption in rules/*.smk"
     assert sorted(results) == sorted(flagged)
 
@@ -735,8 +895,10 @@ def test_dflash_acceptance_is_the_constructed_rate(run: dict) -> None:
         for repeat in range(1, REPEATS + 1):
             record = _record(run, task, "dflash", repeat)
             timings = record["response"]["timings"]
-            assert parse_speculative_log("\n".join(record["server"]["log_lines"]))["settings"]["draft-dflash"][
-                "n_max"] == MTP_N_MAX
+            assert (
+                parse_speculative_log("\n".join(record["server"]["log_lines"]))["settings"]["draft-dflash"]["n_max"]
+                == MTP_N_MAX
+            )
             acceptance = timings["draft_n_accepted"] / timings["draft_n"]
             assert 0.95 <= acceptance <= 1.0, (task, repeat, timings)
             assert _steps(timings) >= 0.85 * (MTP_N_MAX + 1), (task, repeat, timings)

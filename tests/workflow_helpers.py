@@ -23,18 +23,37 @@ TEST_CACHE = Path(os.environ.get("SPECBENCH_TEST_CACHE", Path.home() / ".cache" 
 OUTPUT_CACHE = TEST_CACHE / "snakemake-output-cache"
 
 
-def snakemake(workdir: Path, targets: list[str], configs: list[Path], *extra: str,
-              env: dict[str, str] | None = None, cores: int = 2,
-              snakefile: Path = REPO / "Snakefile") -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path,
+    targets: list[str],
+    configs: list[Path],
+    *extra: str,
+    env: dict[str, str] | None = None,
+    cores: int = 2,
+    snakefile: Path = REPO / "Snakefile",
+) -> subprocess.CompletedProcess:
     """``snakemake TARGETS`` in ``workdir`` with the study config plus ``configs`` merged over it.
 
     The llama.cpp rules are taken from / put into Snakemake's between-workflow cache, so the build happens
     once per machine (keyed by the rules' code, parameters and inputs).
     """
     OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "snakemake", *targets, "--snakefile", str(snakefile),
-            "--directory", str(workdir), "--cores", str(cores), *extra, "--cache",
-            "--configfile", *(str(c) for c in configs)]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        *targets,
+        "--snakefile",
+        str(snakefile),
+        "--directory",
+        str(workdir),
+        "--cores",
+        str(cores),
+        *extra,
+        "--cache",
+        "--configfile",
+        *(str(c) for c in configs),
+    ]
     full_env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **(env or {})}
     return subprocess.run(argv, cwd=workdir, env=full_env, capture_output=True, text=True)
 
@@ -94,7 +113,7 @@ def job_counts(dry_run_output: str) -> dict[str, int]:
     lines = dry_run_output.splitlines()
     for i, line in enumerate(lines):
         if line.strip() == "Job stats:":
-            for row in lines[i + 3:]:
+            for row in lines[i + 3 :]:
                 parts = row.split()
                 if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
                     break

@@ -17,10 +17,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m specbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     prov = sub.add_parser("provenance", help="print the cells, logs, binaries and models behind one number")
-    prov.add_argument("id", nargs="?", help="a number id from the report (e.g. speedup-essay-mtp-t0.0); "
-                      "without it, list the ids")
-    prov.add_argument("--file", type=Path, default=Path("results/provenance.json"),
-                      help="the run's provenance.json (default: %(default)s)")
+    prov.add_argument(
+        "id", nargs="?", help="a number id from the report (e.g. speedup-essay-mtp-t0.0); without it, list the ids"
+    )
+    prov.add_argument(
+        "--file",
+        type=Path,
+        default=Path("results/provenance.json"),
+        help="the run's provenance.json (default: %(default)s)",
+    )
     prov.add_argument("--check", action="store_true", help="verify that every id resolves to existing cell files")
     args = parser.parse_args(argv)
     if not args.file.is_file():

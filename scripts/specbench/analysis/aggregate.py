@@ -15,9 +15,20 @@ from .summaries import combined, tables_by_machine
 from .table import MixedCodeError, cell_table, check_code, csv_copy, write_table
 
 
-def aggregate_step(cells: Sequence[Path], imports: Sequence[Path], *, baseline: str, machines: Sequence[str],
-                   code_fingerprint: str, table: Path, runs_csv: Path, summaries: Mapping[str, Path],
-                   index: Path, log: Path, explanations: Sequence[Path] = ()) -> None:
+def aggregate_step(
+    cells: Sequence[Path],
+    imports: Sequence[Path],
+    *,
+    baseline: str,
+    machines: Sequence[str],
+    code_fingerprint: str,
+    table: Path,
+    runs_csv: Path,
+    summaries: Mapping[str, Path],
+    index: Path,
+    log: Path,
+    explanations: Sequence[Path] = (),
+) -> None:
     """The typed per-cell table of every cell measured here (refused when made by other measurement code) and every
     imported one, with what the explanations of their temperature-0 divergences say, its CSV copy, each summary as
     CSV (``summaries``: name -> file), and the cell index."""
@@ -31,8 +42,9 @@ def aggregate_step(cells: Sequence[Path], imports: Sequence[Path], *, baseline: 
         explained = [(str(p), read_json(p)) for p in explanations]
         named = {r[side]["path"] for _, r in explained for side in ("cell", "reference")}
         try:
-            frame = cell_table(records, baseline, explained,
-                               {path: sha256_file(Path(path)) for path in named if Path(path).is_file()})
+            frame = cell_table(
+                records, baseline, explained, {path: sha256_file(Path(path)) for path in named if Path(path).is_file()}
+            )
         except ExplanationError as error:
             fail(str(error), log)
         write_table(frame, table)
@@ -42,5 +54,3 @@ def aggregate_step(cells: Sequence[Path], imports: Sequence[Path], *, baseline: 
         write_atomic(runs_csv, csv_copy(frame).to_csv(index=False).encode("utf-8"))
         write_json_atomic(index, cells_index(records, machines))
         print(f"{len(frame)} cells aggregated ({len(frame) - len(cells)} imported)")
-
-

@@ -20,10 +20,23 @@ from ..core.explanations import BATCHED, EXPLANATION_VERSION, SEQUENTIAL
 NEAR_TIE_NATS = 0.1
 NEAR_TIE, DISAGREEMENT, LENGTH, REPLAY_DIFFERS = "near-tie", "disagreement", "length", "replay differs"
 # the per-cell columns an explanation fills (analysis.table.SCHEMA has their types)
-COLUMNS = ("explanation_file", "divergence_token", "divergence_reference_token", "divergence_text",
-           "divergence_reference_text", "divergence_before", "divergence_after", "divergence_reference_after",
-           "margin_sequential", "margin_batched", "rank_sequential", "rank_batched", "divergence_flipped",
-           "replay_matches", "divergence_kind")
+COLUMNS = (
+    "explanation_file",
+    "divergence_token",
+    "divergence_reference_token",
+    "divergence_text",
+    "divergence_reference_text",
+    "divergence_before",
+    "divergence_after",
+    "divergence_reference_after",
+    "margin_sequential",
+    "margin_batched",
+    "rank_sequential",
+    "rank_batched",
+    "divergence_flipped",
+    "replay_matches",
+    "divergence_kind",
+)
 
 
 class ExplanationError(ValueError):
@@ -42,8 +55,7 @@ def _at(candidates: Sequence[Mapping[str, Any]], token: int | None) -> tuple[int
     return None, None
 
 
-def _view(candidates: Sequence[Mapping[str, Any]], token: int, reference: int) -> tuple[int | None, float | None,
-                                                                                         bool]:
+def _view(candidates: Sequence[Mapping[str, Any]], token: int, reference: int) -> tuple[int | None, float | None, bool]:
     """In one view: the cell's token's rank, the margin (a lower bound, its rank None, when it is beyond the top-k;
     None when the reference's token is too), and whether the cell's token ranks ahead of the reference's."""
     rank, own = _at(candidates, token)
@@ -70,12 +82,18 @@ def divergence(record: Mapping[str, Any], reference_tokens: Sequence[int]) -> di
     reference = next(iter(bodies["detokenize:reference_token"]["tokens"]), None)
     sequential, batched = answers[SEQUENTIAL], answers[BATCHED]
     replay = list(sequential.get("tokens") or [])
-    matches = replay == list(reference_tokens[:at + 1])
-    out = {**empty, "divergence_token": token, "divergence_reference_token": reference,
-           "divergence_text": texts["token"] if token is not None else None,
-           "divergence_reference_text": texts["reference_token"] if reference is not None else None,
-           "divergence_before": texts["before"], "divergence_after": texts["after"],
-           "divergence_reference_after": texts["reference_after"], "replay_matches": matches}
+    matches = replay == list(reference_tokens[: at + 1])
+    out = {
+        **empty,
+        "divergence_token": token,
+        "divergence_reference_token": reference,
+        "divergence_text": texts["token"] if token is not None else None,
+        "divergence_reference_text": texts["reference_token"] if reference is not None else None,
+        "divergence_before": texts["before"],
+        "divergence_after": texts["after"],
+        "divergence_reference_after": texts["reference_after"],
+        "replay_matches": matches,
+    }
     if token is None or reference is None:
         return {**out, "divergence_kind": LENGTH}
     steps = sequential.get("completion_probabilities") or []
@@ -85,25 +103,37 @@ def divergence(record: Mapping[str, Any], reference_tokens: Sequence[int]) -> di
     rank_b, margin_b, flipped = _view(top_b, token, reference)
     near = flipped or (margin_a is not None and rank_a is not None and margin_a <= NEAR_TIE_NATS)
     kind = REPLAY_DIFFERS if not matches else NEAR_TIE if near else DISAGREEMENT
-    return {**out, "margin_sequential": margin_a, "margin_batched": margin_b, "rank_sequential": rank_a,
-            "rank_batched": rank_b, "divergence_flipped": flipped, "divergence_kind": kind}
+    return {
+        **out,
+        "margin_sequential": margin_a,
+        "margin_batched": margin_b,
+        "rank_sequential": rank_a,
+        "rank_batched": rank_b,
+        "divergence_flipped": flipped,
+        "divergence_kind": kind,
+    }
 
 
-def attach(rows: Sequence[dict[str, Any]], explanations: Sequence[tuple[str, dict[str, Any]]],
-           sha256: Mapping[str, str]) -> None:
+def attach(
+    rows: Sequence[dict[str, Any]], explanations: Sequence[tuple[str, dict[str, Any]]], sha256: Mapping[str, str]
+) -> None:
     """Fill the divergence columns of ``rows`` (cell rows, with ``tokens`` and ``cell_file``) in place from the
     explanation records (path, record); ``sha256``: each cell file's current sha256. Raise ExplanationError for a
     record of another version, or made for another version of its cell or reference."""
     by_file = {row["cell_file"]: row for row in rows}
     for path, record in explanations:
         if record.get("explanation_version") != EXPLANATION_VERSION:
-            raise ExplanationError(f"{path}: explanation version {record.get('explanation_version')} cannot be read "
-                                   f"(readable: {EXPLANATION_VERSION}); delete it and run the workflow again")
+            raise ExplanationError(
+                f"{path}: explanation version {record.get('explanation_version')} cannot be read "
+                f"(readable: {EXPLANATION_VERSION}); delete it and run the workflow again"
+            )
         for side in ("cell", "reference"):
             named = record[side]
             if sha256.get(named["path"]) != named["sha256"]:
-                raise ExplanationError(f"{path} explains another version of {named['path']} than the one in this "
-                                       f"run; run it again: snakemake --cores 1 --forcerun explain_divergence "
-                                       f"explain_control -- {path}")
+                raise ExplanationError(
+                    f"{path} explains another version of {named['path']} than the one in this "
+                    f"run; run it again: snakemake --cores 1 --forcerun explain_divergence "
+                    f"explain_control -- {path}"
+                )
         row, reference = by_file[record["cell"]["path"]], by_file[record["reference"]["path"]]
         row.update(divergence(record, reference["tokens"]), explanation_file=path)

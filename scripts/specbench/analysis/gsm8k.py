@@ -93,7 +93,7 @@ def _answer_lines(text: str, expected_count: int) -> tuple[dict[int, str], dict[
         spans[n] = match.span()
         rest = match.group("rest")
         if normalise_number(rest) is None and not rest.strip(" *_$\\"):
-            following = next((line for line in text[match.end():].split("\n") if line.strip()), "")
+            following = next((line for line in text[match.end() :].split("\n") if line.strip()), "")
             heading = _PROBLEM_HEADING.match(following) or _ANSWER_LINE.search(following)
             rest = "" if heading else following
         value = _number_in(rest)
@@ -127,7 +127,7 @@ def _answer_segments(text: str, spans: dict[int, tuple[int, int]], expected_coun
             continue
         start = spans[n - 1][1] if n > 1 else 0
         later = [s for s, _ in spans.values() if s >= start]
-        segments[n] = text[start:min(later) if later else len(text)]
+        segments[n] = text[start : min(later) if later else len(text)]
     return segments
 
 
@@ -195,8 +195,12 @@ def score_gsm8k(text: str, references: Sequence[str], *, complete: bool = False)
     """Correct answers out of the references, and per problem what was extracted, the reference and the verdict."""
     extracted = extract_final_numbers(text, len(references), complete=complete)
     per_problem = [
-        {"problem": n, "extracted": value, "reference": normalise_number(reference) or reference,
-         "correct": numbers_equal(value, reference)}
+        {
+            "problem": n,
+            "extracted": value,
+            "reference": normalise_number(reference) or reference,
+            "correct": numbers_equal(value, reference),
+        }
         for n, (value, reference) in enumerate(zip(extracted, references, strict=True), start=1)
     ]
     return {"correct": sum(p["correct"] for p in per_problem), "total": len(references), "per_problem": per_problem}

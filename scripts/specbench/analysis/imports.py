@@ -74,27 +74,44 @@ def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -
         found = list(_records(root))
         if not found:
             raise ImportRefused(f"{source}: no cell records (JSON files with 'cell' and 'record_version') in it")
-        old = [f"{p.relative_to(root)} (version {r['record_version']})" for p, r in found
-               if r["record_version"] not in READABLE_VERSIONS]
+        old = [
+            f"{p.relative_to(root)} (version {r['record_version']})"
+            for p, r in found
+            if r["record_version"] not in READABLE_VERSIONS
+        ]
         if old:
             readable = ", ".join(map(str, READABLE_VERSIONS))
-            raise ImportRefused(f"{source}: {len(old)} record(s) of a record version this workflow cannot read (it "
-                               f"reads {readable}), e.g. {old[0]}: measure them again with this version of the "
-                               "workflow")
+            raise ImportRefused(
+                f"{source}: {len(old)} record(s) of a record version this workflow cannot read (it "
+                f"reads {readable}), e.g. {old[0]}: measure them again with this version of the "
+                "workflow"
+            )
         measured_as = sorted({r["cell"].get("machine", DEFAULT_MACHINE) for _, r in found})
         if len(measured_as) > 1:
-            raise ImportRefused(f"{source}: records of several machines {measured_as}: import each machine's folder "
-                               "under its own label")
+            raise ImportRefused(
+                f"{source}: records of several machines {measured_as}: import each machine's folder under its own label"
+            )
         staged = scratch / "staged"
         kept, skipped, seen = [], [], {}
         for path, record in found:
             coords = record["cell"]
-            cell = Cell(coords["task"], coords["condition"], float(coords["temperature"]), int(coords["repeat"]),
-                        label, coords.get("prompt", ONE_PROMPT))
-            unknown = [f"{kind} '{coords[kind]}'" for kind, known in
-                       (("task", config["tasks"]), ("condition", config["conditions"]),
-                        ("temperature", [float(t) for t in config["temperatures"]]))
-                       if (float(coords[kind]) if kind == "temperature" else coords[kind]) not in known]
+            cell = Cell(
+                coords["task"],
+                coords["condition"],
+                float(coords["temperature"]),
+                int(coords["repeat"]),
+                label,
+                coords.get("prompt", ONE_PROMPT),
+            )
+            unknown = [
+                f"{kind} '{coords[kind]}'"
+                for kind, known in (
+                    ("task", config["tasks"]),
+                    ("condition", config["conditions"]),
+                    ("temperature", [float(t) for t in config["temperatures"]]),
+                )
+                if (float(coords[kind]) if kind == "temperature" else coords[kind]) not in known
+            ]
             prompts = config.get("prompts", {}).get(cell.task)
             if not unknown and prompts is not None and cell.prompt not in prompts:
                 unknown = [f"prompt '{cell.prompt}' of task '{cell.task}'"]
@@ -102,8 +119,9 @@ def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -
                 skipped.append({"file": str(path.relative_to(root)), "reason": f"not in this config: {unknown}"})
                 continue
             if cell in seen:
-                raise ImportRefused(f"{source}: two records of cell {cell.label}: {seen[cell]} and "
-                                   f"{path.relative_to(root)}")
+                raise ImportRefused(
+                    f"{source}: two records of cell {cell.label}: {seen[cell]} and {path.relative_to(root)}"
+                )
             seen[cell] = path.relative_to(root)
             target = staged / Path(cell.path).relative_to(Path(cell.path).parents[3])
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -112,16 +130,30 @@ def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -
                 sibling = path.with_name(path.stem + suffix)
                 if sibling.is_file():
                     shutil.copy2(sibling, target.with_name(target.stem + suffix))
-            kept.append({"file": str(dest / target.relative_to(staged)), "source_file": str(path.relative_to(root)),
-                         "sha256": sha256_file(target), "task": cell.task, "prompt": cell.prompt,
-                         "condition": cell.condition,
-                         "temperature": cell.temperature, "repeat": cell.repeat})
+            kept.append(
+                {
+                    "file": str(dest / target.relative_to(staged)),
+                    "source_file": str(path.relative_to(root)),
+                    "sha256": sha256_file(target),
+                    "task": cell.task,
+                    "prompt": cell.prompt,
+                    "condition": cell.condition,
+                    "temperature": cell.temperature,
+                    "repeat": cell.repeat,
+                }
+            )
         staged.mkdir(exist_ok=True)
         if dest.exists():
             shutil.rmtree(dest)
         staged.rename(dest)
-    return {"label": label, "source": str(source), "source_sha256": sha256_file(source) if source.is_file() else None,
-            "measured_as": measured_as[0], "records": kept, "skipped": skipped}
+    return {
+        "label": label,
+        "source": str(source),
+        "source_sha256": sha256_file(source) if source.is_file() else None,
+        "measured_as": measured_as[0],
+        "records": kept,
+        "skipped": skipped,
+    }
 
 
 def import_step(source: Path, dest: Path, index: Path, *, label: str, names: Mapping[str, Any], log: Path) -> None:
@@ -133,7 +165,9 @@ def import_step(source: Path, dest: Path, index: Path, *, label: str, names: Map
         except ImportRefused as error:
             fail(f"import '{label}': {error}", log)
         write_json_atomic(index, found)
-        print(f"import '{label}': {len(found['records'])} cell records from {source} (measured as "
-              f"'{found['measured_as']}'), {len(found['skipped'])} skipped")
+        print(
+            f"import '{label}': {len(found['records'])} cell records from {source} (measured as "
+            f"'{found['measured_as']}'), {len(found['skipped'])} skipped"
+        )
         for skipped in found["skipped"]:
             print(f"  skipped {skipped['file']}: {skipped['reason']}")

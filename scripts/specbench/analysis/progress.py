@@ -46,8 +46,9 @@ def duration(seconds: float) -> str:
     return f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def estimate_left(walls: Mapping[str, Sequence[float]], remaining: Mapping[str, int],
-                  pace: float = 1.0) -> float | None:
+def estimate_left(
+    walls: Mapping[str, Sequence[float]], remaining: Mapping[str, int], pace: float = 1.0
+) -> float | None:
     """Seconds left: each remaining cell at the mean wall time of the measured cells of its condition (of all measured
     cells where its condition has none yet), times ``pace``; None before any cell was measured."""
     measured = [w for values in walls.values() for w in values]
@@ -68,8 +69,14 @@ def pace_of(finished: Sequence[tuple[float, float]]) -> float:
     return gap / fmean(wall for _, wall in ordered[1:])
 
 
-def cells_line(done: int, total: int, walls: Mapping[str, Sequence[float]], remaining: Mapping[str, int],
-               measured_now: int, pace: float = 1.0) -> str:
+def cells_line(
+    done: int,
+    total: int,
+    walls: Mapping[str, Sequence[float]],
+    remaining: Mapping[str, int],
+    measured_now: int,
+    pace: float = 1.0,
+) -> str:
     """'specbench progress: cells 37 of 144 done (12 measured now; 4.1 s a cell); about 7 min left' (the mean wall
     time of every measured cell, also of those an earlier run measured)."""
     line = f"{PREFIX} cells {done} of {total} done"
@@ -87,14 +94,14 @@ def last_progress(text: str, width: int = 110) -> str:
     returns) its last state, colours removed."""
     pieces = [p.strip() for p in re.split(r"[\r\n]", _ANSI.sub("", text)) if p.strip()]
     last = pieces[-1] if pieces else "(no output yet)"
-    return last if len(last) <= width else last[:width - 3] + "..."
+    return last if len(last) <= width else last[: width - 3] + "..."
 
 
 def running_outputs(workdir: Path) -> set[str]:
     """The outputs of the jobs running now, from Snakemake's markers (``.snakemake/incomplete/``: each output's path,
     urlsafe base64, split into '@'-prefixed folders when long); empty when there are none or they cannot be read."""
     root, found = workdir / ".snakemake" / "incomplete", set()
-    for marker in (root.rglob("*") if root.is_dir() else ()):
+    for marker in root.rglob("*") if root.is_dir() else ():
         if marker.is_file():
             encoded = "".join(part.removeprefix("@") for part in marker.relative_to(root).parts)
             try:
@@ -147,8 +154,10 @@ class ProgressWatch:
     _thread: threading.Thread | None = None
 
     def __post_init__(self) -> None:
-        present = sorted((p for p, _ in self.cells if (self.workdir / p).is_file()),
-                         key=lambda p: -(self.workdir / p).stat().st_mtime)
+        present = sorted(
+            (p for p, _ in self.cells if (self.workdir / p).is_file()),
+            key=lambda p: -(self.workdir / p).stat().st_mtime,
+        )
         condition = dict(self.cells)
         for path in present[:READ_AT_START]:
             timed = _timed(self.workdir / path)
@@ -189,8 +198,9 @@ class ProgressWatch:
             for path, cond in self.cells:
                 if path not in self._seen:
                     remaining[cond] = remaining.get(cond, 0) + 1
-            self._print(cells_line(done, len(self.cells), self._walls, remaining, self._measured_now,
-                                   pace_of(self._finished)))
+            self._print(
+                cells_line(done, len(self.cells), self._walls, remaining, self._measured_now, pace_of(self._finished))
+            )
             self._last_cells = (done, now)
 
     def _written(self, path: str) -> bool:
@@ -216,8 +226,10 @@ class ProgressWatch:
             with log.open("rb") as handle:
                 handle.seek(max(0, log.stat().st_size - 8192))
                 tail = handle.read().decode(errors="replace")
-            self._print(f"{PREFIX} {stage}, {duration(now - first)} so far: {last_progress(tail)}  "
-                        f"[{log.relative_to(self.workdir)}]")
+            self._print(
+                f"{PREFIX} {stage}, {duration(now - first)} so far: {last_progress(tail)}  "
+                f"[{log.relative_to(self.workdir)}]"
+            )
             shown = now
         self._logs[log] = (mtime, first, shown)
 

@@ -27,11 +27,37 @@ import pandas as pd
 from scipy import stats
 
 ALPHA = 0.05
-SPREAD_COLUMNS = ["task", "condition", "temperature", "prompts", "prompt_names", "prompt_multipliers", "prompt_min",
-                  "prompt_max", "across_prompts_sd", "across_repeats_sd", "baseline_repeats_sd", "expected_sd",
-                  "prompt_f", "prompt_p", "deciding", "cells"]
-DECIDING_COLUMNS = ["condition", "temperature", "tasks", "task_names", "task_multipliers", "across_tasks_sd",
-                    "across_prompts_sd", "across_repeats_sd", "task_f", "task_p", "deciding"]
+SPREAD_COLUMNS = [
+    "task",
+    "condition",
+    "temperature",
+    "prompts",
+    "prompt_names",
+    "prompt_multipliers",
+    "prompt_min",
+    "prompt_max",
+    "across_prompts_sd",
+    "across_repeats_sd",
+    "baseline_repeats_sd",
+    "expected_sd",
+    "prompt_f",
+    "prompt_p",
+    "deciding",
+    "cells",
+]
+DECIDING_COLUMNS = [
+    "condition",
+    "temperature",
+    "tasks",
+    "task_names",
+    "task_multipliers",
+    "across_tasks_sd",
+    "across_prompts_sd",
+    "across_repeats_sd",
+    "task_f",
+    "task_p",
+    "deciding",
+]
 
 
 def _pooled_sd(groups: Sequence[np.ndarray]) -> tuple[float, int]:
@@ -77,15 +103,26 @@ def prompt_spread(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
             expected = math.sqrt(sd * sd / n + base_sd * base_sd / m) if names else math.nan
             f = (_sd(logs) / expected) ** 2 if expected and expected > 0 else math.nan
             p_value = _f_test(f, len(logs) - 1, df + base_df)
-            rows.append({
-                "task": task, "condition": condition, "temperature": temperature, "prompts": len(names),
-                "prompt_names": names, "prompt_multipliers": multipliers,
-                "prompt_min": min(multipliers, default=math.nan), "prompt_max": max(multipliers, default=math.nan),
-                "across_prompts_sd": _sd(logs), "across_repeats_sd": sd, "baseline_repeats_sd": base_sd,
-                "expected_sd": expected, "prompt_f": f, "prompt_p": p_value,
-                "deciding": "prompt" if p_value < ALPHA else "repeats",
-                "cells": sorted([*own.cell_file, *group[group.condition == baseline].cell_file]),
-            })
+            rows.append(
+                {
+                    "task": task,
+                    "condition": condition,
+                    "temperature": temperature,
+                    "prompts": len(names),
+                    "prompt_names": names,
+                    "prompt_multipliers": multipliers,
+                    "prompt_min": min(multipliers, default=math.nan),
+                    "prompt_max": max(multipliers, default=math.nan),
+                    "across_prompts_sd": _sd(logs),
+                    "across_repeats_sd": sd,
+                    "baseline_repeats_sd": base_sd,
+                    "expected_sd": expected,
+                    "prompt_f": f,
+                    "prompt_p": p_value,
+                    "deciding": "prompt" if p_value < ALPHA else "repeats",
+                    "cells": sorted([*own.cell_file, *group[group.condition == baseline].cell_file]),
+                }
+            )
     return pd.DataFrame(rows, columns=SPREAD_COLUMNS)
 
 
@@ -100,18 +137,31 @@ def task_or_prompt(spread: pd.DataFrame, summary: pd.DataFrame, baseline: str) -
         within = spread[(spread.condition == condition) & (spread.temperature == temperature)]
         logs = np.log(tasks.speedup.to_numpy(dtype=float))
         prompt_df = int((within.prompts - 1).clip(lower=0).sum())
-        prompts_sd = (math.sqrt(float(((within.prompts - 1) * within.across_prompts_sd ** 2).sum()) / prompt_df)
-                      if prompt_df else math.nan)
+        prompts_sd = (
+            math.sqrt(float(((within.prompts - 1) * within.across_prompts_sd**2).sum()) / prompt_df)
+            if prompt_df
+            else math.nan
+        )
         repeats = within.across_repeats_sd.to_numpy(dtype=float)
-        repeats_sd = float(np.sqrt(np.nanmean(repeats ** 2))) if np.isfinite(repeats).any() else math.nan
+        repeats_sd = float(np.sqrt(np.nanmean(repeats**2))) if np.isfinite(repeats).any() else math.nan
         per_task = float(within.prompts.mean()) if len(within) else math.nan
-        f = _sd(logs) ** 2 / (prompts_sd ** 2 / per_task) if prompts_sd and prompts_sd > 0 else math.nan
+        f = _sd(logs) ** 2 / (prompts_sd**2 / per_task) if prompts_sd and prompts_sd > 0 else math.nan
         p_value = _f_test(f, len(logs) - 1, prompt_df)
-        rows.append({
-            "condition": condition, "temperature": temperature, "tasks": len(logs), "task_names": list(tasks.task),
-            "task_multipliers": [float(v) for v in tasks.speedup], "across_tasks_sd": _sd(logs),
-            "across_prompts_sd": prompts_sd, "across_repeats_sd": repeats_sd, "task_f": f, "task_p": p_value,
-            "deciding": ("task" if p_value < ALPHA else
-                         "prompt" if (within.deciding == "prompt").any() else "repeats"),
-        })
+        rows.append(
+            {
+                "condition": condition,
+                "temperature": temperature,
+                "tasks": len(logs),
+                "task_names": list(tasks.task),
+                "task_multipliers": [float(v) for v in tasks.speedup],
+                "across_tasks_sd": _sd(logs),
+                "across_prompts_sd": prompts_sd,
+                "across_repeats_sd": repeats_sd,
+                "task_f": f,
+                "task_p": p_value,
+                "deciding": (
+                    "task" if p_value < ALPHA else "prompt" if (within.deciding == "prompt").any() else "repeats"
+                ),
+            }
+        )
     return pd.DataFrame(rows, columns=DECIDING_COLUMNS)

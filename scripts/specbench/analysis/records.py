@@ -43,10 +43,15 @@ def as_current(record: dict[str, Any]) -> dict[str, Any]:
     server["log_lines"] = list((record["server"].get("speculative") or {}).get("lines") or [])
     check = record.get("task_check")
     upgraded = {k: v for k, v in record.items() if k not in ("task_check", "figures")}
-    return _from_7({**upgraded, "record_version": 7, "server": server,
-                    "references": [{"row": None, "reference": p["reference"]} for p in check["per_problem"]]
-                    if check else None,
-                    "timing": {key: record["figures"].get(key) for key in _TIMING}})
+    return _from_7(
+        {
+            **upgraded,
+            "record_version": 7,
+            "server": server,
+            "references": [{"row": None, "reference": p["reference"]} for p in check["per_problem"]] if check else None,
+            "timing": {key: record["figures"].get(key) for key in _TIMING},
+        }
+    )
 
 
 def _from_7(record: dict[str, Any]) -> dict[str, Any]:
@@ -57,9 +62,15 @@ def _from_7(record: dict[str, Any]) -> dict[str, Any]:
     llama = {**{k: v for k, v in llama.items() if k != "cuda"}, "backend": backend}
     contention = dict(record.get("contention") or {})
     contention.update(gpu_watch=watch_of(backend, contention.get("nvml") != "unavailable"), backend=backend)
-    return {**record, "record_version": RECORD_VERSION, "provenance": {**record["provenance"], "llama_cpp": llama},
-            "machine": {**record.get("machine", {}), "backend": backend, "llama_devices": None},
-            "contention": contention, "quiet_waits": [], "cell": {**record["cell"], "prompt": ONE_PROMPT}}
+    return {
+        **record,
+        "record_version": RECORD_VERSION,
+        "provenance": {**record["provenance"], "llama_cpp": llama},
+        "machine": {**record.get("machine", {}), "backend": backend, "llama_devices": None},
+        "contention": contention,
+        "quiet_waits": [],
+        "cell": {**record["cell"], "prompt": ONE_PROMPT},
+    }
 
 
 def load_records(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:

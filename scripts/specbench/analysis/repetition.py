@@ -13,16 +13,16 @@ def text_sources(prompt: str, response: str, window: int = WINDOW) -> dict[str, 
     for a response shorter than ``window``."""
     if len(response) < window:
         return {"from_prompt": None, "from_output": None}
-    in_prompt = {prompt[i:i + window] for i in range(len(prompt) - window + 1)}
+    in_prompt = {prompt[i : i + window] for i in range(len(prompt) - window + 1)}
     copied, repeated = bytearray(len(response)), bytearray(len(response))  # 1: the character is inside such a span
     seen: set[str] = set()  # the spans that started earlier in the response
     full = b"\x01" * window
     for start in range(len(response) - window + 1):
-        span = response[start:start + window]
+        span = response[start : start + window]
         if span in in_prompt:
-            copied[start:start + window] = full
+            copied[start : start + window] = full
         if span in seen:
-            repeated[start:start + window] = full
+            repeated[start : start + window] = full
         seen.add(span)
     from_output = sum(1 for c, r in zip(copied, repeated, strict=True) if r and not c)
     return {"from_prompt": sum(copied) / len(response), "from_output": from_output / len(response)}

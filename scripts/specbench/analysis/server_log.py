@@ -57,5 +57,3 @@ def parse_speculative_log(log_text: str) -> dict[str, Any]:
                 }
             )
     return {"implementations": implementations, "settings": settings, "acceptance": acceptance, "lines": lines[:200]}
-
-

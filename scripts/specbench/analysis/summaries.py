@@ -44,26 +44,91 @@ from .intervals import ratio_interval, runs_for_precision
 from .prompts import prompt_spread, task_or_prompt
 from .table import GROUP, MACHINE, PROMPT_GROUP, machines_of
 
-SPEED_COLUMNS = ["task", "condition", "temperature", "runs", "mean_tokens_per_s", "median_tokens_per_s",
-                 "min_tokens_per_s", "max_tokens_per_s", "cv", "tokens_per_s_values", "cells"]
-SUMMARY_COLUMNS = [*SPEED_COLUMNS[:-1], "baseline_mean_tokens_per_s", "baseline_median_tokens_per_s",
-                   "baseline_tokens_per_s_values", "baseline_cv", "baseline_spread", "noisy", "speedup",
-                   "speedup_ci_low", "speedup_ci_high", "speedup_median", "speedup_min", "speedup_max",
-                   "runs_for_5pct", "verdict", "verdict_chance", "outputs_compared", "outputs_differ",
-                   "differing_token_counts", "divergence_kinds", "cells"]
+SPEED_COLUMNS = [
+    "task",
+    "condition",
+    "temperature",
+    "runs",
+    "mean_tokens_per_s",
+    "median_tokens_per_s",
+    "min_tokens_per_s",
+    "max_tokens_per_s",
+    "cv",
+    "tokens_per_s_values",
+    "cells",
+]
+SUMMARY_COLUMNS = [
+    *SPEED_COLUMNS[:-1],
+    "baseline_mean_tokens_per_s",
+    "baseline_median_tokens_per_s",
+    "baseline_tokens_per_s_values",
+    "baseline_cv",
+    "baseline_spread",
+    "noisy",
+    "speedup",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "speedup_median",
+    "speedup_min",
+    "speedup_max",
+    "runs_for_5pct",
+    "verdict",
+    "verdict_chance",
+    "outputs_compared",
+    "outputs_differ",
+    "differing_token_counts",
+    "divergence_kinds",
+    "cells",
+]
 NOISE_LIMIT = 0.03
-ACCEPTANCE_COLUMNS = ["task", "condition", "temperature", "runs", "drafted", "accepted", "pooled_rate", "min_rate",
-                      "max_rate", "predicted", "tokens_per_step", "accepted_per_step", "spec_n_max", "spec_block_size",
-                      "from_prompt_share", "from_output_share", "cells"]
-IDENTITY_COLUMNS = ["task", "condition", "control", "repeats_compared", "identical", "missing", "all_identical",
-                    "differing_repeats", "differing_prompts", "token_counts", "first_differences", "divergences",
-                    "cells"]
+ACCEPTANCE_COLUMNS = [
+    "task",
+    "condition",
+    "temperature",
+    "runs",
+    "drafted",
+    "accepted",
+    "pooled_rate",
+    "min_rate",
+    "max_rate",
+    "predicted",
+    "tokens_per_step",
+    "accepted_per_step",
+    "spec_n_max",
+    "spec_block_size",
+    "from_prompt_share",
+    "from_output_share",
+    "cells",
+]
+IDENTITY_COLUMNS = [
+    "task",
+    "condition",
+    "control",
+    "repeats_compared",
+    "identical",
+    "missing",
+    "all_identical",
+    "differing_repeats",
+    "differing_prompts",
+    "token_counts",
+    "first_differences",
+    "divergences",
+    "cells",
+]
 # what a differing repeat's explanation says (analysis.divergence), as the identity table lists it
-DIVERGENCE_FIELDS = {"position": "first_difference", "text": "divergence_text",
-                     "reference_text": "divergence_reference_text", "before": "divergence_before",
-                     "margin_sequential": "margin_sequential", "margin_batched": "margin_batched",
-                     "rank_sequential": "rank_sequential", "rank_batched": "rank_batched",
-                     "flipped": "divergence_flipped", "replay_matches": "replay_matches", "kind": "divergence_kind"}
+DIVERGENCE_FIELDS = {
+    "position": "first_difference",
+    "text": "divergence_text",
+    "reference_text": "divergence_reference_text",
+    "before": "divergence_before",
+    "margin_sequential": "margin_sequential",
+    "margin_batched": "margin_batched",
+    "rank_sequential": "rank_sequential",
+    "rank_batched": "rank_batched",
+    "flipped": "divergence_flipped",
+    "replay_matches": "replay_matches",
+    "kind": "divergence_kind",
+}
 
 
 def _sorted_list(values: pd.Series) -> list:
@@ -78,13 +143,17 @@ def _columns(by: Sequence[str], columns: Sequence[str]) -> list[str]:
 def speeds(cells: pd.DataFrame, by: Sequence[str] = GROUP) -> pd.DataFrame:
     """Per task x condition x temperature (``by``: per prompt too, PROMPT_GROUP): runs and mean/median/min/max/CV of
     tokens/s, the values, the cells."""
-    grouped = cells.groupby(list(by), sort=False).agg(
-        runs=("tokens_per_s", "size"),
-        **{f"{stat}_tokens_per_s": ("tokens_per_s", stat) for stat in ("mean", "median", "min", "max")},
-        std=("tokens_per_s", "std"),
-        tokens_per_s_values=("tokens_per_s", _sorted_list),
-        cells=("cell_file", _sorted_list),
-    ).reset_index()
+    grouped = (
+        cells.groupby(list(by), sort=False)
+        .agg(
+            runs=("tokens_per_s", "size"),
+            **{f"{stat}_tokens_per_s": ("tokens_per_s", stat) for stat in ("mean", "median", "min", "max")},
+            std=("tokens_per_s", "std"),
+            tokens_per_s_values=("tokens_per_s", _sorted_list),
+            cells=("cell_file", _sorted_list),
+        )
+        .reset_index()
+    )
     grouped["cv"] = grouped["std"] / grouped["mean_tokens_per_s"]
     return grouped[_columns(by, SPEED_COLUMNS)]
 
@@ -102,15 +171,31 @@ def verdict(values: list[float], baseline: list[float]) -> str:
 
 def _baseline(table: pd.DataFrame, baseline: str, by: Sequence[str] = GROUP) -> pd.DataFrame:
     """The baseline's speeds per task (and prompt, when ``by`` has it) and temperature, as columns to join on."""
-    base = table[table.condition == baseline].rename(columns={
-        "mean_tokens_per_s": "baseline_mean_tokens_per_s", "median_tokens_per_s": "baseline_median_tokens_per_s",
-        "tokens_per_s_values": "baseline_tokens_per_s_values", "cells": "baseline_cells", "cv": "baseline_cv",
-        "runs": "baseline_runs"})
-    base = base.assign(baseline_spread=(base.max_tokens_per_s - base.min_tokens_per_s)
-                       / base.baseline_mean_tokens_per_s)
-    base = base[[*_joined(by), "baseline_mean_tokens_per_s", "baseline_median_tokens_per_s",
-                 "baseline_tokens_per_s_values", "baseline_cells", "baseline_cv", "baseline_runs",
-                 "baseline_spread"]]
+    base = table[table.condition == baseline].rename(
+        columns={
+            "mean_tokens_per_s": "baseline_mean_tokens_per_s",
+            "median_tokens_per_s": "baseline_median_tokens_per_s",
+            "tokens_per_s_values": "baseline_tokens_per_s_values",
+            "cells": "baseline_cells",
+            "cv": "baseline_cv",
+            "runs": "baseline_runs",
+        }
+    )
+    base = base.assign(
+        baseline_spread=(base.max_tokens_per_s - base.min_tokens_per_s) / base.baseline_mean_tokens_per_s
+    )
+    base = base[
+        [
+            *_joined(by),
+            "baseline_mean_tokens_per_s",
+            "baseline_median_tokens_per_s",
+            "baseline_tokens_per_s_values",
+            "baseline_cells",
+            "baseline_cv",
+            "baseline_runs",
+            "baseline_spread",
+        ]
+    ]
     base.loc[~(base.baseline_median_tokens_per_s > 0), "baseline_median_tokens_per_s"] = np.nan
     base.loc[~(base.baseline_mean_tokens_per_s > 0), "baseline_mean_tokens_per_s"] = np.nan
     return base
@@ -128,28 +213,36 @@ def summary(cells: pd.DataFrame, baseline: str, by: Sequence[str] = GROUP) -> pd
     out = table.merge(_baseline(table, baseline, by), on=_joined(by), how="left")
     missing = out.baseline_cells.isna()
     out.loc[missing, "baseline_cells"] = pd.Series([[]] * int(missing.sum()), index=out.index[missing], dtype=object)
-    out.loc[missing, "baseline_tokens_per_s_values"] = pd.Series([[]] * int(missing.sum()),
-                                                                 index=out.index[missing], dtype=object)
+    out.loc[missing, "baseline_tokens_per_s_values"] = pd.Series(
+        [[]] * int(missing.sum()), index=out.index[missing], dtype=object
+    )
     out["speedup"] = out.mean_tokens_per_s / out.baseline_mean_tokens_per_s
     out["speedup_median"] = out.median_tokens_per_s / out.baseline_median_tokens_per_s
     out["speedup_min"] = out.min_tokens_per_s / out.baseline_mean_tokens_per_s
     out["speedup_max"] = out.max_tokens_per_s / out.baseline_mean_tokens_per_s
-    intervals = [ratio_interval(r, cv, n, bcv, bn) for r, cv, n, bcv, bn in
-                 zip(out.speedup, out.cv, out.runs, out.baseline_cv, out.baseline_runs, strict=True)]
+    intervals = [
+        ratio_interval(r, cv, n, bcv, bn)
+        for r, cv, n, bcv, bn in zip(out.speedup, out.cv, out.runs, out.baseline_cv, out.baseline_runs, strict=True)
+    ]
     out["speedup_ci_low"] = [low for low, _ in intervals]
     out["speedup_ci_high"] = [high for _, high in intervals]
     out["runs_for_5pct"] = [runs_for_precision(cv, bcv) for cv, bcv in zip(out.cv, out.baseline_cv, strict=True)]
     out["noisy"] = out.baseline_spread > NOISE_LIMIT
-    out["verdict_chance"] = [1 / math.comb(n + int(m), n) if m == m and m > 0 else math.nan
-                             for n, m in zip(out.runs, out.baseline_runs.fillna(0), strict=True)]
+    out["verdict_chance"] = [
+        1 / math.comb(n + int(m), n) if m == m and m > 0 else math.nan
+        for n, m in zip(out.runs, out.baseline_runs.fillna(0), strict=True)
+    ]
     is_base = out.condition == baseline
     out["verdict"] = [
         "baseline" if own_base else verdict(values, base_values)
-        for own_base, values, base_values in zip(is_base, out.tokens_per_s_values, out.baseline_tokens_per_s_values,
-                                                 strict=True)
+        for own_base, values, base_values in zip(
+            is_base, out.tokens_per_s_values, out.baseline_tokens_per_s_values, strict=True
+        )
     ]
-    out["cells"] = [own if own_base else sorted(own + base)
-                    for own_base, own, base in zip(is_base, out.cells, out.baseline_cells, strict=True)]
+    out["cells"] = [
+        own if own_base else sorted(own + base)
+        for own_base, own, base in zip(is_base, out.cells, out.baseline_cells, strict=True)
+    ]
     out = out.merge(_outputs(cells, by), on=list(by), how="left")
     for column in ("differing_token_counts", "divergence_kinds"):
         out[column] = [v if isinstance(v, list) else [] for v in out[column]]
@@ -171,13 +264,20 @@ def _outputs(cells: pd.DataFrame, by: Sequence[str] = GROUP) -> pd.DataFrame:
     rows = []
     for key, group in compared.groupby(list(by), sort=False):
         differ = group[~group.identical.astype(bool)].sort_values(["prompt", "repeat"])
-        rows.append({**dict(zip(by, key, strict=True)), "outputs_compared": len(group),
-                     "outputs_differ": len(differ),
-                     "differing_token_counts": [[len(t), int(n)] for t, n in zip(differ.tokens, differ.baseline_length,
-                                                                                 strict=True)],
-                     "divergence_kinds": [None if pd.isna(k) else k for k in differ.divergence_kind]})
-    frame = pd.DataFrame(rows, columns=[*by, "outputs_compared", "outputs_differ", "differing_token_counts",
-                                        "divergence_kinds"])
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "outputs_compared": len(group),
+                "outputs_differ": len(differ),
+                "differing_token_counts": [
+                    [len(t), int(n)] for t, n in zip(differ.tokens, differ.baseline_length, strict=True)
+                ],
+                "divergence_kinds": [None if pd.isna(k) else k for k in differ.divergence_kind],
+            }
+        )
+    frame = pd.DataFrame(
+        rows, columns=[*by, "outputs_compared", "outputs_differ", "differing_token_counts", "divergence_kinds"]
+    )
     return frame.astype({"temperature": float})
 
 
@@ -185,8 +285,10 @@ def cell_multipliers(cells: pd.DataFrame, baseline: str, by: Sequence[str] = GRO
     """Every non-baseline cell's tokens/s over the mean baseline tokens/s of its task (and prompt, per ``by``) and
     temperature (with ``identical``: its output against the baseline's at temperature 0, NA where not compared)."""
     base = _baseline(speeds(cells, by), baseline, by)[[*_joined(by), "baseline_mean_tokens_per_s"]]
-    own = cells.loc[cells.condition != baseline, ["task", "prompt", "condition", "temperature", "repeat",
-                                                 "tokens_per_s", "identical", "cell_file"]]
+    own = cells.loc[
+        cells.condition != baseline,
+        ["task", "prompt", "condition", "temperature", "repeat", "tokens_per_s", "identical", "cell_file"],
+    ]
     out = own.merge(base, on=_joined(by), how="left")
     out["multiplier"] = out.tokens_per_s / out.baseline_mean_tokens_per_s
     return out.reset_index(drop=True)
@@ -204,19 +306,23 @@ def acceptance(cells: pd.DataFrame) -> pd.DataFrame:
     """Per task x condition x temperature: drafted, accepted, pooled and per-cell rates, tokens per target step, and
     the mean shares of the text found in the prompt or repeated from the output's own earlier text."""
     frame = cells.assign(draft_n=cells.draft_n.fillna(0), draft_n_accepted=cells.draft_n_accepted.fillna(0))
-    out = frame.groupby(GROUP, sort=True).agg(
-        runs=("cell_file", "size"),
-        drafted=("draft_n", "sum"),
-        accepted=("draft_n_accepted", "sum"),
-        min_rate=("acceptance_rate", "min"),
-        max_rate=("acceptance_rate", "max"),
-        predicted=("predicted_n", "sum"),
-        spec_n_max=("spec_n_max", "max"),
-        spec_block_size=("spec_block_size", "max"),
-        from_prompt_share=("from_prompt_share", "mean"),
-        from_output_share=("from_output_share", "mean"),
-        cells=("cell_file", _sorted_list),
-    ).reset_index()
+    out = (
+        frame.groupby(GROUP, sort=True)
+        .agg(
+            runs=("cell_file", "size"),
+            drafted=("draft_n", "sum"),
+            accepted=("draft_n_accepted", "sum"),
+            min_rate=("acceptance_rate", "min"),
+            max_rate=("acceptance_rate", "max"),
+            predicted=("predicted_n", "sum"),
+            spec_n_max=("spec_n_max", "max"),
+            spec_block_size=("spec_block_size", "max"),
+            from_prompt_share=("from_prompt_share", "mean"),
+            from_output_share=("from_output_share", "mean"),
+            cells=("cell_file", _sorted_list),
+        )
+        .reset_index()
+    )
     out["drafted"] = out.drafted.astype("int64")
     out["accepted"] = out.accepted.astype("int64")
     out["pooled_rate"] = [a / d if d > 0 else math.nan for a, d in zip(out.accepted, out.drafted, strict=True)]
@@ -234,35 +340,46 @@ def identity(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     its own first, a second, control row), how many identical, and the repeat, prompt, token counts, first
     difference and explanation of each other one."""
     greedy = cells[(cells.temperature == 0.0) & cells.compared_repeat.notna()]
-    base_files = cells[(cells.temperature == 0.0) & (cells.condition == baseline)].set_index(["task", "prompt",
-                                                                                              "repeat"])
+    base_files = cells[(cells.temperature == 0.0) & (cells.condition == baseline)].set_index(
+        ["task", "prompt", "repeat"]
+    )
     rows = []
     for (task, condition), group in greedy.groupby(["task", "condition"], sort=True):
         compared = group[group.identical.notna()]
         differing = compared[~compared.identical.astype(bool)]
         behind = set(group.cell_file)
-        behind.update(base_files.cell_file.get((task, p, int(r)), None)
-                      for p, r in zip(group.prompt, group.compared_repeat, strict=True))
-        rows.append({
-            "task": task, "condition": condition, "control": condition == baseline,
-            "repeats_compared": len(compared), "identical": int(compared.identical.astype(bool).sum()),
-            "missing": len(group) - len(compared),
-            "all_identical": bool(len(compared) > 0 and len(differing) == 0 and len(compared) == len(group)),
-            "differing_repeats": [int(r) for r in differing.repeat],
-            "differing_prompts": list(differing.prompt),
-            "token_counts": [[len(t), int(m)] for t, m in zip(differing.tokens, differing.baseline_length,
-                                                             strict=True)],
-            "first_differences": [int(i) for i in differing.first_difference],
-            "divergences": [_divergence(r) for r in differing.to_dict("records")],
-            "cells": sorted(c for c in behind if c),
-        })
+        behind.update(
+            base_files.cell_file.get((task, p, int(r)), None)
+            for p, r in zip(group.prompt, group.compared_repeat, strict=True)
+        )
+        rows.append(
+            {
+                "task": task,
+                "condition": condition,
+                "control": condition == baseline,
+                "repeats_compared": len(compared),
+                "identical": int(compared.identical.astype(bool).sum()),
+                "missing": len(group) - len(compared),
+                "all_identical": bool(len(compared) > 0 and len(differing) == 0 and len(compared) == len(group)),
+                "differing_repeats": [int(r) for r in differing.repeat],
+                "differing_prompts": list(differing.prompt),
+                "token_counts": [
+                    [len(t), int(m)] for t, m in zip(differing.tokens, differing.baseline_length, strict=True)
+                ],
+                "first_differences": [int(i) for i in differing.first_difference],
+                "divergences": [_divergence(r) for r in differing.to_dict("records")],
+                "cells": sorted(c for c in behind if c),
+            }
+        )
     return pd.DataFrame(rows + _warm_controls(cells, baseline), columns=IDENTITY_COLUMNS)
 
 
 def _divergence(row: dict) -> dict:
     """A differing repeat's explanation, as the identity table lists it (None for what it does not say)."""
-    return {"repeat": int(row["repeat"]), **{key: None if _missing(row[column]) else row[column]
-                                             for key, column in DIVERGENCE_FIELDS.items()}}
+    return {
+        "repeat": int(row["repeat"]),
+        **{key: None if _missing(row[column]) else row[column] for key, column in DIVERGENCE_FIELDS.items()},
+    }
 
 
 def _missing(value: object) -> bool:
@@ -272,8 +389,9 @@ def _missing(value: object) -> bool:
 def _warm_controls(cells: pd.DataFrame, baseline: str) -> list[dict]:
     """For a condition served by one warm server: its later repeats at temperature 0 against its own first of the
     same prompt (the study's "the second answer equals the first"), as a control row."""
-    warm = cells[(cells.temperature == 0.0) & (cells.condition != baseline)
-                 & cells.server_shared.fillna(False).astype(bool)]
+    warm = cells[
+        (cells.temperature == 0.0) & (cells.condition != baseline) & cells.server_shared.fillna(False).astype(bool)
+    ]
     rows = []
     for (task, condition), group in warm.groupby(["task", "condition"], sort=True):
         diffs = []  # (prompt, repeat, first difference, tokens, the first repeat's tokens)
@@ -281,20 +399,30 @@ def _warm_controls(cells: pd.DataFrame, baseline: str) -> list[dict]:
             first, later = runs[runs.repeat == 1], runs[runs.repeat != 1].sort_values("repeat")
             if not first.empty:
                 reference = first.tokens.iloc[0]
-                diffs += [(prompt, int(r.repeat), first_difference(r.tokens, reference), len(r.tokens),
-                           len(reference)) for r in later.itertuples()]
+                diffs += [
+                    (prompt, int(r.repeat), first_difference(r.tokens, reference), len(r.tokens), len(reference))
+                    for r in later.itertuples()
+                ]
         if not diffs:
             continue
         differing = [d for d in diffs if d[2] is not None]
-        rows.append({
-            "task": task, "condition": condition, "control": True, "repeats_compared": len(diffs),
-            "identical": len(diffs) - len(differing), "missing": 0, "all_identical": not differing,
-            "differing_repeats": [repeat for _, repeat, _, _, _ in differing],
-            "differing_prompts": [prompt for prompt, _, _, _, _ in differing],
-            "token_counts": [[n, m] for _, _, _, n, m in differing],
-            "first_differences": [int(at) for _, _, at, _, _ in differing], "divergences": [],
-            "cells": sorted(group.cell_file),
-        })
+        rows.append(
+            {
+                "task": task,
+                "condition": condition,
+                "control": True,
+                "repeats_compared": len(diffs),
+                "identical": len(diffs) - len(differing),
+                "missing": 0,
+                "all_identical": not differing,
+                "differing_repeats": [repeat for _, repeat, _, _, _ in differing],
+                "differing_prompts": [prompt for prompt, _, _, _, _ in differing],
+                "token_counts": [[n, m] for _, _, _, n, m in differing],
+                "first_differences": [int(at) for _, _, at, _, _ in differing],
+                "divergences": [],
+                "cells": sorted(group.cell_file),
+            }
+        )
     return rows
 
 
@@ -306,20 +434,28 @@ def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
         raise ValueError(f"tables() summarises one machine's cells, got {machines}: use tables_by_machine()")
     prompts = prompt_summary(cells, baseline)
     spread = prompt_spread(cells, baseline)
-    return {"cells": cells, "summary": (overall := summary(cells, baseline)), "acceptance": acceptance(cells),
-            "identity": identity(cells, baseline), "prompts": prompts, "spread": spread,
-            "deciding": task_or_prompt(spread, overall, baseline)}
+    return {
+        "cells": cells,
+        "summary": (overall := summary(cells, baseline)),
+        "acceptance": acceptance(cells),
+        "identity": identity(cells, baseline),
+        "prompts": prompts,
+        "spread": spread,
+        "deciding": task_or_prompt(spread, overall, baseline),
+    }
 
 
-def tables_by_machine(cells: pd.DataFrame, baseline: str,
-                      order: Sequence[str] = ()) -> dict[str, dict[str, pd.DataFrame]]:
+def tables_by_machine(
+    cells: pd.DataFrame, baseline: str, order: Sequence[str] = ()
+) -> dict[str, dict[str, pd.DataFrame]]:
     """``tables`` of each machine's cells, machines in ``order`` first (see ``table.machines_of``); every summary
     row says its machine."""
     out = {}
     for machine in machines_of(cells, order) or [next(iter(order), DEFAULT_MACHINE)]:
         own = tables(cells[cells[MACHINE] == machine].reset_index(drop=True), baseline)
-        out[machine] = {name: frame if name == "cells" else frame.assign(**{MACHINE: machine})
-                        for name, frame in own.items()}
+        out[machine] = {
+            name: frame if name == "cells" else frame.assign(**{MACHINE: machine}) for name, frame in own.items()
+        }
     return out
 
 

@@ -37,44 +37,113 @@ TIME = pa.timestamp("ms", tz="UTC")
 SETTING = pa.struct([("implementation", TEXT), ("key", TEXT), ("value", TEXT)])
 WRONG = pa.struct([("problem", INT), ("extracted", TEXT), ("reference", TEXT)])
 # column -> pyarrow type, a group of columns per line; the order is the table's column order
-SCHEMA = pa.schema([
-    (MACHINE, TEXT), ("task", TEXT), ("prompt", TEXT), ("condition", TEXT), ("temperature", FLOAT), ("repeat", INT),
-    # what the server reported (derived_figures), and the client's view
-    ("tokens_per_s", FLOAT), ("client_tokens_per_s", FLOAT), ("predicted_n", INT), ("decode_ms", FLOAT),
-    ("prompt_n", INT), ("prompt_ms", FLOAT), ("draft_n", INT), ("draft_n_accepted", INT), ("acceptance_rate", FLOAT),
-    # wall times measured around it
-    ("cell_wall_s", FLOAT), ("server_ready_s", FLOAT), ("request_wall_s", FLOAT), ("overhead_s", FLOAT),
-    ("loadavg_1m_at_end", FLOAT),
-    # the tokens and their identity with the baseline's
-    ("tokens", pa.list_(INT)), ("identical", FLAG), ("compared_repeat", INT), ("first_difference", INT),
-    ("baseline_length", INT),
-    # where n-gram lookup could have drafted the text from (analysis.repetition): the prompt, or its own earlier text
-    ("from_prompt_share", FLOAT), ("from_output_share", FLOAT),
-    # where they differ, what the model itself ranked there (analysis.divergence, from the explanation record)
-    ("explanation_file", TEXT), ("divergence_token", INT), ("divergence_reference_token", INT),
-    ("divergence_text", TEXT), ("divergence_reference_text", TEXT), ("divergence_before", TEXT),
-    ("divergence_after", TEXT), ("divergence_reference_after", TEXT), ("margin_sequential", FLOAT),
-    ("margin_batched", FLOAT), ("rank_sequential", INT), ("rank_batched", INT), ("divergence_flipped", FLAG),
-    ("replay_matches", FLAG), ("divergence_kind", TEXT),
-    ("gsm8k_correct", INT), ("gsm8k_answered", INT), ("gsm8k_total", INT), ("gsm8k_wrong", pa.list_(WRONG)),
-    # the speculative settings the server logged
-    ("spec_implementations", TEXTS), ("spec_n_max", INT), ("spec_n_min", INT), ("spec_p_min", FLOAT),
-    ("spec_block_size", INT), ("spec_settings", pa.list_(SETTING)),
-    # how it was measured
-    ("seed", INT), ("attempt", INT), ("rejected_attempts", INT), ("rejected_reasons", TEXTS), ("contention", TEXT),
-    ("quiet_waits", INT), ("quiet_wait_s", FLOAT),
-    ("backend", TEXT), ("gpu_watch", TEXT),
-    ("server_pid", INT), ("server_shared", FLAG), ("server_position", INT), ("server_scope", TEXT),
-    ("run_order", INT), ("started_at", TIME), ("ended_at", TIME),
-    # by what, and where its files are
-    ("server_sha256", TEXT), ("model_sha256", TEXT), ("draft_sha256", TEXT), ("prompt_sha256", TEXT),
-    ("code_fingerprint", TEXT), ("cell_file", TEXT), ("server_log", TEXT), ("gpu_samples", TEXT),
-])
+SCHEMA = pa.schema(
+    [
+        (MACHINE, TEXT),
+        ("task", TEXT),
+        ("prompt", TEXT),
+        ("condition", TEXT),
+        ("temperature", FLOAT),
+        ("repeat", INT),
+        # what the server reported (derived_figures), and the client's view
+        ("tokens_per_s", FLOAT),
+        ("client_tokens_per_s", FLOAT),
+        ("predicted_n", INT),
+        ("decode_ms", FLOAT),
+        ("prompt_n", INT),
+        ("prompt_ms", FLOAT),
+        ("draft_n", INT),
+        ("draft_n_accepted", INT),
+        ("acceptance_rate", FLOAT),
+        # wall times measured around it
+        ("cell_wall_s", FLOAT),
+        ("server_ready_s", FLOAT),
+        ("request_wall_s", FLOAT),
+        ("overhead_s", FLOAT),
+        ("loadavg_1m_at_end", FLOAT),
+        # the tokens and their identity with the baseline's
+        ("tokens", pa.list_(INT)),
+        ("identical", FLAG),
+        ("compared_repeat", INT),
+        ("first_difference", INT),
+        ("baseline_length", INT),
+        # where n-gram lookup could have drafted the text from (analysis.repetition): the prompt, or its own
+        # earlier text
+        ("from_prompt_share", FLOAT),
+        ("from_output_share", FLOAT),
+        # where they differ, what the model itself ranked there (analysis.divergence, from the explanation record)
+        ("explanation_file", TEXT),
+        ("divergence_token", INT),
+        ("divergence_reference_token", INT),
+        ("divergence_text", TEXT),
+        ("divergence_reference_text", TEXT),
+        ("divergence_before", TEXT),
+        ("divergence_after", TEXT),
+        ("divergence_reference_after", TEXT),
+        ("margin_sequential", FLOAT),
+        ("margin_batched", FLOAT),
+        ("rank_sequential", INT),
+        ("rank_batched", INT),
+        ("divergence_flipped", FLAG),
+        ("replay_matches", FLAG),
+        ("divergence_kind", TEXT),
+        ("gsm8k_correct", INT),
+        ("gsm8k_answered", INT),
+        ("gsm8k_total", INT),
+        ("gsm8k_wrong", pa.list_(WRONG)),
+        # the speculative settings the server logged
+        ("spec_implementations", TEXTS),
+        ("spec_n_max", INT),
+        ("spec_n_min", INT),
+        ("spec_p_min", FLOAT),
+        ("spec_block_size", INT),
+        ("spec_settings", pa.list_(SETTING)),
+        # how it was measured
+        ("seed", INT),
+        ("attempt", INT),
+        ("rejected_attempts", INT),
+        ("rejected_reasons", TEXTS),
+        ("contention", TEXT),
+        ("quiet_waits", INT),
+        ("quiet_wait_s", FLOAT),
+        ("backend", TEXT),
+        ("gpu_watch", TEXT),
+        ("server_pid", INT),
+        ("server_shared", FLAG),
+        ("server_position", INT),
+        ("server_scope", TEXT),
+        ("run_order", INT),
+        ("started_at", TIME),
+        ("ended_at", TIME),
+        # by what, and where its files are
+        ("server_sha256", TEXT),
+        ("model_sha256", TEXT),
+        ("draft_sha256", TEXT),
+        ("prompt_sha256", TEXT),
+        ("code_fingerprint", TEXT),
+        ("cell_file", TEXT),
+        ("server_log", TEXT),
+        ("gpu_samples", TEXT),
+    ]
+)
 LIST_COLUMNS = [f.name for f in SCHEMA if pa.types.is_list(f.type)]
 _TIMES = [f.name for f in SCHEMA if pa.types.is_timestamp(f.type)]
-_FIGURES = ["tokens_per_s", "client_tokens_per_s", "predicted_n", "decode_ms", "prompt_n", "prompt_ms", "draft_n",
-            "draft_n_accepted", "acceptance_rate", "cell_wall_s", "server_ready_s", "request_wall_s", "overhead_s",
-            "loadavg_1m_at_end"]
+_FIGURES = [
+    "tokens_per_s",
+    "client_tokens_per_s",
+    "predicted_n",
+    "decode_ms",
+    "prompt_n",
+    "prompt_ms",
+    "draft_n",
+    "draft_n_accepted",
+    "acceptance_rate",
+    "cell_wall_s",
+    "server_ready_s",
+    "request_wall_s",
+    "overhead_s",
+    "loadavg_1m_at_end",
+]
 
 
 class MixedCodeError(RuntimeError):
@@ -89,11 +158,18 @@ def _gsm8k(record: dict[str, Any]) -> dict[str, Any]:
     response = record["response"]
     complete = response.get("stop_type") not in ("limit", None)
     check = score_gsm8k(response.get("content", ""), [r["reference"] for r in refs], complete=complete)
-    wrong = [{"problem": p["problem"], "extracted": p["extracted"], "reference": p["reference"]}
-             for p in check["per_problem"] if not p["correct"]]
+    wrong = [
+        {"problem": p["problem"], "extracted": p["extracted"], "reference": p["reference"]}
+        for p in check["per_problem"]
+        if not p["correct"]
+    ]
     answered = sum(p["extracted"] is not None for p in check["per_problem"])
-    return {"gsm8k_correct": check["correct"], "gsm8k_answered": answered, "gsm8k_total": check["total"],
-            "gsm8k_wrong": wrong}
+    return {
+        "gsm8k_correct": check["correct"],
+        "gsm8k_answered": answered,
+        "gsm8k_total": check["total"],
+        "gsm8k_wrong": wrong,
+    }
 
 
 def _figures(record: dict[str, Any]) -> dict[str, Any]:
@@ -103,8 +179,12 @@ def _figures(record: dict[str, Any]) -> dict[str, Any]:
     timing = record["timing"]
     server_s = (figures["prompt_ms"] + figures["decode_ms"]) / 1000.0
     wall = timing.get("cell_wall_s")
-    return {**figures, **timing, "client_tokens_per_s": record["response"]["client_timing"].get("decode_tokens_per_s"),
-            "overhead_s": None if wall is None else wall - server_s}
+    return {
+        **figures,
+        **timing,
+        "client_tokens_per_s": record["response"]["client_timing"].get("decode_tokens_per_s"),
+        "overhead_s": None if wall is None else wall - server_s,
+    }
 
 
 def _text_sources(record: dict[str, Any]) -> dict[str, float | None]:
@@ -125,8 +205,11 @@ def _speculative(record: dict[str, Any]) -> dict[str, Any]:
     return {
         "spec_implementations": list(spec["implementations"]),
         **{f"spec_{key}": _first(settings, key) for key in ("n_max", "n_min", "p_min", "block_size")},
-        "spec_settings": [{"implementation": impl, "key": key, "value": str(value)}
-                          for impl, values in settings.items() for key, value in values.items()],
+        "spec_settings": [
+            {"implementation": impl, "key": key, "value": str(value)}
+            for impl, values in settings.items()
+            for key, value in values.items()
+        ],
     }
 
 
@@ -171,8 +254,11 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
 
 def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
     """Fill the identity columns of the temperature-0 rows in place (see the module docstring)."""
-    base = {(r[MACHINE], r["task"], r["prompt"], r["repeat"]): r for r in rows
-            if r["temperature"] == 0.0 and r["condition"] == baseline}
+    base = {
+        (r[MACHINE], r["task"], r["prompt"], r["repeat"]): r
+        for r in rows
+        if r["temperature"] == 0.0 and r["condition"] == baseline
+    }
     for row in rows:
         row.update(identical=None, compared_repeat=None, first_difference=None, baseline_length=None)
         if row["temperature"] != 0.0:
@@ -208,9 +294,12 @@ def check_code(records: Sequence[tuple[str, dict[str, Any]]], expected: str) -> 
     )
 
 
-def cell_table(records: Sequence[tuple[str, dict[str, Any]]], baseline: str,
-               explanations: Sequence[tuple[str, dict[str, Any]]] = (),
-               sha256: Mapping[str, str] | None = None) -> pd.DataFrame:
+def cell_table(
+    records: Sequence[tuple[str, dict[str, Any]]],
+    baseline: str,
+    explanations: Sequence[tuple[str, dict[str, Any]]] = (),
+    sha256: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """The typed per-cell table of some cell records, sorted by coordinates, with what the explanation records
     (path, record) say about the cells they explain (``sha256``: the current sha256 of each explained cell file and
     its reference's, which the records must name)."""
@@ -221,8 +310,12 @@ def cell_table(records: Sequence[tuple[str, dict[str, Any]]], baseline: str,
 
 def frame_of(rows: Sequence[dict[str, Any]], baseline: str) -> pd.DataFrame:
     """The typed table of rows holding some of the columns (the others empty), with identity filled in."""
-    full = [{name: ([] if name in LIST_COLUMNS else None) for name in SCHEMA.names}
-            | {MACHINE: DEFAULT_MACHINE, "prompt": ONE_PROMPT} | dict(row) for row in rows]
+    full = [
+        {name: ([] if name in LIST_COLUMNS else None) for name in SCHEMA.names}
+        | {MACHINE: DEFAULT_MACHINE, "prompt": ONE_PROMPT}
+        | dict(row)
+        for row in rows
+    ]
     for row in full:
         for column in _TIMES:
             if isinstance(row[column], str):

@@ -29,8 +29,9 @@ from .tables import Outcome, Run, format_published
 _MAYBE_NONE = ["temperature", "variant_of", "verdict_t1", "reading"]
 
 
-def evaluate(claims: Sequence[Claim], tables: Mapping[str, pd.DataFrame], *, baseline: str, comparable: bool,
-             device: str) -> pd.DataFrame:
+def evaluate(
+    claims: Sequence[Claim], tables: Mapping[str, pd.DataFrame], *, baseline: str, comparable: bool, device: str
+) -> pd.DataFrame:
     """One row per claim and variant (``RESULT_COLUMNS``): id, text, kind (str); published (the claim's value:
     number, [low, high], word, count, tasks, speeds, tiers) and measured (per task a number, verdict or identity
     counts; per repeat scores, speeds or counts; per group a ranking), each also as display text; temperature (the
@@ -45,16 +46,27 @@ def evaluate(claims: Sequence[Claim], tables: Mapping[str, pd.DataFrame], *, bas
             first, *others = READINGS if claim.unstated else (claim.temperature,)
             outcome = judge_claim(replace(claim, temperature=first), run, comparable, device)
             t1 = judge_claim(replace(claim, temperature=others[0]), run, comparable, device) if others else None
-            rows.append({"id": claim.id, "text": claim.text, "kind": claim.kind, "published": claim.published,
-                         "published_text": format_published(claim),
-                         "temperature": None if claim.unstated or claim.kind == "background" else claim.temperature,
-                         "measured": outcome.measured, "measured_text": outcome.text, "verdict": outcome.verdict,
-                         "detail": outcome.detail,
-                         "cells": list(dict.fromkeys(c for c in outcome.cells + (t1.cells if t1 else []) if c)),
-                         "scope": claim.scope, "prompt_dependent": claim.prompt_dependent,
-                         "variant_of": None if claim is base else base.id, "verdict_t1": t1.verdict if t1 else None,
-                         "measured_t1_text": t1.text if t1 else "",
-                         "reading": supported_reading(outcome.verdict, t1.verdict) if t1 else None})
+            rows.append(
+                {
+                    "id": claim.id,
+                    "text": claim.text,
+                    "kind": claim.kind,
+                    "published": claim.published,
+                    "published_text": format_published(claim),
+                    "temperature": None if claim.unstated or claim.kind == "background" else claim.temperature,
+                    "measured": outcome.measured,
+                    "measured_text": outcome.text,
+                    "verdict": outcome.verdict,
+                    "detail": outcome.detail,
+                    "cells": list(dict.fromkeys(c for c in outcome.cells + (t1.cells if t1 else []) if c)),
+                    "scope": claim.scope,
+                    "prompt_dependent": claim.prompt_dependent,
+                    "variant_of": None if claim is base else base.id,
+                    "verdict_t1": t1.verdict if t1 else None,
+                    "measured_t1_text": t1.text if t1 else "",
+                    "reading": supported_reading(outcome.verdict, t1.verdict) if t1 else None,
+                }
+            )
     frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
     frame[_MAYBE_NONE] = pd.DataFrame(rows, columns=_MAYBE_NONE, dtype=object)
     return frame  # None stays None (not NaN) in the columns that have it
@@ -75,7 +87,10 @@ def judge_claim(claim: Claim, run: Run, comparable: bool, device: str) -> Outcom
     if claim.scope == "relative":  # not claimed to transfer: beside the study's, not judged
         shown = AGREES if outcome.verdict == REPRODUCED else DIFFERS
         relation = f"{shown} {'with' if shown == AGREES else 'from'} the study"
-        return outcome._replace(verdict=shown, detail=f"{what} {relation} on {device}: {outcome.detail} "
-                                                      f"('{outcome.verdict}' on the study's terms; not claimed to "
-                                                      "transfer)")
+        return outcome._replace(
+            verdict=shown,
+            detail=f"{what} {relation} on {device}: {outcome.detail} "
+            f"('{outcome.verdict}' on the study's terms; not claimed to "
+            "transfer)",
+        )
     return outcome._replace(detail=f"{what} {outcome.verdict} on {device}: {outcome.detail}")

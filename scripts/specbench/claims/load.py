@@ -63,9 +63,14 @@ def _claim(entry: Mapping[str, Any]) -> Claim:
     over_tasks = entry["kind"] == "ordering" and entry.get("over") == "tasks"  # the one claim that transfers
     scope = entry.get("scope") or ("absolute" if speeds else "transfers" if over_tasks else SCOPES[entry["kind"]])
     unstated = entry.get("temperature") == "unstated"
-    return Claim(**{**e, "conditions": tuple(conditions), "variants": tuple(entry.get("variants", ()))},
-                 tasks=tuple(tasks), condition=entry.get("condition"), scope=scope, unstated=unstated,
-                 temperature=READINGS[0] if unstated else float(entry.get("temperature", 0.0)))
+    return Claim(
+        **{**e, "conditions": tuple(conditions), "variants": tuple(entry.get("variants", ()))},
+        tasks=tuple(tasks),
+        condition=entry.get("condition"),
+        scope=scope,
+        unstated=unstated,
+        temperature=READINGS[0] if unstated else float(entry.get("temperature", 0.0)),
+    )
 
 
 def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -> Iterator[tuple[str, str]]:
@@ -107,13 +112,16 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "condition", "missing ('condition' or 'conditions')"
     for variant in (v for v in claim.variants if not stands_for(v, claim)):
         yield "variants", f"{variant!r} stands in for none of the claim's conditions (name it <condition>-<suffix>)"
-    named = {"task": ("tasks", [e.get("task")]), "tasks": ("tasks", e.get("tasks")),  # names the config lacks
-             "condition": ("conditions", [e.get("condition")]), "conditions": ("conditions", e.get("conditions")),
-             "fresh": ("conditions", [e.get("fresh")]), "published": (e.get("over", "conditions"), members),
-             "variants": ("conditions", e.get("variants"))}
+    named = {
+        "task": ("tasks", [e.get("task")]),
+        "tasks": ("tasks", e.get("tasks")),  # names the config lacks
+        "condition": ("conditions", [e.get("condition")]),
+        "conditions": ("conditions", e.get("conditions")),
+        "fresh": ("conditions", [e.get("fresh")]),
+        "published": (e.get("over", "conditions"), members),
+        "variants": ("conditions", e.get("variants")),
+    }
     for key, (what, names) in named.items():
         for name in (n for n in names or [] if n is not None and n not in config[what]):
             hint = difflib.get_close_matches(name, list(config[what]), n=1)
             yield key, f"{name!r} is not one of the config's {what}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
-
-

@@ -26,14 +26,38 @@ KINDS = tuple(load_schema(SCHEMA_PATH)["$defs"]["claim"]["properties"]["kind"]["
 # Scope (docs/claims.md): absolute figures are compared only on the study's setup; relative ones (verdicts, orders of
 # methods, the warm server, the control) are judged there and shown as agrees/differs elsewhere; only the order of
 # tasks per method "transfers" (the study's one claim about other hardware), judged everywhere.
-SCOPES = {"speedup": "absolute", "tokens_per_s": "absolute", "acceptance": "absolute", "identity": "absolute",
-          "gsm8k": "absolute", "verdict": "relative", "ordering": "relative", "warm_vs_fresh": "relative",
-          "background": "background"}  # per-repeat speeds: absolute; an ordering over tasks: transfers
+SCOPES = {
+    "speedup": "absolute",
+    "tokens_per_s": "absolute",
+    "acceptance": "absolute",
+    "identity": "absolute",
+    "gsm8k": "absolute",
+    "verdict": "relative",
+    "ordering": "relative",
+    "warm_vs_fresh": "relative",
+    "background": "background",
+}  # per-repeat speeds: absolute; an ordering over tasks: transfers
 # A claim whose temperature the text does not give is judged under both readings, these two (STUDY.md's two)
 READINGS = (0.0, 1.0)
-RESULT_COLUMNS = ["id", "text", "kind", "published", "published_text", "temperature", "measured", "measured_text",
-                  "verdict", "detail", "cells", "scope", "prompt_dependent", "variant_of", "verdict_t1",
-                  "measured_t1_text", "reading"]
+RESULT_COLUMNS = [
+    "id",
+    "text",
+    "kind",
+    "published",
+    "published_text",
+    "temperature",
+    "measured",
+    "measured_text",
+    "verdict",
+    "detail",
+    "cells",
+    "scope",
+    "prompt_dependent",
+    "variant_of",
+    "verdict_t1",
+    "measured_t1_text",
+    "reading",
+]
 
 
 class ClaimError(ValueError):
@@ -79,10 +103,19 @@ def stands_for(variant: str, claim: Claim) -> str | None:
 def variant(claim: Claim, variant: str) -> Claim:
     """The claim with ``variant`` standing in for its condition (in ``condition``, ``conditions`` and tiers)."""
     swap = {stands_for(variant, claim): variant}
-    published = ([[swap.get(m, m) for m in tier] for tier in claim.published]
-                 if claim.kind == "ordering" and claim.over == "conditions" else claim.published)
-    return replace(claim, id=f"{claim.id}@{variant}", condition=swap.get(claim.condition, claim.condition),
-                   conditions=tuple(swap.get(c, c) for c in claim.conditions), published=published, variants=())
+    published = (
+        [[swap.get(m, m) for m in tier] for tier in claim.published]
+        if claim.kind == "ordering" and claim.over == "conditions"
+        else claim.published
+    )
+    return replace(
+        claim,
+        id=f"{claim.id}@{variant}",
+        condition=swap.get(claim.condition, claim.condition),
+        conditions=tuple(swap.get(c, c) for c in claim.conditions),
+        published=published,
+        variants=(),
+    )
 
 
 def supported_reading(at_zero: str, at_one: str) -> str:

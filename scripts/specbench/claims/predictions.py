@@ -19,8 +19,13 @@ def _utc(timestamp: float) -> str:
 def stamp(path: Path) -> dict[str, Any]:
     """The file's identity now: path, sha256, size, modification time, and when the stamp was taken."""
     data = path.read_bytes()
-    return {"path": str(path), "sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
-            "modified_at": _utc(path.stat().st_mtime), "stamped_at": _utc(dt.datetime.now(dt.UTC).timestamp())}
+    return {
+        "path": str(path),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+        "modified_at": _utc(path.stat().st_mtime),
+        "stamped_at": _utc(dt.datetime.now(dt.UTC).timestamp()),
+    }
 
 
 def integrity(recorded: dict[str, Any], path: Path, first_cell_started: dt.datetime | None) -> dict[str, Any]:
@@ -28,9 +33,11 @@ def integrity(recorded: dict[str, Any], path: Path, first_cell_started: dt.datet
     now = stamp(path)
     stamped = dt.datetime.fromisoformat(recorded["stamped_at"])
     return {
-        "recorded_sha256": recorded["sha256"], "current_sha256": now["sha256"],
+        "recorded_sha256": recorded["sha256"],
+        "current_sha256": now["sha256"],
         "changed_after_stamp": now["sha256"] != recorded["sha256"],
-        "stamped_at": recorded["stamped_at"], "modified_at": recorded["modified_at"],
+        "stamped_at": recorded["stamped_at"],
+        "modified_at": recorded["modified_at"],
         "stamped_before_measuring": first_cell_started is None or stamped <= first_cell_started,
     }
 

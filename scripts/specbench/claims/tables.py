@@ -14,8 +14,12 @@ from ..analysis.summaries import ACCEPTANCE_COLUMNS, IDENTITY_COLUMNS, SUMMARY_C
 from ..analysis.table import SCHEMA
 from .model import Claim
 
-COLUMNS = {"summary": SUMMARY_COLUMNS, "acceptance": ACCEPTANCE_COLUMNS, "identity": IDENTITY_COLUMNS,
-           "cells": SCHEMA.names}
+COLUMNS = {
+    "summary": SUMMARY_COLUMNS,
+    "acceptance": ACCEPTANCE_COLUMNS,
+    "identity": IDENTITY_COLUMNS,
+    "cells": SCHEMA.names,
+}
 
 
 class Metric(NamedTuple):
@@ -35,17 +39,40 @@ class Metric(NamedTuple):
 
 
 METRICS = {
-    "speedup": Metric("summary", "speedup", True, "{:.2f}x".format,
-                      lambda v: f"{v:.2f}" if v == int(v) else f"{v:g}", "x", 1.0, "1.0x",
-                      interval=("speedup_ci_low", "speedup_ci_high")),
+    "speedup": Metric(
+        "summary",
+        "speedup",
+        True,
+        "{:.2f}x".format,
+        lambda v: f"{v:.2f}" if v == int(v) else f"{v:g}",
+        "x",
+        1.0,
+        "1.0x",
+        interval=("speedup_ci_low", "speedup_ci_high"),
+    ),
     "tokens_per_s": Metric("summary", "mean_tokens_per_s", True, "{:.1f} tok/s".format, "{:g}".format, " tok/s"),
-    "pooled_rate": Metric("acceptance", "pooled_rate", False, "{:.0%}".format, lambda v: f"{v * 100:g}", "%", 0.5,
-                          "50%", (0.0, 1.0)),
-    "accepted_per_step": Metric("acceptance", "accepted_per_step", False, "{:.2f} tokens/step".format,
-                                "{:g}".format, " tokens/step", limits=(0.0, math.inf)),
+    "pooled_rate": Metric(
+        "acceptance", "pooled_rate", False, "{:.0%}".format, lambda v: f"{v * 100:g}", "%", 0.5, "50%", (0.0, 1.0)
+    ),
+    "accepted_per_step": Metric(
+        "acceptance",
+        "accepted_per_step",
+        False,
+        "{:.2f} tokens/step".format,
+        "{:g}".format,
+        " tokens/step",
+        limits=(0.0, math.inf),
+    ),
     "draft_n": Metric("cells", "draft_n", True, "{:.0f} tokens".format, "{:g}".format, " tokens drafted per run"),
-    "draft_n_accepted": Metric("cells", "draft_n_accepted", False, "{:.0f} accepted".format, "{:g}".format,
-                               " tokens accepted per request", limits=(0.0, math.inf)),
+    "draft_n_accepted": Metric(
+        "cells",
+        "draft_n_accepted",
+        False,
+        "{:.0f} accepted".format,
+        "{:g}".format,
+        " tokens accepted per request",
+        limits=(0.0, math.inf),
+    ),
 }
 
 
@@ -86,8 +113,9 @@ class Run(NamedTuple):
         low, high = (finite(row.get(column)) for column in metric.interval)
         return None if low is None or high is None else (low, high)
 
-    def speeds(self, task: str, condition: str, temperature: float,
-               column: str = "tokens_per_s") -> tuple[dict[int, float], list[str]]:
+    def speeds(
+        self, task: str, condition: str, temperature: float, column: str = "tokens_per_s"
+    ) -> tuple[dict[int, float], list[str]]:
         """A cell column (tokens/s) per repeat, and the cells."""
         rows = self.rows("cells", task=task, condition=condition, temperature=temperature).sort_values("repeat")
         values = {int(r): v for r, v in zip(rows.repeat, map(finite, rows[column]), strict=True) if v is not None}
@@ -110,8 +138,9 @@ def per_task(shown: Mapping[str, str]) -> str:
 def absent(what: str, values: Mapping[str, Any], claim: Claim) -> str:
     """The detail for values some task lacks ('' when none does)."""
     missing = listed(k for k, v in values.items() if v is None)
-    return missing and (f"no {what} for {missing} ({listed(claim.conditions)}, temperature {claim.temperature:g}) "
-                        "in this run's tables")
+    return missing and (
+        f"no {what} for {missing} ({listed(claim.conditions)}, temperature {claim.temperature:g}) in this run's tables"
+    )
 
 
 def side_of(value: float, pivot: float) -> int:
@@ -135,14 +164,17 @@ def format_published(claim: Claim) -> str:
     if kind == "identity" and claim.token_counts:
         return published + " (" + "; ".join(f"{t} {a} vs {b}" for t, (a, b) in claim.token_counts.items()) + ")"
     if kind == "gsm8k":
-        problem = f", problem {wrong['problem']}" + (f": {wrong['answer']} vs {wrong['reference']}"
-                                                      if wrong["answer"] else " wrong") if wrong else ""
+        problem = (
+            f", problem {wrong['problem']}"
+            + (f": {wrong['answer']} vs {wrong['reference']}" if wrong["answer"] else " wrong")
+            if wrong
+            else ""
+        )
         return f"{published}/{claim.total} correct{problem}"
     if kind == "warm_vs_fresh" and isinstance(published, str):
         return "warm faster than fresh" if published == "faster" else "warm server faster with each repeat"
     if kind == "warm_vs_fresh":
-        return ", ".join(
-            f"{v:g}" for v in published) + " tok/s over repeats"
+        return ", ".join(f"{v:g}" for v in published) + " tok/s over repeats"
     if kind == "ordering" and published == "same ordering":
         return f"{published} as temperature {claim.versus_temperature:g}"
     if kind == "ordering":

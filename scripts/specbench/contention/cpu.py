@@ -42,8 +42,9 @@ def _processes() -> dict[int, _Proc]:
         if times is None or info.get("create_time") is None:
             continue
         reaped = getattr(times, "children_user", 0.0) + getattr(times, "children_system", 0.0)
-        found[info["pid"]] = _Proc(info.get("name") or "?", info.get("ppid") or 0, info["create_time"],
-                                   times.user + times.system, reaped)
+        found[info["pid"]] = _Proc(
+            info.get("name") or "?", info.get("ppid") or 0, info["create_time"], times.user + times.system, reaped
+        )
     return found
 
 
@@ -60,7 +61,7 @@ def command_of(pid: int, width: int = 80) -> str | None:
         argv = psutil.Process(pid).cmdline()
         if argv:
             text = " ".join(" ".join(argv).split())
-            return text if len(text) <= width else text[:width - 3] + "..."
+            return text if len(text) <= width else text[: width - 3] + "..."
     return None
 
 

@@ -69,7 +69,7 @@ def _arch(entry: str) -> tuple[int, str, str]:
     digits = name.rstrip("abf")
     if not digits.isdigit() or kind not in ("", "real", "virtual"):
         raise DeviceError(f"CUDA architecture {entry!r} is not understood (expected e.g. 86, 86-real, 90a-virtual)")
-    return int(digits), name[len(digits):], kind or "both"
+    return int(digits), name[len(digits) :], kind or "both"
 
 
 def arch_covers(architectures: Sequence[str], capability: str) -> bool:
@@ -95,8 +95,10 @@ def check_build_covers(architectures: Sequence[str] | None, devices: Sequence[di
     if not devices:
         return
     if not architectures:
-        raise DeviceError("the llama.cpp build does not record its CUDA architectures, so it cannot be checked "
-                          "against this GPU; rebuild it")
+        raise DeviceError(
+            "the llama.cpp build does not record its CUDA architectures, so it cannot be checked "
+            "against this GPU; rebuild it"
+        )
     unresolved = [a for a in architectures if a.split("-")[0] in ("native", "all", "all-major")]
     if unresolved:
         raise DeviceError(f"the build records CUDA architectures {list(architectures)}, not resolved to numbers")
@@ -112,8 +114,9 @@ def check_build_covers(architectures: Sequence[str] | None, devices: Sequence[di
             )
 
 
-def assigned_devices(info: dict[str, Any], environ: Mapping[str, str], architectures: Sequence[str] | None,
-                     cuda: bool) -> list[dict[str, Any]]:
+def assigned_devices(
+    info: dict[str, Any], environ: Mapping[str, str], architectures: Sequence[str] | None, cuda: bool
+) -> list[dict[str, Any]]:
     """The devices a cell uses (``info``: ``device_info()``), checked against a CUDA build's architectures.
 
     No NVML (no driver) or a CPU build: none. Raises ``DeviceError`` when the assignment cannot be matched.

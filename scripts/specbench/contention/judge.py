@@ -28,8 +28,9 @@ from ..core.backends import WATCH_CPU, WATCH_NONE, watch_of
 from .samples import Sample, Verdict
 
 
-def _foreign_sightings(samples: Sequence[Sample], allowed: set[int],
-                       watched: Collection[str] | None = None) -> dict[int, list[str]]:
+def _foreign_sightings(
+    samples: Sequence[Sample], allowed: set[int], watched: Collection[str] | None = None
+) -> dict[int, list[str]]:
     """Each foreign pid on a watched device (all when ``watched`` is None) with the phases of the samples."""
     seen: dict[int, list[str]] = {}
     for sample in samples:
@@ -68,7 +69,7 @@ def _window(samples: Sequence[Sample]) -> list[Sample]:
     starts = [i for i, s in enumerate(samples) if s.mark == "request-start"]
     ends = [i for i, s in enumerate(samples) if s.mark == "request-end"]
     if starts and ends and ends[-1] > starts[0]:
-        return list(samples[starts[0]:ends[-1] + 1])
+        return list(samples[starts[0] : ends[-1] + 1])
     return list(samples)
 
 
@@ -86,22 +87,31 @@ def foreign_cpu(samples: Sequence[Sample]) -> dict[str, Any] | None:
     users: dict[int, dict[str, Any]] = {}
     for sample in window[1:]:
         for proc in sample.cpu_top or []:
-            entry = users.setdefault(int(proc["pid"]), {"pid": int(proc["pid"]), "comm": proc["comm"],
-                                                        "command": proc.get("command"), "cpu_s": 0.0})
+            entry = users.setdefault(
+                int(proc["pid"]),
+                {"pid": int(proc["pid"]), "comm": proc["comm"], "command": proc.get("command"), "cpu_s": 0.0},
+            )
             entry["cpu_s"] += float(proc["cpu_s"])
             entry["command"] = entry["command"] or proc.get("command")
     top = sorted(users.values(), key=lambda u: -u["cpu_s"])[:3]
-    return {"share": cpu_s / (span * last.cpu_count), "cpu_s": round(cpu_s, 3), "window_s": round(span, 3),
-            "cpu_count": last.cpu_count, "top": [{**u, "cpu_s": round(u["cpu_s"], 2)} for u in top]}
+    return {
+        "share": cpu_s / (span * last.cpu_count),
+        "cpu_s": round(cpu_s, 3),
+        "window_s": round(span, 3),
+        "cpu_count": last.cpu_count,
+        "top": [{**u, "cpu_s": round(u["cpu_s"], 2)} for u in top],
+    }
 
 
 def _foreign_cpu_reason(measured: dict[str, Any], threshold: float) -> str:
     """'other processes used 0.48 of the CPU time > 0.25 (1.9 CPU-s in 2.0 s on 2 CPUs; busiest: pid 7 yes
     (yes) 1.0 s)'."""
     top = ", ".join(f"{_who(u)} {u['cpu_s']:.1f} s" for u in measured["top"])
-    return (f"other processes used {measured['share']:.2f} of the CPU time > {threshold:g} "
-            f"({measured['cpu_s']:.1f} CPU-s in {measured['window_s']:.1f} s on {measured['cpu_count']} CPUs"
-            f"{'; busiest: ' + top if top else ''})")
+    return (
+        f"other processes used {measured['share']:.2f} of the CPU time > {threshold:g} "
+        f"({measured['cpu_s']:.1f} CPU-s in {measured['window_s']:.1f} s on {measured['cpu_count']} CPUs"
+        f"{'; busiest: ' + top if top else ''})"
+    )
 
 
 def _who(user: dict[str, Any]) -> str:
@@ -167,8 +177,11 @@ def judge(
     if failed and nvml != "blind":
         notes.append(f"{failed} of {n} sample(s) failed")
     contended = bool(reasons)
-    reason = ("contended: " + "; ".join(reasons) if contended
-              else _clean_reason(nvml, n, gpu_watch, backend, max_foreign_cpu is not None))
+    reason = (
+        "contended: " + "; ".join(reasons)
+        if contended
+        else _clean_reason(nvml, n, gpu_watch, backend, max_foreign_cpu is not None)
+    )
     if notes:
         reason += f" ({'; '.join(notes)})"
     return Verdict(contended, reason, sorted(seen), n, failed, nvml, measured, gpu_watch, backend)

@@ -170,14 +170,24 @@ class NvmlSampler:
 
 
 # What a cell records for NVML when its build's backend is not CUDA: NVML is not asked at all.
-NVML_NOT_USED: dict[str, Any] = {"nvml": "not used", "error": "the build's backend is not CUDA", "driver": None,
-                                 "cuda_driver_version": None, "devices": []}
+NVML_NOT_USED: dict[str, Any] = {
+    "nvml": "not used",
+    "error": "the build's backend is not CUDA",
+    "driver": None,
+    "cuda_driver_version": None,
+    "devices": [],
+}
 
 
 def device_info() -> dict[str, Any]:
     """Driver, CUDA driver version and the devices' static facts; never raises, ``nvml`` 'unavailable' on failure."""
-    info: dict[str, Any] = {"nvml": "unavailable", "error": None, "driver": None, "cuda_driver_version": None,
-                            "devices": []}
+    info: dict[str, Any] = {
+        "nvml": "unavailable",
+        "error": None,
+        "driver": None,
+        "cuda_driver_version": None,
+        "devices": [],
+    }
     try:
         nv = _load_pynvml()
         nv.nvmlInit()
@@ -203,8 +213,15 @@ def _static_device(nv: ModuleType, index: int) -> dict[str, Any]:
     """A device's identity and the facts that bound its decode speed (memory size, bus width, memory clock)."""
     handle = _guarded(nv, nv.nvmlDeviceGetHandleByIndex, index)
     if handle is None:
-        return {"index": index, "uuid": None, "name": None, "memory_total_mb": None,
-                "memory_bus_width_bits": None, "max_mem_clock_mhz": None, "compute_capability": None}
+        return {
+            "index": index,
+            "uuid": None,
+            "name": None,
+            "memory_total_mb": None,
+            "memory_bus_width_bits": None,
+            "max_mem_clock_mhz": None,
+            "compute_capability": None,
+        }
     mem = _guarded(nv, nv.nvmlDeviceGetMemoryInfo, handle)
     return {
         "index": index,

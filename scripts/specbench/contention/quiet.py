@@ -36,10 +36,18 @@ def _trim(window: list[Sample], window_s: float) -> list[Sample]:
     return window
 
 
-def wait_for_quiet(take: Callable[[], Sample], decide: Callable[[list[Sample]], Verdict], *, after_attempt: int,
-                   why: str, window_s: float, timeout_s: float, step_s: float,
-                   clock: Callable[[], float] = time.monotonic,
-                   sleep: Callable[[float], None] = time.sleep) -> QuietWait:
+def wait_for_quiet(
+    take: Callable[[], Sample],
+    decide: Callable[[list[Sample]], Verdict],
+    *,
+    after_attempt: int,
+    why: str,
+    window_s: float,
+    timeout_s: float,
+    step_s: float,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> QuietWait:
     """Take a sample every ``step_s`` (``take``) and judge the last ``window_s`` of them (``decide``: the cell's own
     judgement, with no process of the cell's allowed, since none is running); return as soon as a window is not
     contended, or when ``timeout_s`` has passed."""

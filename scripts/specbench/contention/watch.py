@@ -1,5 +1,6 @@
 """Watch the GPUs (and the CPU) while a cell's llama-server lives: a thread that samples every few seconds, and on
 demand, into a JSON-lines file beside the cell (``GpuWatch``)."""
+
 from __future__ import annotations
 
 import json
@@ -105,11 +106,23 @@ class GpuWatch:
             self._samples.append(sample)
         return sample
 
-    def verdict(self, allowed_pids: Collection[int], *, max_load_per_cpu: float | None = None,
-                max_foreign_cpu: float | None = None, backend: str = "cuda") -> Verdict:
+    def verdict(
+        self,
+        allowed_pids: Collection[int],
+        *,
+        max_load_per_cpu: float | None = None,
+        max_foreign_cpu: float | None = None,
+        backend: str = "cuda",
+    ) -> Verdict:
         """``judge`` applied to this watch's samples."""
-        return judge(self.samples, allowed_pids, nvml_available=self.nvml_available,
-                     max_load_per_cpu=max_load_per_cpu, max_foreign_cpu=max_foreign_cpu, backend=backend)
+        return judge(
+            self.samples,
+            allowed_pids,
+            nvml_available=self.nvml_available,
+            max_load_per_cpu=max_load_per_cpu,
+            max_foreign_cpu=max_foreign_cpu,
+            backend=backend,
+        )
 
     def _run(self) -> None:
         """The thread: a 'during' sample at once (even if already stopped) and every ``interval_s`` until stopped."""

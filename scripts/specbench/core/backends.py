@@ -21,14 +21,16 @@ NO_DEVICE_HINTS = {
     "metal": "Metal needs Apple Silicon (or a Metal-capable GPU) under macOS",
     "hip": "is ROCm installed and does HIP_VISIBLE_DEVICES name a GPU?",
     "vulkan": "is a Vulkan driver installed (vulkaninfo --summary)? ggml skips CPU-type Vulkan devices such as "
-              "Mesa's llvmpipe unless GGML_VK_VISIBLE_DEVICES names them (e.g. GGML_VK_VISIBLE_DEVICES=0)",
+    "Mesa's llvmpipe unless GGML_VK_VISIBLE_DEVICES names them (e.g. GGML_VK_VISIBLE_DEVICES=0)",
 }
 # How a cell's GPU is watched: per-process accounting through NVML on CUDA; none exists on the other GPU backends
 # (the cell is recorded as not watched there, CPU contention still judged); a CPU build uses no GPU.
 WATCH_NVML, WATCH_NONE, WATCH_CPU = "nvml", "unwatched", "cpu"
 _OPTION = re.compile(r"^-D(GGML_(?:CUDA|METAL|HIP|VULKAN))(?::BOOL)?=", re.IGNORECASE)
-_LISTED = re.compile(r"^\s+(?P<name>[A-Za-z_]+\d*): (?P<description>.*?)"
-                     r"(?: \((?P<total>\d+) MiB, (?P<free>\d+) MiB free\))?\s*$")
+_LISTED = re.compile(
+    r"^\s+(?P<name>[A-Za-z_]+\d*): (?P<description>.*?)"
+    r"(?: \((?P<total>\d+) MiB, (?P<free>\d+) MiB free\))?\s*$"
+)
 
 
 def cmake_options(backend: str) -> list[str]:
@@ -69,9 +71,14 @@ def parse_devices(text: str) -> list[dict[str, Any]]:
         match = _LISTED.match(line) if listing else None
         if match:
             total, free = match.group("total"), match.group("free")
-            found.append({"name": match.group("name"), "description": match.group("description"),
-                          "memory_total_mib": None if total is None else int(total),
-                          "memory_free_mib": None if free is None else int(free)})
+            found.append(
+                {
+                    "name": match.group("name"),
+                    "description": match.group("description"),
+                    "memory_total_mib": None if total is None else int(total),
+                    "memory_free_mib": None if free is None else int(free),
+                }
+            )
     return found
 
 
@@ -84,12 +91,21 @@ def devices_of(backend: str, devices: Sequence[Mapping[str, Any]]) -> list[Mappi
 def list_devices(binary: Path, env: Mapping[str, str] | None = None, timeout_s: float = 120.0) -> dict[str, Any]:
     """What ``llama-server --list-devices`` reports here: its devices (``parse_devices``), its output, exit code."""
     try:
-        result = subprocess.run([str(binary), "--list-devices"], capture_output=True, text=True, timeout=timeout_s,
-                                env=None if env is None else dict(env), stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            [str(binary), "--list-devices"],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return {"devices": [], "output": f"{type(error).__name__}: {error}", "returncode": None}
-    return {"devices": parse_devices(result.stdout), "output": (result.stdout + result.stderr).strip()[-4000:],
-            "returncode": result.returncode}
+    return {
+        "devices": parse_devices(result.stdout),
+        "output": (result.stdout + result.stderr).strip()[-4000:],
+        "returncode": result.returncode,
+    }
 
 
 def check_drivable(backend: str, listed: Mapping[str, Any]) -> None:
@@ -98,5 +114,7 @@ def check_drivable(backend: str, listed: Mapping[str, Any]) -> None:
     if backend == "cpu" or devices_of(backend, listed.get("devices", [])):
         return
     shown = "; ".join(line.strip() for line in str(listed.get("output", "")).splitlines()[-4:]) or "no output"
-    raise ValueError(f"the {backend} build of llama-server lists no {backend} device on this machine "
-                     f"(llama-server --list-devices: {shown}): {NO_DEVICE_HINTS[backend]}")
+    raise ValueError(
+        f"the {backend} build of llama-server lists no {backend} device on this machine "
+        f"(llama-server --list-devices: {shown}): {NO_DEVICE_HINTS[backend]}"
+    )

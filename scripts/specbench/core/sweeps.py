@@ -30,21 +30,28 @@ def expand_sweeps(config: dict) -> dict[str, list[str]]:
             continue
         key = f"conditions.{name}.sweep"
         if sweep["flag"] in condition["args"]:
-            raise ConfigError(f"{key}.flag", f"'{sweep['flag']}' is already in conditions.{name}.args: the sweep "
-                              "sets it")
+            raise ConfigError(
+                f"{key}.flag", f"'{sweep['flag']}' is already in conditions.{name}.args: the sweep sets it"
+            )
         members[name] = []
         for value in sweep["values"]:
             member = sweep_member(name, value)
             if not NAME.fullmatch(member):
-                raise ConfigError(f"{key}.values", f"{value!r} makes the condition name '{member}', which is not "
-                                  "valid: lower-case letters, digits, '-' and '_' only")
+                raise ConfigError(
+                    f"{key}.values",
+                    f"{value!r} makes the condition name '{member}', which is not "
+                    "valid: lower-case letters, digits, '-' and '_' only",
+                )
             if member in conditions or member in expanded:
                 raise ConfigError(f"{key}.values", f"{value!r} makes the condition '{member}', which already exists")
             own = {k: v for k, v in condition.items() if k != "sweep"}
             described = condition.get("description") or name
-            expanded[member] = {**own, "args": [*condition["args"], sweep["flag"], str(value)],
-                                "description": f"{described} ({sweep['flag']} {value})",
-                                "swept": {"of": name, "flag": sweep["flag"], "value": value}}
+            expanded[member] = {
+                **own,
+                "args": [*condition["args"], sweep["flag"], str(value)],
+                "description": f"{described} ({sweep['flag']} {value})",
+                "swept": {"of": name, "flag": sweep["flag"], "value": value},
+            }
             members[name].append(member)
     if not members:
         return members

@@ -85,8 +85,9 @@ def absolute_paths(cmake_args: list[str], base: Path) -> list[str]:
     return out
 
 
-def build(source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], backend: str, targets: list[str],
-          jobs: int) -> dict[str, Any]:
+def build(
+    source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], backend: str, targets: list[str], jobs: int
+) -> dict[str, Any]:
     """Configure and build ``targets`` for ``backend``; copy the binaries to ``out_dir/bin`` and write
     ``out_dir/manifest.json``."""
     argv = [*absolute_paths(cmake_args, Path.cwd()), *cmake_options(backend)]
@@ -94,8 +95,9 @@ def build(source: Path, work_dir: Path, out_dir: Path, cmake_args: list[str], ba
     started = time.monotonic()
     env = build_env(source)
     run_command(["cmake", "-S", str(source), "-B", str(work_dir), *argv], env=env, error=SourceError)
-    run_command(["cmake", "--build", str(work_dir), "--parallel", str(jobs), "--target", *targets], env=env,
-                error=SourceError)
+    run_command(
+        ["cmake", "--build", str(work_dir), "--parallel", str(jobs), "--target", *targets], env=env, error=SourceError
+    )
     bin_dir = out_dir / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     binaries = {}
@@ -150,8 +152,17 @@ def _read_source_info(source: Path) -> dict[str, Any]:
     return read_json(source / SOURCE_INFO)
 
 
-def build_step(source: Path, work_dir: Path, out: Path, *, cmake_args: list[str], backend: str, targets: list[str],
-               jobs: int, log: Path) -> None:
+def build_step(
+    source: Path,
+    work_dir: Path,
+    out: Path,
+    *,
+    cmake_args: list[str],
+    backend: str,
+    targets: list[str],
+    jobs: int,
+    log: Path,
+) -> None:
     """Configure and build the targets, then write the build manifest."""
     with logged_to(log):
         manifest = build(source, work_dir, out, cmake_args, backend, targets, jobs)

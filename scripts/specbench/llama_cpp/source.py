@@ -41,8 +41,18 @@ def fetch_pypi_sdist(package: str, version: str, sha256: str, dest: Path) -> Non
     """Download a PyPI source distribution with pip (no install, no dependencies) and verify it."""
     with tempfile.TemporaryDirectory() as tmp:
         _run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", package,
-             "-d", tmp, f"{package}=={version}"]
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-binary",
+                package,
+                "-d",
+                tmp,
+                f"{package}=={version}",
+            ]
         )
         files = sorted(Path(tmp).iterdir())
         if len(files) != 1:

@@ -65,7 +65,7 @@ def sse_events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     """The JSON payloads of server-sent ``data:`` lines."""
     for line in lines:
         if line.startswith("data: "):
-            payload = line[len("data: "):].strip()
+            payload = line[len("data: ") :].strip()
             if payload and payload != "[DONE]":
                 yield json.loads(payload)
 
@@ -87,8 +87,11 @@ def assemble_stream(events: Iterable[tuple[float, dict[str, Any]]]) -> tuple[dic
         tokens.extend(chunk_tokens)
     if not final:
         raise ValueError("the stream ended without a final chunk (no timings)")
-    response = {**final, "content": "".join(content) + final.get("content", ""),
-                "tokens": tokens + list(final.get("tokens") or [])}
+    response = {
+        **final,
+        "content": "".join(content) + final.get("content", ""),
+        "tokens": tokens + list(final.get("tokens") or []),
+    }
     span = arrivals[-1] - arrivals[0] if len(arrivals) > 1 else 0.0
     timing = {
         "tokens_received": len(tokens),
@@ -118,8 +121,9 @@ def run_exchange(
     return Exchange(template_body, prompt, body, response, timing)
 
 
-def stream_completion(client: httpx.Client, base_url: str, body: dict[str, Any]) -> tuple[dict[str, Any],
-                                                                                          dict[str, Any]]:
+def stream_completion(
+    client: httpx.Client, base_url: str, body: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """POST a streamed ``/completion`` body; the joined response and the client's timing of it."""
     start = time.perf_counter()
     with client.stream("POST", f"{base_url}/completion", json=body) as stream:

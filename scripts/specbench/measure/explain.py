@@ -43,28 +43,45 @@ def request_sha256(body: dict[str, Any]) -> str:
     return sha256_text(canonical(body))
 
 
-def explanation_requests(url: str, completion: dict[str, Any], tokens: Sequence[int], reference: Sequence[int],
-                         at: int, timeout_s: float) -> list[dict[str, Any]]:
+def explanation_requests(
+    url: str, completion: dict[str, Any], tokens: Sequence[int], reference: Sequence[int], at: int, timeout_s: float
+) -> list[dict[str, Any]]:
     """Ask the server at ``url`` about the difference at ``at`` between ``tokens`` and the reference's tokens (whose
     ``/completion`` body was ``completion``); each exchange as {name, endpoint, body, sha256, response}."""
     exchanges: list[dict[str, Any]] = []
     with httpx.Client(timeout=timeout_s) as client:
 
         def ask(name: str, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
-            sent = client.post(f"{url}{endpoint}", content=canonical(body).encode("utf-8"),
-                               headers={"Content-Type": "application/json"})
+            sent = client.post(
+                f"{url}{endpoint}",
+                content=canonical(body).encode("utf-8"),
+                headers={"Content-Type": "application/json"},
+            )
             check_response(sent, f"{url}{endpoint}")
             response = sent.json()
-            exchanges.append({"name": name, "endpoint": endpoint, "body": body, "sha256": request_sha256(body),
-                              "response": response})
+            exchanges.append(
+                {"name": name, "endpoint": endpoint, "body": body, "sha256": request_sha256(body), "response": response}
+            )
             return response
 
-        prompt = ask(TOKENIZE, "/tokenize", {"content": completion["prompt"], "add_special": True,
-                                             "parse_special": True})["tokens"]
+        prompt = ask(
+            TOKENIZE, "/tokenize", {"content": completion["prompt"], "add_special": True, "parse_special": True}
+        )["tokens"]
         ask(SEQUENTIAL, "/completion", {**completion, "stream": False, "n_probs": TOP_K, "n_predict": at + 1})
-        ask(BATCHED, "/completion", {"prompt": [*prompt, *reference[:at]], "n_predict": 1, "n_probs": TOP_K,
-                                     "temperature": completion["temperature"], "seed": completion["seed"],
-                                     "cache_prompt": False, "return_tokens": True, "stream": False})
+        ask(
+            BATCHED,
+            "/completion",
+            {
+                "prompt": [*prompt, *reference[:at]],
+                "n_predict": 1,
+                "n_probs": TOP_K,
+                "temperature": completion["temperature"],
+                "seed": completion["seed"],
+                "cache_prompt": False,
+                "return_tokens": True,
+                "stream": False,
+            },
+        )
         for name, segment in text_segments(tokens, reference, at).items():
             ask(f"detokenize:{name}", "/detokenize", {"tokens": segment})
     return exchanges
@@ -81,21 +98,31 @@ def explain(cell: Path, reference: Path, setup: dict[str, Any], server_log: Path
     tokens, reference_tokens = own["response"]["tokens"], base["response"]["tokens"]
     at = first_difference(tokens, reference_tokens)
     record: dict[str, Any] = {
-        "explanation_version": EXPLANATION_VERSION, "started_at": _now(),
+        "explanation_version": EXPLANATION_VERSION,
+        "started_at": _now(),
         "cell": {"path": str(cell), "sha256": sha256_file(cell)},
         "reference": {"path": str(reference), "sha256": sha256_file(reference)},
-        "first_difference": at, "top_k": TOP_K, "server": None, "requests": [],
+        "first_difference": at,
+        "top_k": TOP_K,
+        "server": None,
+        "requests": [],
     }
     if at is not None:
-        with llama_server(Path(setup["server_binary"]), setup["server_args"], server_log,
-                          setup["startup_timeout_s"]) as server:
+        with llama_server(
+            Path(setup["server_binary"]), setup["server_args"], server_log, setup["startup_timeout_s"]
+        ) as server:
             check_identity(server)  # the port is this server's
-            record["server"] = {"condition": setup["condition"], "pid": server.pid, "argv": server.argv,
-                                "log": str(server_log),
-                                "server_sha256": setup["build_manifest"]["binaries"]["llama-server"]["sha256"],
-                                "model_sha256": setup["model_manifest"]["sha256"]}
-            record["requests"] = explanation_requests(server.url, base["request"]["completion"], tokens,
-                                                      reference_tokens, at, setup["request_timeout_s"])
+            record["server"] = {
+                "condition": setup["condition"],
+                "pid": server.pid,
+                "argv": server.argv,
+                "log": str(server_log),
+                "server_sha256": setup["build_manifest"]["binaries"]["llama-server"]["sha256"],
+                "model_sha256": setup["model_manifest"]["sha256"],
+            }
+            record["requests"] = explanation_requests(
+                server.url, base["request"]["completion"], tokens, reference_tokens, at, setup["request_timeout_s"]
+            )
     return {**record, "ended_at": _now()}
 
 
@@ -112,5 +139,11 @@ def explain_step(cell: Path, reference: Path, setup: Path, out: Path, *, server_
             fail(f"{label}: stopped ({stop or 'interrupted'}); the server was stopped and nothing was written", log)
         write_json_atomic(out, record)
         at = record["first_difference"]
-        print(f"{label}: " + ("identical to its reference, nothing to explain" if at is None else
-                              f"first difference at token {at}; {len(record['requests'])} requests answered"))
+        print(
+            f"{label}: "
+            + (
+                "identical to its reference, nothing to explain"
+                if at is None
+                else f"first difference at token {at}; {len(record['requests'])} requests answered"
+            )
+        )

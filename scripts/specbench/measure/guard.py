@@ -107,8 +107,9 @@ class Guarded:
 
     def describe(self) -> str:
         """'watching Snakemake pid 7; SIGINT default' (or 'SIGINT ignored, as inherited: Ctrl-C does not stop it')."""
-        sigint = ("SIGINT ignored, as inherited: Ctrl-C does not stop it" if self.sigint == "ignored"
-                  else "SIGINT default")
+        sigint = (
+            "SIGINT ignored, as inherited: Ctrl-C does not stop it" if self.sigint == "ignored" else "SIGINT default"
+        )
         return f"watching Snakemake pid {self.pid}; {sigint}"
 
 

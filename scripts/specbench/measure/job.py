@@ -21,13 +21,24 @@ def progress_line(label: str, record: Mapping[str, Any]) -> str:
     """'cell essay/off/t0.0/r1: 52.3 tok/s, 256 tokens, drafted 0 accepted 0, attempt 1, wall 6.1 s' (as the server
     reported it)."""
     timings = record["response"]["timings"]
-    return (f"cell {label}: {float(timings['predicted_per_second']):.1f} tok/s, {timings['predicted_n']} tokens, "
-            f"drafted {timings.get('draft_n', 0) or 0} accepted {timings.get('draft_n_accepted', 0) or 0}, attempt "
-            f"{record['attempt']}, wall {record['timing']['cell_wall_s']:.1f} s")
+    return (
+        f"cell {label}: {float(timings['predicted_per_second']):.1f} tok/s, {timings['predicted_n']} tokens, "
+        f"drafted {timings.get('draft_n', 0) or 0} accepted {timings.get('draft_n_accepted', 0) or 0}, attempt "
+        f"{record['attempt']}, wall {record['timing']['cell_wall_s']:.1f} s"
+    )
 
 
-def run_job(config: dict[str, Any], rule: str, wildcards: Mapping[str, str], *, setup: Path, prompts: Sequence[Path],
-            server_log: Path, gpu_samples: Path, run_log: Path) -> None:
+def run_job(
+    config: dict[str, Any],
+    rule: str,
+    wildcards: Mapping[str, str],
+    *,
+    setup: Path,
+    prompts: Sequence[Path],
+    server_log: Path,
+    gpu_samples: Path,
+    run_log: Path,
+) -> None:
     """Measure the cells of one job of a cell rule (``rule``: which one, and so what its server answers; its cells
     follow from the wildcards, in serving order) and write each record; SIGTERM, SIGHUP, Ctrl-C and the death of the
     Snakemake process above stop the server and end the job with one line, writing nothing."""
@@ -37,8 +48,13 @@ def run_job(config: dict[str, Any], rule: str, wildcards: Mapping[str, str], *, 
     lines: list[str] = []
     with logged_to(run_log), interrupt_guard() as guarded:
         print(f"cells {labels}: starting ({guarded.describe()})", flush=True)
-        served = job_setup(read_json(setup), [read_json(p) for p in prompts], scope=scope, server_log=server_log,
-                           gpu_samples=gpu_samples)
+        served = job_setup(
+            read_json(setup),
+            [read_json(p) for p in prompts],
+            scope=scope,
+            server_log=server_log,
+            gpu_samples=gpu_samples,
+        )
         try:
             for cell, record in zip(cells, run_cells(served, cells), strict=True):
                 write_json_atomic(Path(cell.path), record)
@@ -48,8 +64,11 @@ def run_job(config: dict[str, Any], rule: str, wildcards: Mapping[str, str], *, 
         except OSError as error:  # a record or log could not be written (disk full, read-only): no partial file
             fail(f"cells {labels}: could not write its files: {error}; no cell file was written", run_log)
         except (Interrupted, KeyboardInterrupt) as stop:
-            fail(f"cells {labels}: stopped ({str(stop) or 'interrupted'}); the server was stopped and no cell file was "
-                 "written. To resume, run the same snakemake command again (after a kill -9 of Snakemake, first "
-                 "`snakemake --unlock` with the same options)", run_log)
+            fail(
+                f"cells {labels}: stopped ({str(stop) or 'interrupted'}); the server was stopped and no cell file was "
+                "written. To resume, run the same snakemake command again (after a kill -9 of Snakemake, first "
+                "`snakemake --unlock` with the same options)",
+                run_log,
+            )
         print("\n".join(lines))
     print("\n".join(f"specbench: {line}" for line in lines), flush=True)

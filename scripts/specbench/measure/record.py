@@ -13,12 +13,23 @@ from ..core.records import RECORD_VERSION
 from .setup import Setup
 
 # What a batch scheduler tells its job about itself (absent when not run by one).
-SCHEDULER_ENV = ("SLURM_JOB_ID", "SLURM_JOB_PARTITION", "SLURMD_NODENAME", "SLURM_CLUSTER_NAME", "SLURM_CPUS_PER_TASK",
-                 "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES")
+SCHEDULER_ENV = (
+    "SLURM_JOB_ID",
+    "SLURM_JOB_PARTITION",
+    "SLURMD_NODENAME",
+    "SLURM_CLUSTER_NAME",
+    "SLURM_CPUS_PER_TASK",
+    "SLURM_JOB_GPUS",
+    "CUDA_VISIBLE_DEVICES",
+)
 
 
-def machine_info(gpu: dict[str, Any], devices: list[dict[str, Any]], backend: str = "cpu",
-                 llama_devices: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def machine_info(
+    gpu: dict[str, Any],
+    devices: list[dict[str, Any]],
+    backend: str = "cpu",
+    llama_devices: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """Where the cells ran: host, CPU count, the scheduler's job (SLURM), the GPU devices as NVML reports them
     (``gpu``: ``device_info()``) and which of them were the cell's (``devices``: UUIDs; empty without a GPU), the
     build's backend and the devices its ``llama-server --list-devices`` listed here (``llama_devices``)."""
@@ -71,8 +82,15 @@ def references(prompt_manifest: dict[str, Any]) -> list[dict[str, Any]] | None:
     return [{"row": row.get("row"), "reference": row["reference"]} for row in rows] if rows else None
 
 
-def cell_record(setup: Setup, result: dict[str, Any], attempt: int, rejected: list[dict[str, Any]],
-                watch_verdict: dict[str, Any], sequence_length: int, shared: dict[str, Any]) -> dict[str, Any]:
+def cell_record(
+    setup: Setup,
+    result: dict[str, Any],
+    attempt: int,
+    rejected: list[dict[str, Any]],
+    watch_verdict: dict[str, Any],
+    sequence_length: int,
+    shared: dict[str, Any],
+) -> dict[str, Any]:
     """One cell's record: what was measured, nothing derived from it; ``shared`` holds what is the same for every
     cell of the attempt (the log's speculative lines, provenance, machine, the waits for a quiet machine before it)."""
     cell: Cell = result["cell"]
@@ -81,8 +99,15 @@ def cell_record(setup: Setup, result: dict[str, Any], attempt: int, rejected: li
     return {
         "record_version": RECORD_VERSION,
         "code_fingerprint": setup.code_fingerprint,
-        "cell": {"machine": cell.machine, "task": cell.task, "prompt": cell.prompt, "condition": cell.condition,
-                 "temperature": cell.temperature, "repeat": cell.repeat, "label": cell.label},
+        "cell": {
+            "machine": cell.machine,
+            "task": cell.task,
+            "prompt": cell.prompt,
+            "condition": cell.condition,
+            "temperature": cell.temperature,
+            "repeat": cell.repeat,
+            "label": cell.label,
+        },
         "seed": cell.seed(setup.base_seed),
         "attempt": attempt,
         "rejected_attempts": rejected,

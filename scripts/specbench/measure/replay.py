@@ -20,9 +20,11 @@ _OWN_FLAGS = ("--host", "--port")  # the cell's address: the replay picks its ow
 def recorded_args(argv: list[str], workdir: Path) -> tuple[Path, list[str]]:
     """The binary and arguments of a recorded server argv without its address, paths made absolute against the
     working directory the workflow ran in."""
+
     def resolved(arg: str) -> str:
         path = workdir / arg
         return str(path) if not Path(arg).is_absolute() and path.exists() else arg
+
     args, skip = [], False
     for arg in argv[1:]:
         if skip:
@@ -41,8 +43,13 @@ def replay(record: dict[str, Any], workdir: Path, log: Path, timeout_s: float = 
     with llama_server(binary, args, log, timeout_s) as server, httpx.Client(timeout=timeout_s) as client:
         response, _ = stream_completion(client, server.url, body)
     tokens, recorded = list(response.get("tokens", [])), list(record["response"]["tokens"])
-    return {"cell": record["cell"]["label"], "argv": [str(binary), *args],
-            "tokens_per_s": float(response["timings"]["predicted_per_second"]),
-            "recorded_tokens_per_s": float(record["response"]["timings"]["predicted_per_second"]),
-            "tokens": len(tokens), "recorded_tokens": len(recorded), "identical": tokens == recorded,
-            "first_difference": first_difference(tokens, recorded)}
+    return {
+        "cell": record["cell"]["label"],
+        "argv": [str(binary), *args],
+        "tokens_per_s": float(response["timings"]["predicted_per_second"]),
+        "recorded_tokens_per_s": float(record["response"]["timings"]["predicted_per_second"]),
+        "tokens": len(tokens),
+        "recorded_tokens": len(recorded),
+        "identical": tokens == recorded,
+        "first_difference": first_difference(tokens, recorded),
+    }

@@ -82,11 +82,16 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
     try:
         with watch:
             t0 = time.perf_counter()
-            with llama_server(setup.server_binary, setup.server_args, setup.server_log,
-                              setup.startup_timeout_s, log_header=header) as server:
+            with llama_server(
+                setup.server_binary, setup.server_args, setup.server_log, setup.startup_timeout_s, log_header=header
+            ) as server:
                 ready_s = time.perf_counter() - t0
-                server_info = {"pid": server.pid, "port": server.port, "argv": server.argv,
-                               "started_at": dt.datetime.fromtimestamp(server.started_at, dt.UTC).isoformat()}
+                server_info = {
+                    "pid": server.pid,
+                    "port": server.port,
+                    "argv": server.argv,
+                    "started_at": dt.datetime.fromtimestamp(server.started_at, dt.UTC).isoformat(),
+                }
                 for position, cell in enumerate(cells, start=1):
                     check_identity(server)  # the port is still this server's (it may have died and been taken)
                     started_at, c0 = _now(), time.perf_counter()
@@ -107,9 +112,18 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                         raise AttemptFailed(_request_failure(error, server), server.pid) from error
                     watch.sample_now("during", mark="request-end")
                     wall_s = time.perf_counter() - c0 + (ready_s if position == 1 else 0.0)
-                    results.append({"cell": cell, "exchange": exchange, "position": position, "wall_s": wall_s,
-                                    "ready_s": ready_s if position == 1 else 0.0, "started_at": started_at,
-                                    "ended_at": _now(), "loadavg": list(os.getloadavg())})
+                    results.append(
+                        {
+                            "cell": cell,
+                            "exchange": exchange,
+                            "position": position,
+                            "wall_s": wall_s,
+                            "ready_s": ready_s if position == 1 else 0.0,
+                            "started_at": started_at,
+                            "ended_at": _now(),
+                            "loadavg": list(os.getloadavg()),
+                        }
+                    )
     except ServerError as error:
         if error.final:  # another attempt cannot help: the cell fails now, not after the start-up timeout
             raise CellError(f"cell {cells[0].label}: {error}") from error
@@ -133,15 +147,22 @@ def _scratch(samples: Path, attempt: str) -> Path:
 
 def _watch(setup: Setup, scratch: Path) -> GpuWatch:
     """The cell's watch, writing to ``scratch``: NVML where the GPU is watched per process, else the CPU load only."""
-    return GpuWatch(scratch, interval_s=setup.sample_interval_s,
-                    sampler=None if setup.gpu_watch == WATCH_NVML else NoGpuSampler())
+    return GpuWatch(
+        scratch, interval_s=setup.sample_interval_s, sampler=None if setup.gpu_watch == WATCH_NVML else NoGpuSampler()
+    )
 
 
 def _judge(setup: Setup, watch: GpuWatch, samples: list[Sample], allowed_pids: set[int]) -> Verdict:
     """The cell's own judgement of ``samples``: its limits, its devices, its backend."""
-    return judge(samples, allowed_pids, nvml_available=watch.nvml_available, max_load_per_cpu=setup.max_load_per_cpu,
-                 max_foreign_cpu=setup.max_foreign_cpu, watched=setup.watched_devices,
-                 backend=backend_of(setup.build_manifest))
+    return judge(
+        samples,
+        allowed_pids,
+        nvml_available=watch.nvml_available,
+        max_load_per_cpu=setup.max_load_per_cpu,
+        max_foreign_cpu=setup.max_foreign_cpu,
+        watched=setup.watched_devices,
+        backend=backend_of(setup.build_manifest),
+    )
 
 
 def _keep_samples(path: Path, watch: GpuWatch, attempt: int) -> None:
@@ -167,8 +188,11 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
         devices = assigned_devices(gpu, os.environ, setup.build_manifest.get("cuda_architectures"), backend == "cuda")
     except (DeviceError, ValueError) as error:
         raise CellError(f"cell {cells[0].label}: {error}") from error
-    setup = replace(setup, watched_devices=tuple(str(d["uuid"]) for d in devices) or None,
-                    gpu_watch=watch_of(backend, gpu.get("nvml") == "ok"))
+    setup = replace(
+        setup,
+        watched_devices=tuple(str(d["uuid"]) for d in devices) or None,
+        gpu_watch=watch_of(backend, gpu.get("nvml") == "ok"),
+    )
     setup.gpu_samples.unlink(missing_ok=True)
     for leftover in setup.gpu_samples.parent.glob(_scratch(setup.gpu_samples, "*").name):
         leftover.unlink(missing_ok=True)  # of a run killed before it could tidy up (SIGKILL by slurmd, OOM)
@@ -184,23 +208,44 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
         try:
             results, verdict = _attempt(setup, cells, attempt)
         except AttemptFailed as failure:
-            rejected.append({"attempt": attempt, "outcome": "failed", "reason": failure.reason,
-                             "foreign_pids": [], "server_pid": failure.server_pid, "tokens_per_s": []})
-            print(f"cell {cells[0].label}: attempt {attempt} of {setup.max_attempts} failed: {failure.reason}",
-                  flush=True)
+            rejected.append(
+                {
+                    "attempt": attempt,
+                    "outcome": "failed",
+                    "reason": failure.reason,
+                    "foreign_pids": [],
+                    "server_pid": failure.server_pid,
+                    "tokens_per_s": [],
+                }
+            )
+            print(
+                f"cell {cells[0].label}: attempt {attempt} of {setup.max_attempts} failed: {failure.reason}", flush=True
+            )
             continue
         if not verdict["contended"]:
             log_text = last_log_section(setup.server_log.read_text(encoding="utf-8", errors="replace"))
-            shared = {"log_lines": speculative_lines(log_text), "provenance": provenance(setup),
-                      "machine": machine_info(gpu, devices, backend, listed["devices"]),
-                      "quiet_waits": waits}
+            shared = {
+                "log_lines": speculative_lines(log_text),
+                "provenance": provenance(setup),
+                "machine": machine_info(gpu, devices, backend, listed["devices"]),
+                "quiet_waits": waits,
+            }
             return [cell_record(setup, r, attempt, rejected, verdict, len(cells), shared) for r in results]
-        rejected.append({"attempt": attempt, "outcome": "contended", "reason": verdict["reason"],
-                         "foreign_pids": verdict["foreign_pids"], "busiest": busiest(verdict) or _unnamed(verdict),
-                         "server_pid": results[0]["server"]["pid"] if results else None,
-                         "tokens_per_s": [r["exchange"].response["timings"]["predicted_per_second"] for r in results]})
-        print(f"cell {cells[0].label}: attempt {attempt} of {setup.max_attempts} rejected: {verdict['reason']}",
-              flush=True)
+        rejected.append(
+            {
+                "attempt": attempt,
+                "outcome": "contended",
+                "reason": verdict["reason"],
+                "foreign_pids": verdict["foreign_pids"],
+                "busiest": busiest(verdict) or _unnamed(verdict),
+                "server_pid": results[0]["server"]["pid"] if results else None,
+                "tokens_per_s": [r["exchange"].response["timings"]["predicted_per_second"] for r in results],
+            }
+        )
+        print(
+            f"cell {cells[0].label}: attempt {attempt} of {setup.max_attempts} rejected: {verdict['reason']}",
+            flush=True,
+        )
     raise CellError(_give_up_message(setup, cells[0].label, rejected))
 
 
@@ -211,15 +256,22 @@ def _wait_for_quiet(setup: Setup, label: str, contended: dict[str, Any], waited_
     after = contended["attempt"]
     scratch = setup.gpu_samples.with_name(f".{setup.gpu_samples.name}.wait{after}")
     watch = _watch(setup, scratch)
-    print(f"cell {label}: waiting up to {setup.quiet_timeout_s - waited_s:.0f} s for {setup.quiet_window_s:g} quiet "
-          f"seconds after attempt {after} ({contended['reason']})", flush=True)
+    print(
+        f"cell {label}: waiting up to {setup.quiet_timeout_s - waited_s:.0f} s for {setup.quiet_window_s:g} quiet "
+        f"seconds after attempt {after} ({contended['reason']})",
+        flush=True,
+    )
 
     try:
-        wait = wait_for_quiet(lambda: watch.sample_now("wait"), lambda window: _judge(setup, watch, window, set()),
-                              after_attempt=after,
-                              why=contended["reason"], window_s=setup.quiet_window_s,
-                              timeout_s=max(0.0, setup.quiet_timeout_s - waited_s),
-                              step_s=min(setup.sample_interval_s, setup.quiet_window_s / 4))
+        wait = wait_for_quiet(
+            lambda: watch.sample_now("wait"),
+            lambda window: _judge(setup, watch, window, set()),
+            after_attempt=after,
+            why=contended["reason"],
+            window_s=setup.quiet_window_s,
+            timeout_s=max(0.0, setup.quiet_timeout_s - waited_s),
+            step_s=min(setup.sample_interval_s, setup.quiet_window_s / 4),
+        )
     finally:
         _keep_samples(setup.gpu_samples, watch, after)
         watch.close()
@@ -242,13 +294,18 @@ def _not_quiet_message(setup: Setup, label: str, waits: list[dict[str, Any]]) ->
     verdict = last["last"] or {}
     who = busiest(verdict) or _unnamed(verdict)
     share = (verdict.get("foreign_cpu") or {}).get("share")
-    used = (f"other processes used {share:.2f} of the CPU time in the last {setup.quiet_window_s:g} s (limit "
-            f"{setup.max_foreign_cpu:g})" if share is not None and setup.max_foreign_cpu is not None
-            else verdict.get("reason", "no window judged"))
-    return (f"cell {label}: the machine was not quiet for {setup.quiet_window_s:g} s within "
-            f"measurement.quiet_timeout_s = {setup.quiet_timeout_s:g} s of waiting after attempt "
-            f"{last['after_attempt']} was contended: {used}; busiest: {who}. Stop them or wait, then run the same "
-            f"snakemake command again; see {setup.gpu_samples}")
+    used = (
+        f"other processes used {share:.2f} of the CPU time in the last {setup.quiet_window_s:g} s (limit "
+        f"{setup.max_foreign_cpu:g})"
+        if share is not None and setup.max_foreign_cpu is not None
+        else verdict.get("reason", "no window judged")
+    )
+    return (
+        f"cell {label}: the machine was not quiet for {setup.quiet_window_s:g} s within "
+        f"measurement.quiet_timeout_s = {setup.quiet_timeout_s:g} s of waiting after attempt "
+        f"{last['after_attempt']} was contended: {used}; busiest: {who}. Stop them or wait, then run the same "
+        f"snakemake command again; see {setup.gpu_samples}"
+    )
 
 
 def _give_up_message(setup: Setup, label: str, rejected: list[dict[str, Any]]) -> str:
@@ -257,14 +314,23 @@ def _give_up_message(setup: Setup, label: str, rejected: list[dict[str, Any]]) -
     if last["outcome"] == "failed":
         earlier = [r["reason"] for r in rejected[:-1]]
         same = earlier and all(reason == last["reason"] for reason in earlier)
-        history = ("" if not earlier else "; earlier attempts failed the same way" if same
-                   else "; earlier: " + " / ".join(f"attempt {r['attempt']} {r['outcome']}: {r['reason']}"
-                                                   for r in rejected[:-1]))
+        history = (
+            ""
+            if not earlier
+            else "; earlier attempts failed the same way"
+            if same
+            else "; earlier: "
+            + " / ".join(f"attempt {r['attempt']} {r['outcome']}: {r['reason']}" for r in rejected[:-1])
+        )
         return f"cell {label}: {last['reason']} (attempt {n} of {n}{history}); read {setup.server_log}"
     if all(r["outcome"] == "contended" for r in rejected):
         who = last.get("busiest") or "none named"
-        return (f"cell {label}: all {n} attempts were contended; busiest other processes in the last: {who} "
-                f"({last['reason']}); see {setup.gpu_samples}")
+        return (
+            f"cell {label}: all {n} attempts were contended; busiest other processes in the last: {who} "
+            f"({last['reason']}); see {setup.gpu_samples}"
+        )
     failed = sum(r["outcome"] == "failed" for r in rejected)
-    return (f"cell {label}: no clean attempt in {n} ({failed} failed, {n - failed} contended; last: {last['reason']}); "
-            f"see {setup.gpu_samples} and {setup.server_log}")
+    return (
+        f"cell {label}: no clean attempt in {n} ({failed} failed, {n - failed} contended; last: {last['reason']}); "
+        f"see {setup.gpu_samples} and {setup.server_log}"
+    )

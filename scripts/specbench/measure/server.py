@@ -119,8 +119,9 @@ def listening_addresses(pid: int) -> list[tuple[str, int]]:
     except (psutil.NoSuchProcess, psutil.ZombieProcess):
         return []
     except (psutil.AccessDenied, NotImplementedError, OSError) as error:
-        raise SocketCheckError(f"the sockets of pid {pid} cannot be read here "
-                               f"({type(error).__name__}: {error or 'no detail'})") from error
+        raise SocketCheckError(
+            f"the sockets of pid {pid} cannot be read here ({type(error).__name__}: {error or 'no detail'})"
+        ) from error
     return [(c.laddr.ip, c.laddr.port) for c in connections if c.status == psutil.CONN_LISTEN and c.laddr]
 
 
@@ -132,8 +133,11 @@ def port_holders(port: int) -> str:
         connections = psutil.net_connections(kind="tcp")
     except (psutil.AccessDenied, NotImplementedError, OSError):
         return UNIDENTIFIED
-    listeners = [c for c in connections if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
-                 and c.laddr.ip in _LOOPBACK_OR_ANY]
+    listeners = [
+        c
+        for c in connections
+        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.laddr.ip in _LOOPBACK_OR_ANY
+    ]
     if not listeners:
         return "nobody"
     pids = sorted({c.pid for c in listeners if c.pid is not None})
@@ -164,8 +168,10 @@ def check_identity(server: RunningServer) -> None:
 
 
 def _not_ours(server: RunningServer, owner: str | None) -> str:
-    return (f"port {server.port} on {HOST} is held by {owner or 'nobody'}, not by this cell's llama-server "
-            f"(pid {server.pid}); nothing was sent to it")
+    return (
+        f"port {server.port} on {HOST} is held by {owner or 'nobody'}, not by this cell's llama-server "
+        f"(pid {server.pid}); nothing was sent to it"
+    )
 
 
 def _owner_or_final(server: RunningServer) -> str | None:
@@ -173,9 +179,13 @@ def _owner_or_final(server: RunningServer) -> str | None:
     try:
         return listener_owner(server)
     except SocketCheckError as error:
-        raise ServerError(f"cannot check that llama-server (pid {server.pid}) is what listens on port "
-                          f"{server.port}: {error}; no request is sent to a server whose socket cannot be checked, "
-                          "and another attempt would fail the same way", server.log_path, final=True) from error
+        raise ServerError(
+            f"cannot check that llama-server (pid {server.pid}) is what listens on port "
+            f"{server.port}: {error}; no request is sent to a server whose socket cannot be checked, "
+            "and another attempt would fail the same way",
+            server.log_path,
+            final=True,
+        ) from error
 
 
 def _wait_healthy(server: RunningServer, timeout_s: float) -> None:
@@ -187,8 +197,9 @@ def _wait_healthy(server: RunningServer, timeout_s: float) -> None:
                 holders = port_holders(server.port)  # a port taken by another process fails the bind
                 known = holders not in ("nobody", UNIDENTIFIED)
                 held = f": port {server.port} on {HOST} is held by {holders}" if known else ""
-                raise ServerError(f"llama-server {exit_description(code)} before it became ready{held}",
-                                  server.log_path)
+                raise ServerError(
+                    f"llama-server {exit_description(code)} before it became ready{held}", server.log_path
+                )
             owner = _owner_or_final(server)
             if owner not in (None, "ours"):  # another process holds the port: fail before sending it anything
                 raise ServerError(_not_ours(server, owner), server.log_path)

@@ -54,9 +54,14 @@ class Setup:
 _PATH_FIELDS = ("server_binary", "model_path", "draft_path")
 
 
-def condition_setup(condition: str, build_dir: Path, model_manifest: dict[str, Any],
-                    draft_manifest: dict[str, Any] | None, code_manifest: dict[str, Any],
-                    settings: dict[str, Any]) -> dict[str, Any]:
+def condition_setup(
+    condition: str,
+    build_dir: Path,
+    model_manifest: dict[str, Any],
+    draft_manifest: dict[str, Any] | None,
+    code_manifest: dict[str, Any],
+    settings: dict[str, Any],
+) -> dict[str, Any]:
     """What every cell of a condition is served with, as JSON: the binary and its build, the verified models, the
     code's fingerprint, and ``settings`` (server_args, requires and the measurement settings of Setup)."""
     return {
@@ -72,23 +77,41 @@ def condition_setup(condition: str, build_dir: Path, model_manifest: dict[str, A
     }
 
 
-def job_setup(served: dict[str, Any], prompt_manifests: list[dict[str, Any]], *, scope: str,
-              server_log: Path, gpu_samples: Path) -> Setup:
+def job_setup(
+    served: dict[str, Any], prompt_manifests: list[dict[str, Any]], *, scope: str, server_log: Path, gpu_samples: Path
+) -> Setup:
     """A cell job's Setup: its condition's setup file, the prompt manifests of its tasks, its own logs."""
     fields = {k: Path(v) if k in _PATH_FIELDS and v is not None else v for k, v in served.items()}
     keyed = {prompt_key(m["task"], m.get("prompt", "")): m for m in prompt_manifests}
-    return Setup(**fields,
-                 prompt_manifests=keyed,
-                 max_tokens={key: m["max_tokens"] for key, m in keyed.items()},
-                 scope=scope, server_log=server_log, gpu_samples=gpu_samples)
+    return Setup(
+        **fields,
+        prompt_manifests=keyed,
+        max_tokens={key: m["max_tokens"] for key, m in keyed.items()},
+        scope=scope,
+        server_log=server_log,
+        gpu_samples=gpu_samples,
+    )
 
 
-def condition_setup_step(condition: str, build_dir: Path, model_manifest: Path, draft_manifest: Path | None,
-                         code_manifest: Path, settings: dict[str, Any], out: Path, log: Path) -> None:
+def condition_setup_step(
+    condition: str,
+    build_dir: Path,
+    model_manifest: Path,
+    draft_manifest: Path | None,
+    code_manifest: Path,
+    settings: dict[str, Any],
+    out: Path,
+    log: Path,
+) -> None:
     """Rule condition_setup: what every cell of ``condition`` is served with, as one JSON file."""
     with logged_to(log):
-        setup = condition_setup(condition, build_dir, read_json(model_manifest),
-                                read_json(draft_manifest) if draft_manifest else None, read_json(code_manifest),
-                                dict(settings))
+        setup = condition_setup(
+            condition,
+            build_dir,
+            read_json(model_manifest),
+            read_json(draft_manifest) if draft_manifest else None,
+            read_json(code_manifest),
+            dict(settings),
+        )
         write_json_atomic(out, setup)
         print(f"condition {setup['condition']}: {setup['server_binary']} {' '.join(setup['server_args'])}")

@@ -18,8 +18,20 @@ def convert_checkpoint(llama_src: Path, checkpoint: Path, out: Path, outtype: st
     partial = out.with_name(out.name + ".part")
     env = {k: v for k, v in os.environ.items() if k != "NO_LOCAL_GGUF"}
     env["PYTHONPATH"] = os.pathsep.join([str(llama_src / "gguf-py"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    run_command([sys.executable, str(llama_src / "convert_hf_to_gguf.py"), str(checkpoint), "--outtype", outtype,
-          "--outfile", str(partial), *extra], env=env, error=PreparationError)
+    run_command(
+        [
+            sys.executable,
+            str(llama_src / "convert_hf_to_gguf.py"),
+            str(checkpoint),
+            "--outtype",
+            outtype,
+            "--outfile",
+            str(partial),
+            *extra,
+        ],
+        env=env,
+        error=PreparationError,
+    )
     partial.replace(out)
 
 

@@ -15,15 +15,16 @@ from ..core.hub import HubUnreachable, snapshot
 from .errors import PreparationError
 
 # How to run without the hub, for a model (the config's alternatives to models.<role>.source: hf)
-LOCAL_MODEL = ("point the config at local files instead: models.<role>.source: checkpoint (a Hugging Face-layout "
-               "folder) or gguf (a ready GGUF file)")
+LOCAL_MODEL = (
+    "point the config at local files instead: models.<role>.source: checkpoint (a Hugging Face-layout "
+    "folder) or gguf (a ready GGUF file)"
+)
 
 
 def file_manifest(root: Path) -> list[dict[str, Any]]:
     """Every file under ``root`` (links followed) with its size and sha256, sorted by path."""
     files = sorted(p for p in root.rglob("*") if p.is_file() and ".cache" not in p.relative_to(root).parts)
-    return [{"path": p.relative_to(root).as_posix(), "size": p.stat().st_size, "sha256": sha256_file(p)}
-            for p in files]
+    return [{"path": p.relative_to(root).as_posix(), "size": p.stat().st_size, "sha256": sha256_file(p)} for p in files]
 
 
 def hf_snapshot(repo: str, revision: str, out_dir: Path, repo_type: str = "model") -> dict[str, Any]:
@@ -67,8 +68,10 @@ def check_snapshot(snapshot: Path, label: str) -> None:
     for path in sorted(snapshot.rglob("*")):
         relative = path.relative_to(snapshot).as_posix()
         if path.is_symlink() and not path.exists():
-            raise PreparationError(f"{label}: {relative} is missing (its link points to a blob that is gone: "
-                                   f"{os.path.realpath(path)}); delete it from the cache and download again")
+            raise PreparationError(
+                f"{label}: {relative} is missing (its link points to a blob that is gone: "
+                f"{os.path.realpath(path)}); delete it from the cache and download again"
+            )
         if not path.is_file():
             continue
         blob = Path(os.path.realpath(path))
@@ -77,7 +80,8 @@ def check_snapshot(snapshot: Path, label: str) -> None:
             if actual != blob.name:
                 raise PreparationError(
                     f"{label}: {relative} is truncated or damaged ({path.stat().st_size} bytes, sha256 {actual}, "
-                    f"but its blob {blob} is named by the sha256 it should have); delete it and download again")
+                    f"but its blob {blob} is named by the sha256 it should have); delete it and download again"
+                )
         if relative.endswith(".index.json"):
             try:
                 weight_map = json.loads(path.read_text(encoding="utf-8")).get("weight_map", {})

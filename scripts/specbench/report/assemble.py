@@ -51,12 +51,21 @@ class ReportInputs:
     def of(cls, named: Mapping[str, Any]) -> ReportInputs:
         """From the rule's named inputs (Snakemake's, or any mapping): the fields it has, as paths; others ignored
         (the rule also declares its code and the claims schema, so that an edit of either remakes the report)."""
+
         def path(value: Any) -> Path | None:
             return None if value is None else Path(value)
-        return cls(table=Path(named["table"]), cells_index=Path(named["cells_index"]), build_dir=Path(named["build"]),
-                   model=Path(named["model"]), claims=Path(named["claims"]),
-                   downloads=[Path(p) for p in named.get("downloads", [])], draft=path(named.get("draft")),
-                   predictions=path(named.get("predictions")), predictions_stamp=path(named.get("predictions_stamp")))
+
+        return cls(
+            table=Path(named["table"]),
+            cells_index=Path(named["cells_index"]),
+            build_dir=Path(named["build"]),
+            model=Path(named["model"]),
+            claims=Path(named["claims"]),
+            downloads=[Path(p) for p in named.get("downloads", [])],
+            draft=path(named.get("draft")),
+            predictions=path(named.get("predictions")),
+            predictions_stamp=path(named.get("predictions_stamp")),
+        )
 
 
 @dataclass(frozen=True)
@@ -90,9 +99,14 @@ class Assembled:
     images: Mapping[str, bytes]  # the figures' PNG files by name (FIGURE_FILES)
 
 
-def machine_views(study: Sequence[Claim], by_machine: Mapping[str, Mapping[str, pd.DataFrame]],
-                  index: Mapping[str, Any], model: Mapping[str, Any], baseline: str,
-                  descriptions: Mapping[str, str]) -> list[MachineView]:
+def machine_views(
+    study: Sequence[Claim],
+    by_machine: Mapping[str, Mapping[str, pd.DataFrame]],
+    index: Mapping[str, Any],
+    model: Mapping[str, Any],
+    baseline: str,
+    descriptions: Mapping[str, str],
+) -> list[MachineView]:
     """With several machines, each one's view: the study's claims judged on its own cells, on its own device (never
     comparable: only the relative claims are shown per machine). None for one machine."""
     if len(by_machine) < 2:
@@ -116,42 +130,88 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
     build = read_json(inputs.build_dir / "manifest.json")
     model = read_json(inputs.model)
     draft = read_json(inputs.draft) if inputs.draft else None
-    run_context = {"config_sha256": settings.config_sha256, "workflow_commit": settings.workflow_commit,
-                   "hf_revisions": {d["repo"]: d["commit"] for d in map(read_json, inputs.downloads)}}
-    numbers = {key: number for machine_tables in by_machine.values()
-               for key, number in report_numbers(machine_tables, settings.baseline).items()}
-    comparability = assess(settings.study_setup, device=index["device"], machine=index["machine"], build=build,
-                           model=model, draft=draft, server_args=settings.server_args)
+    run_context = {
+        "config_sha256": settings.config_sha256,
+        "workflow_commit": settings.workflow_commit,
+        "hf_revisions": {d["repo"]: d["commit"] for d in map(read_json, inputs.downloads)},
+    }
+    numbers = {
+        key: number
+        for machine_tables in by_machine.values()
+        for key, number in report_numbers(machine_tables, settings.baseline).items()
+    }
+    comparability = assess(
+        settings.study_setup,
+        device=index["device"],
+        machine=index["machine"],
+        build=build,
+        model=model,
+        draft=draft,
+        server_args=settings.server_args,
+    )
     study = load_claims(inputs.claims, settings.names)
-    claims = evaluate(study, tables, baseline=settings.baseline, comparable=comparability.comparable,
-                      device=comparability.device)
+    claims = evaluate(
+        study, tables, baseline=settings.baseline, comparable=comparability.comparable, device=comparability.device
+    )
     predictions, integrity_check = None, None
     if inputs.predictions:
-        predictions = evaluate(load_claims(inputs.predictions, settings.names), tables, baseline=settings.baseline,
-                               comparable=comparability.comparable, device=comparability.device)
+        predictions = evaluate(
+            load_claims(inputs.predictions, settings.names),
+            tables,
+            baseline=settings.baseline,
+            comparable=comparability.comparable,
+            device=comparability.device,
+        )
         started = tables["cells"].started_at.dropna()
-        integrity_check = integrity(read_json(inputs.predictions_stamp), inputs.predictions,
-                                    started.min().to_pydatetime() if len(started) else None)
+        integrity_check = integrity(
+            read_json(inputs.predictions_stamp),
+            inputs.predictions,
+            started.min().to_pydatetime() if len(started) else None,
+        )
     drawn = report_figures(tables, settings.baseline, settings.task_order, settings.condition_order, settings.sweeps)
     links = [*figure_links, *[None] * (len(drawn) - len(figure_links))]  # a sweep's figure: in the HTML report only
     figures = [Figure(caption, png_data_uri(png), link) for (caption, png), link in zip(drawn, links, strict=True)]
-    facts = Facts(name=settings.name, baseline=settings.baseline, comparability=comparability,
-                  environment=environment(build, model, draft, index, tables["cells"], run_context),
-                  device=index["device"], model_bytes=model["size_bytes"],
-                  missing_cells=missing_cells(settings.expected_cells, all_cells),
-                  stand_in_tasks=settings.stand_in_tasks, run_context=run_context, predictions=predictions,
-                  predictions_integrity=integrity_check,
-                  model_note=settings.model_note or real_model_note(model, settings.study_setup))
+    facts = Facts(
+        name=settings.name,
+        baseline=settings.baseline,
+        comparability=comparability,
+        environment=environment(build, model, draft, index, tables["cells"], run_context),
+        device=index["device"],
+        model_bytes=model["size_bytes"],
+        missing_cells=missing_cells(settings.expected_cells, all_cells),
+        stand_in_tasks=settings.stand_in_tasks,
+        run_context=run_context,
+        predictions=predictions,
+        predictions_integrity=integrity_check,
+        model_note=settings.model_note or real_model_note(model, settings.study_setup),
+    )
     views = machine_views(study, by_machine, index, model, settings.baseline, settings.machine_descriptions or {})
-    report = build_report(tables, facts=facts, claims=claims, numbers=numbers, figures=figures,
-                          conditions=settings.condition_order, machines=views, sweeps=settings.sweeps)
+    report = build_report(
+        tables,
+        facts=facts,
+        claims=claims,
+        numbers=numbers,
+        figures=figures,
+        conditions=settings.condition_order,
+        machines=views,
+        sweeps=settings.sweeps,
+    )
     provenance = {"context": run_context, "numbers": numbers, "cells": index["cells"]}
-    images = dict(zip(FIGURE_FILES, (png for _, png in drawn[:len(FIGURE_FILES)]), strict=True))
+    images = dict(zip(FIGURE_FILES, (png for _, png in drawn[: len(FIGURE_FILES)]), strict=True))
     return Assembled(report, claims, provenance, images)
 
 
-def write_report(inputs: ReportInputs, settings: ReportSettings, *, markdown: Path, html: Path, claims_csv: Path,
-                 provenance: Path, figures: Mapping[str, Path] | None = None, log: Path | None = None) -> Assembled:
+def write_report(
+    inputs: ReportInputs,
+    settings: ReportSettings,
+    *,
+    markdown: Path,
+    html: Path,
+    claims_csv: Path,
+    provenance: Path,
+    figures: Mapping[str, Path] | None = None,
+    log: Path | None = None,
+) -> Assembled:
     """Assemble the report and write its files, each atomically (output to ``log`` while it runs): ``figures``
     maps each of FIGURE_FILES to the PNG file it is written to (the Markdown report links them)."""
     with logged_to(log) if log else contextlib.nullcontext():

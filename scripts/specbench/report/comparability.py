@@ -46,8 +46,10 @@ def used_devices(device: Mapping[str, Any], machine: Mapping[str, Any]) -> list[
         return [{"name": d["name"], "memory_mib": d.get("memory_total_mb"), "id": None} for d in chosen]
     if backend in (None, "cpu"):
         return []
-    return [{"name": d.get("description") or d.get("name"), "memory_mib": d.get("memory_total_mib"),
-             "id": d.get("name")} for d in devices_of(str(backend), machine.get("llama_devices") or [])]
+    return [
+        {"name": d.get("description") or d.get("name"), "memory_mib": d.get("memory_total_mib"), "id": d.get("name")}
+        for d in devices_of(str(backend), machine.get("llama_devices") or [])
+    ]
 
 
 def device_label(device: Mapping[str, Any], machine: Mapping[str, Any]) -> str:
@@ -76,8 +78,9 @@ def _llama_fact(study: Mapping[str, Any], build: Mapping[str, Any]) -> Fact:
     source = build.get("source", {})
     commit, archive = source.get("commit") or "", source.get("sha256") or ""
     ok = (bool(commit) and commit.startswith(study["commit"])) or archive in study.get("archive_sha256", [])
-    this_run = (f"{source.get('label') or source.get('kind')} (commit {commit or 'n/a'}, "
-                f"archive {archive[:12] or 'n/a'})")
+    this_run = (
+        f"{source.get('label') or source.get('kind')} (commit {commit or 'n/a'}, archive {archive[:12] or 'n/a'})"
+    )
     return Fact("llama.cpp", f"commit {study['commit']} (or its source archive)", this_run, ok)
 
 
@@ -97,21 +100,32 @@ def real_model_note(model: Mapping[str, Any], study: Mapping[str, Any]) -> str |
     meta = model.get("metadata") or {}
     name = meta.get("general.name") or meta.get("general.basename") or "the model"
     size = meta.get("general.size_label")
-    return (f"The target is a real trained model, not the study's {study['model']['repo']}: {name}"
-            + (f", {size} parameters" if size else "") + f" ({model.get('architecture')}, "
-            f"{model.get('file_type_name')}, {model_origin(model.get('source') or {})}). Its acceptance, output "
-            "identity and answers are this model's own; its multipliers are not the study's.")
+    return (
+        f"The target is a real trained model, not the study's {study['model']['repo']}: {name}"
+        + (f", {size} parameters" if size else "")
+        + f" ({model.get('architecture')}, "
+        f"{model.get('file_type_name')}, {model_origin(model.get('source') or {})}). Its acceptance, output "
+        "identity and answers are this model's own; its multipliers are not the study's."
+    )
 
 
 def _model_fact(study: Mapping[str, Any], model: Mapping[str, Any]) -> Fact:
     source = model.get("source") or {}
     repo, mtp = source.get("repo"), bool(model.get("mtp", {}).get("present"))
-    ok = (repo == study["repo"] and model.get("file_type_name") == study["file_type"]
-          and model.get("architecture") == study["architecture"] and mtp == study["mtp"])
-    return Fact("model", f"{study['repo']} as {study['file_type']} ({study['architecture']}, MTP "
-                f"{'kept' if study['mtp'] else 'dropped'})",
-                f"{repo or model_origin(source)} as {model.get('file_type_name')} ({model.get('architecture')}, MTP "
-                f"{'kept' if mtp else 'absent'})", ok)
+    ok = (
+        repo == study["repo"]
+        and model.get("file_type_name") == study["file_type"]
+        and model.get("architecture") == study["architecture"]
+        and mtp == study["mtp"]
+    )
+    return Fact(
+        "model",
+        f"{study['repo']} as {study['file_type']} ({study['architecture']}, MTP "
+        f"{'kept' if study['mtp'] else 'dropped'})",
+        f"{repo or model_origin(source)} as {model.get('file_type_name')} ({model.get('architecture')}, MTP "
+        f"{'kept' if mtp else 'absent'})",
+        ok,
+    )
 
 
 def _draft_fact(study: Mapping[str, Any], draft: Mapping[str, Any] | None) -> Fact:
@@ -124,9 +138,16 @@ def _args_fact(study: Sequence[str], args: Sequence[str]) -> Fact:
     return Fact("server flags", " ".join(study), " ".join(args), list(study) == list(args))
 
 
-def assess(study: Mapping[str, Any], *, device: Mapping[str, Any], machine: Mapping[str, Any],
-           build: Mapping[str, Any], model: Mapping[str, Any], draft: Mapping[str, Any] | None,
-           server_args: Sequence[str]) -> Comparability:
+def assess(
+    study: Mapping[str, Any],
+    *,
+    device: Mapping[str, Any],
+    machine: Mapping[str, Any],
+    build: Mapping[str, Any],
+    model: Mapping[str, Any],
+    draft: Mapping[str, Any] | None,
+    server_args: Sequence[str],
+) -> Comparability:
     """Each fact of the study's setup (config ``study_setup``) against what this run recorded."""
     label = device_label(device, machine)
     facts = [

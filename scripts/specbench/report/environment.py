@@ -11,9 +11,11 @@ import pandas as pd
 from ..core.backends import WATCH_CPU, WATCH_NONE, WATCH_NVML, backend_of
 
 # What each way of watching a cell's GPU means, for the report (core.backends.watch_of)
-WATCH_TEXT = {WATCH_NVML: "every GPU process seen through NVML",
-              WATCH_NONE: "GPU not watched (no per-process GPU accounting on this backend, or no NVML)",
-              WATCH_CPU: "CPU build: no GPU used"}
+WATCH_TEXT = {
+    WATCH_NVML: "every GPU process seen through NVML",
+    WATCH_NONE: "GPU not watched (no per-process GPU accounting on this backend, or no NVML)",
+    WATCH_CPU: "CPU build: no GPU used",
+}
 
 
 def missing_cells(expected: Sequence[str], cells: pd.DataFrame) -> list[str]:
@@ -22,32 +24,42 @@ def missing_cells(expected: Sequence[str], cells: pd.DataFrame) -> list[str]:
     return [path for path in expected if path not in present]
 
 
-def environment(build: dict[str, Any], model: dict[str, Any], draft: dict[str, Any] | None, index: dict[str, Any],
-                cells: pd.DataFrame, run_context: Mapping[str, Any]) -> dict[str, str]:
+def environment(
+    build: dict[str, Any],
+    model: dict[str, Any],
+    draft: dict[str, Any] | None,
+    index: dict[str, Any],
+    cells: pd.DataFrame,
+    run_context: Mapping[str, Any],
+) -> dict[str, str]:
     """The environment block: device, driver, CUDA, llama.cpp, models, software versions, run dates."""
     gpu, where = index.get("device", {}), index.get("machine", {})
     listed = ", ".join(f"{d.get('name')}: {d.get('description')}" for d in where.get("llama_devices") or [])
-    devices = ", ".join(f"{d.get('name')} ({d.get('uuid')})" for d in gpu.get("devices", [])) or \
-        (f"{listed} (llama-server --list-devices)" if listed else
-         "none: a CPU build" if where.get("backend") == "cpu" else
-         f"no NVIDIA GPU seen (NVML: {gpu.get('error') or gpu.get('nvml')})")
+    devices = ", ".join(f"{d.get('name')} ({d.get('uuid')})" for d in gpu.get("devices", [])) or (
+        f"{listed} (llama-server --list-devices)"
+        if listed
+        else "none: a CPU build"
+        if where.get("backend") == "cpu"
+        else f"no NVIDIA GPU seen (NVML: {gpu.get('error') or gpu.get('nvml')})"
+    )
     source = build.get("source", {})
     started = cells.started_at.dropna()
     return {
         "device": devices,
         "host": f"{index.get('machine', {}).get('hostname')} ({build.get('host_cpu')}, "
-                f"{index.get('machine', {}).get('cpu_count')} CPUs)",
+        f"{index.get('machine', {}).get('cpu_count')} CPUs)",
         "NVIDIA driver / CUDA driver": f"{gpu.get('driver') or 'n/a'} / {gpu.get('cuda_driver_version') or 'n/a'}",
         "llama.cpp": f"{source.get('label')} ({source.get('kind')}; commit {source.get('commit') or 'n/a'}; "
-                     f"archive sha256 {source.get('sha256') or 'n/a'})",
+        f"archive sha256 {source.get('sha256') or 'n/a'})",
         "llama.cpp build": f"backend {backend_of(build)}; {' '.join(build.get('cmake_args', []))}; "
-                           f"{build.get('compiler', {}).get('cxx_version', '')}",
+        f"{build.get('compiler', {}).get('cxx_version', '')}",
         "GPU watch": watch_summary(cells),
         "llama-server": f"{build.get('server_version', '').splitlines()[0] if build.get('server_version') else ''}; "
-                        f"sha256 {build.get('binaries', {}).get('llama-server', {}).get('sha256')}",
+        f"sha256 {build.get('binaries', {}).get('llama-server', {}).get('sha256')}",
         "model": f"{model.get('path')} ({model.get('file_type_name')}, {model.get('size_bytes')} bytes, MTP layer "
-                 f"{'present' if model.get('mtp', {}).get('present') else 'absent'}; sha256 {model.get('sha256')})",
-        "draft": f"{draft.get('path')} ({draft.get('size_bytes')} bytes; sha256 {draft.get('sha256')})" if draft
+        f"{'present' if model.get('mtp', {}).get('present') else 'absent'}; sha256 {model.get('sha256')})",
+        "draft": f"{draft.get('path')} ({draft.get('size_bytes')} bytes; sha256 {draft.get('sha256')})"
+        if draft
         else "none",
         "Hugging Face revisions": ", ".join(f"{k}@{v}" for k, v in run_context["hf_revisions"].items()) or "none",
         "software": ", ".join(f"{k} {v}" for k, v in index.get("software", {}).items()),
@@ -83,9 +95,18 @@ def ceiling_rows(device: Mapping[str, Any], model_bytes: int, speeds: pd.DataFra
         return ("Device memory bandwidth unknown (NVML unavailable on the machine that ran the cells): no ceiling.", [])
     bandwidth_bps, gpu = known
     ceiling = bandwidth_bps / model_bytes
-    note = (f"{gpu['name']}: bus {gpu['memory_bus_width_bits']} bit x max memory clock "
-            f"{gpu['max_mem_clock_mhz']} MHz x 2 (double data rate) = {bandwidth_bps / 1e9:.0f} GB/s; each token reads "
-            f"the whole GGUF ({model_bytes / 1e9:.2f} GB), so the ceiling is {ceiling:.0f} tokens/s.")
-    rows = [{"task": r["task"], "temperature": r["temperature"], "median_tokens_per_s": r["median_tokens_per_s"],
-             "of_ceiling": r["median_tokens_per_s"] / ceiling} for r in speeds.to_dict("records")]
+    note = (
+        f"{gpu['name']}: bus {gpu['memory_bus_width_bits']} bit x max memory clock "
+        f"{gpu['max_mem_clock_mhz']} MHz x 2 (double data rate) = {bandwidth_bps / 1e9:.0f} GB/s; each token reads "
+        f"the whole GGUF ({model_bytes / 1e9:.2f} GB), so the ceiling is {ceiling:.0f} tokens/s."
+    )
+    rows = [
+        {
+            "task": r["task"],
+            "temperature": r["temperature"],
+            "median_tokens_per_s": r["median_tokens_per_s"],
+            "of_ceiling": r["median_tokens_per_s"] / ceiling,
+        }
+        for r in speeds.to_dict("records")
+    ]
     return note, rows

@@ -63,8 +63,9 @@ BASELINE_STYLE = Style(OKABE_ITO["black"], "o", "")
 
 
 # The other conditions take these by their position in the condition order (markers and hatches outlast colours).
-_COLOURS = [OKABE_ITO[c] for c in ("blue", "vermillion", "bluish green", "sky blue", "orange", "reddish purple",
-                                   "yellow")]
+_COLOURS = [
+    OKABE_ITO[c] for c in ("blue", "vermillion", "bluish green", "sky blue", "orange", "reddish purple", "yellow")
+]
 
 
 _MARKERS = ["s", "^", "v", "D", "P", "X", "*", "h", "<", ">"]
@@ -104,8 +105,10 @@ def condition_styles(conditions: Sequence[str], baseline: str) -> dict[str, Styl
     """Styles by position in ``conditions`` (the config's order): the baseline black circles, the others the
     colour, marker and hatch cycles in turn, so one config gives every condition the same style in every figure."""
     others = [c for c in conditions if c != baseline]
-    styles = {c: Style(_COLOURS[i % len(_COLOURS)], _MARKERS[i % len(_MARKERS)], _HATCHES[i % len(_HATCHES)])
-              for i, c in enumerate(others)}
+    styles = {
+        c: Style(_COLOURS[i % len(_COLOURS)], _MARKERS[i % len(_MARKERS)], _HATCHES[i % len(_HATCHES)])
+        for i, c in enumerate(others)
+    }
     return {baseline: BASELINE_STYLE, **styles}
 
 
@@ -133,8 +136,15 @@ def no_data(title: str, reason: str = "") -> bytes:
     with matplotlib.rc_context(RC_PARAMS):
         fig = Figure(figsize=NO_DATA_SIZE, dpi=DPI)
         fig.text(0.5, 0.62, "no data", ha="center", va="center", fontsize=16, color="0.25")
-        fig.text(0.5, 0.3, "\n".join(textwrap.wrap(f"{title}: {reason}" if reason else title, 70)),
-                 ha="center", va="center", fontsize=8, color="0.35")
+        fig.text(
+            0.5,
+            0.3,
+            "\n".join(textwrap.wrap(f"{title}: {reason}" if reason else title, 70)),
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="0.35",
+        )
         return render(fig)
 
 
@@ -142,8 +152,9 @@ def is_empty(table: pd.DataFrame | None) -> bool:
     return table is None or table.empty
 
 
-def new_figure(size: tuple[float, float], title: str, panels: int, footnotes: list[str], handles: list,
-            sharey: bool = True) -> tuple[Figure, Any]:
+def new_figure(
+    size: tuple[float, float], title: str, panels: int, footnotes: list[str], handles: list, sharey: bool = True
+) -> tuple[Figure, Any]:
     """A constrained-layout figure: the title, ``panels`` axes side by side, the legend to their right and the
     footnotes (at most six lines) below them."""
     fig = Figure(figsize=size, dpi=DPI, layout="constrained")
@@ -182,8 +193,9 @@ def task_axis(ax: Any, tasks: list[str], temperature: float) -> None:
     """One panel's task axis: separators between task groups, labels, limits, the temperature as title."""
     for boundary in range(1, len(tasks)):
         ax.axvline(boundary - 0.5, color="0.8", lw=0.8, zorder=1)
-    ax.set_xticks(range(len(tasks)), tasks, rotation=20 if len(tasks) > 5 else 0,
-                  ha="right" if len(tasks) > 5 else "center")
+    ax.set_xticks(
+        range(len(tasks)), tasks, rotation=20 if len(tasks) > 5 else 0, ha="right" if len(tasks) > 5 else "center"
+    )
     pad = max(0.0, (3 - len(tasks)) / 2)  # one or two tasks: do not stretch the groups over the panel
     ax.set_xlim(-0.5 - pad, len(tasks) - 0.5 + pad)
     ax.grid(axis="x", visible=False)
@@ -192,8 +204,19 @@ def task_axis(ax: Any, tasks: list[str], temperature: float) -> None:
 
 
 def marker_handles(styles: dict[str, Style], conditions: list[str]) -> list:
-    return [Line2D([], [], ls="none", marker=styles[c].marker, color=styles[c].colour, markeredgecolor="0.15",
-                   markersize=7, label=c) for c in conditions]
+    return [
+        Line2D(
+            [],
+            [],
+            ls="none",
+            marker=styles[c].marker,
+            color=styles[c].colour,
+            markeredgecolor="0.15",
+            markersize=7,
+            label=c,
+        )
+        for c in conditions
+    ]
 
 
 def times_label(value: float, _position: Any = None) -> str:

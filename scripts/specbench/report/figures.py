@@ -57,8 +57,13 @@ from .figure_style import (
 DIFFERS_COLOUR = "#D55E00"  # Okabe-Ito vermilion: a ring around a cell whose output differs from the baseline's
 
 
-def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence[str] = (),
-                      conditions: Sequence[str] = (), summary: pd.DataFrame | None = None) -> bytes:
+def multiplier_figure(
+    cells: pd.DataFrame | None,
+    baseline: str,
+    tasks: Sequence[str] = (),
+    conditions: Sequence[str] = (),
+    summary: pd.DataFrame | None = None,
+) -> bytes:
     """Per temperature a panel: for each task, one column of points per condition (every repeat a point, their
     mean a short bar, the multiplier's 95 % interval from ``summary`` an error bar), as a multiple of the mean
     baseline tokens/s of that task and temperature (summaries.cell_multipliers); a ring marks a cell whose
@@ -76,32 +81,54 @@ def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence
     no_base = data.baseline_mean_tokens_per_s.isna() & ~no_tps
     unmatched = data[no_base]
     if no_base.any():
-        where = ", ".join(f"{r.task} @ T={temperature_label(r.temperature)}"
-                          for r in unmatched.drop_duplicates(["task", "temperature"]).itertuples())
+        where = ", ".join(
+            f"{r.task} @ T={temperature_label(r.temperature)}"
+            for r in unmatched.drop_duplicates(["task", "temperature"]).itertuples()
+        )
         footnotes.append(f"No '{baseline}' baseline for {where}: {int(no_base.sum())} cell(s) skipped.")
     drawn = data[np.isfinite(data.multiplier.to_numpy(dtype=float))]
     if drawn.empty:
         return no_data(title, "no cell has both a tokens/s value and a baseline to compare with")
     drawn, log_y = log_scale(drawn, "multiplier", footnotes)
-    footnotes.insert(0, f"Multiplier = a cell's tokens/s / mean tokens/s of the '{baseline}' cells of the same task "
-                        "and temperature. Points: every repeat; bar: their mean (the multiplier); whisker: its 95 % "
-                        "interval. " + ("Log scale." if log_y else "Linear scale."))
-    intervals = ({} if summary is None else
-                 {(r.task, r.condition, r.temperature): (r.speedup_ci_low, r.speedup_ci_high)
-                  for r in summary.itertuples()})
+    footnotes.insert(
+        0,
+        f"Multiplier = a cell's tokens/s / mean tokens/s of the '{baseline}' cells of the same task "
+        "and temperature. Points: every repeat; bar: their mean (the multiplier); whisker: its 95 % "
+        "interval. " + ("Log scale." if log_y else "Linear scale."),
+    )
+    intervals = (
+        {}
+        if summary is None
+        else {(r.task, r.condition, r.temperature): (r.speedup_ci_low, r.speedup_ci_high) for r in summary.itertuples()}
+    )
     temperatures = sorted(drawn.temperature.unique())
     task_names = ordered([*drawn.task, *unmatched.task], tasks)
     shown = ordered(drawn.condition, conditions)
     styles = condition_styles(ordered(cells.condition, conditions), baseline)
-    handles = [*marker_handles(styles, shown), Line2D([], [], color="0.2", lw=2.4, label="mean of repeats"),
-               Line2D([], [], color="0.35", lw=1.1, ls="--", label="1.0× (no gain)")]
+    handles = [
+        *marker_handles(styles, shown),
+        Line2D([], [], color="0.2", lw=2.4, label="mean of repeats"),
+        Line2D([], [], color="0.35", lw=1.1, ls="--", label="1.0× (no gain)"),
+    ]
     differ = drawn.identical.eq(False).fillna(False).astype(bool) if "identical" in drawn else None
     if differ is not None and differ.any():
-        handles.append(Line2D([], [], marker="o", ls="", markersize=9, markerfacecolor="none",
-                              markeredgecolor=DIFFERS_COLOUR, markeredgewidth=1.4,
-                              label=f"output differs from '{baseline}'"))
-        footnotes.append(f"Ringed: {int(differ.sum())} cell(s) whose temperature-0 output differs from "
-                         f"'{baseline}''s: their multiplier compares different texts.")
+        handles.append(
+            Line2D(
+                [],
+                [],
+                marker="o",
+                ls="",
+                markersize=9,
+                markerfacecolor="none",
+                markeredgecolor=DIFFERS_COLOUR,
+                markeredgewidth=1.4,
+                label=f"output differs from '{baseline}'",
+            )
+        )
+        footnotes.append(
+            f"Ringed: {int(differ.sum())} cell(s) whose temperature-0 output differs from "
+            f"'{baseline}''s: their multiplier compares different texts."
+        )
 
     with matplotlib.rc_context(RC_PARAMS):
         fig, axes = new_figure(MULTIPLIER_SIZE, title, len(temperatures), footnotes, handles)
@@ -112,8 +139,17 @@ def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence
             orphans = set(unmatched.task[unmatched.temperature == temperature])
             for ti, task in enumerate(task_names):
                 if task in orphans and not (panel.task == task).any():
-                    ax.text(ti, 0.5, f"no '{baseline}'\nbaseline", transform=ax.get_xaxis_transform(), ha="center",
-                            va="center", fontsize=8, color="0.35", style="italic")
+                    ax.text(
+                        ti,
+                        0.5,
+                        f"no '{baseline}'\nbaseline",
+                        transform=ax.get_xaxis_transform(),
+                        ha="center",
+                        va="center",
+                        fontsize=8,
+                        color="0.35",
+                        style="italic",
+                    )
                 for ci, condition in enumerate(shown):
                     cell = panel[(panel.task == task) & (panel.condition == condition)]
                     if cell.empty:
@@ -125,18 +161,51 @@ def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence
                     ax.hlines(mean, centre - slot * 0.42, centre + slot * 0.42, colors="0.2", lw=2.4, zorder=3)
                     low, high = intervals.get((task, condition, temperature), (np.nan, np.nan))
                     if np.isfinite(low) and np.isfinite(high):
-                        ax.errorbar(centre, mean, yerr=[[mean - low], [high - mean]], fmt="none", ecolor="0.2",
-                                    elinewidth=1.0, capsize=3, zorder=3)
-                    ax.scatter(xs, ys, s=30, marker=styles[condition].marker, c=styles[condition].colour,
-                               edgecolors="0.15", linewidths=0.6, alpha=0.9, zorder=4)
+                        ax.errorbar(
+                            centre,
+                            mean,
+                            yerr=[[mean - low], [high - mean]],
+                            fmt="none",
+                            ecolor="0.2",
+                            elinewidth=1.0,
+                            capsize=3,
+                            zorder=3,
+                        )
+                    ax.scatter(
+                        xs,
+                        ys,
+                        s=30,
+                        marker=styles[condition].marker,
+                        c=styles[condition].colour,
+                        edgecolors="0.15",
+                        linewidths=0.6,
+                        alpha=0.9,
+                        zorder=4,
+                    )
                     ringed = cell.sort_values("repeat", kind="stable").identical.eq(False).fillna(False)
                     if ringed.any():
                         mask = ringed.to_numpy(dtype=bool)
-                        ax.scatter(xs[mask], ys[mask], s=110, marker="o", facecolors="none",
-                                   edgecolors=DIFFERS_COLOUR, linewidths=1.4, zorder=5)
+                        ax.scatter(
+                            xs[mask],
+                            ys[mask],
+                            s=110,
+                            marker="o",
+                            facecolors="none",
+                            edgecolors=DIFFERS_COLOUR,
+                            linewidths=1.4,
+                            zorder=5,
+                        )
             ax.axhline(1.0, color="0.35", lw=1.1, ls="--", zorder=2)
-            ax.text(0.995, 1.0, "1.0× (no gain)", transform=ax.get_yaxis_transform(), ha="right", va="bottom",
-                    fontsize=7.5, color="0.3")
+            ax.text(
+                0.995,
+                1.0,
+                "1.0× (no gain)",
+                transform=ax.get_yaxis_transform(),
+                ha="right",
+                va="bottom",
+                fontsize=7.5,
+                color="0.3",
+            )
             task_axis(ax, task_names, temperature)
         values = np.append(drawn.multiplier.to_numpy(dtype=float), 1.0)
         if log_y:
@@ -152,8 +221,9 @@ def multiplier_figure(cells: pd.DataFrame | None, baseline: str, tasks: Sequence
 # Acceptance
 
 
-def acceptance_figure(acceptance: pd.DataFrame | None, baseline: str, tasks: Sequence[str] = (),
-                      conditions: Sequence[str] = ()) -> bytes:
+def acceptance_figure(
+    acceptance: pd.DataFrame | None, baseline: str, tasks: Sequence[str] = (), conditions: Sequence[str] = ()
+) -> bytes:
     """Pooled acceptance rate (accepted / drafted tokens, as %) per task and condition, one panel per temperature.
 
     Bars grouped per task, one colour and hatch per condition, with the min..max of the single runs as a whisker.
@@ -162,8 +232,10 @@ def acceptance_figure(acceptance: pd.DataFrame | None, baseline: str, tasks: Seq
     title = "Draft acceptance (pooled over repeats)"
     if is_empty(acceptance):
         return no_data(title, "no acceptance table")
-    footnotes = ["Pooled rate = accepted / drafted tokens over all repeats; whisker: lowest..highest single run. "
-                 "'n/a': the condition drafted nothing there (no rate, not a zero)."]
+    footnotes = [
+        "Pooled rate = accepted / drafted tokens over all repeats; whisker: lowest..highest single run. "
+        "'n/a': the condition drafted nothing there (no rate, not a zero)."
+    ]
     nothing = acceptance.drafted == 0
     never = [c for c in ordered(acceptance.condition, conditions) if nothing[acceptance.condition == c].all()]
     if never:
@@ -175,8 +247,10 @@ def acceptance_figure(acceptance: pd.DataFrame | None, baseline: str, tasks: Seq
     task_names = ordered(shown.task, tasks)
     names = ordered(shown.condition, conditions)
     styles = condition_styles(ordered(acceptance.condition, conditions), baseline)
-    handles = [Patch(facecolor=styles[c].colour, hatch=styles[c].hatch, edgecolor="0.15", linewidth=0.6, label=c)
-               for c in names]
+    handles = [
+        Patch(facecolor=styles[c].colour, hatch=styles[c].hatch, edgecolor="0.15", linewidth=0.6, label=c)
+        for c in names
+    ]
 
     with matplotlib.rc_context(RC_PARAMS):
         fig, axes = new_figure(ACCEPTANCE_SIZE, title, len(temperatures), footnotes, handles)
@@ -192,23 +266,49 @@ def acceptance_figure(acceptance: pd.DataFrame | None, baseline: str, tasks: Seq
                         continue
                     row, x, style = rows.iloc[0], ti + left + width * (ci + 0.5), styles[condition]
                     if row.drafted == 0 or pd.isna(row.pooled_rate):
-                        ax.text(x, 1.5, "n/a", ha="center", va="bottom", fontsize=label_size, color="0.25",
-                                style="italic")
+                        ax.text(
+                            x, 1.5, "n/a", ha="center", va="bottom", fontsize=label_size, color="0.25", style="italic"
+                        )
                         continue
                     rate = 100 * float(row.pooled_rate)
-                    ax.bar(x, rate, width * 0.92, color=style.colour, hatch=style.hatch, edgecolor="0.15",
-                           linewidth=0.6, zorder=3)
+                    ax.bar(
+                        x,
+                        rate,
+                        width * 0.92,
+                        color=style.colour,
+                        hatch=style.hatch,
+                        edgecolor="0.15",
+                        linewidth=0.6,
+                        zorder=3,
+                    )
                     if rate < 1:  # a true zero: a coloured stub on the axis, so it is not read as a missing bar
-                        ax.hlines(0, x - width * 0.46, x + width * 0.46, colors=style.colour, lw=3, zorder=4,
-                                  clip_on=False)
+                        ax.hlines(
+                            0, x - width * 0.46, x + width * 0.46, colors=style.colour, lw=3, zorder=4, clip_on=False
+                        )
                     low, high = row.min_rate, row.max_rate
                     top = rate
                     if pd.notna(low) and pd.notna(high) and high > low:
-                        ax.errorbar(x, rate, yerr=[[max(rate - 100 * low, 0)], [max(100 * high - rate, 0)]],
-                                    fmt="none", ecolor="0.1", elinewidth=0.9, capsize=2, zorder=4)
+                        ax.errorbar(
+                            x,
+                            rate,
+                            yerr=[[max(rate - 100 * low, 0)], [max(100 * high - rate, 0)]],
+                            fmt="none",
+                            ecolor="0.1",
+                            elinewidth=0.9,
+                            capsize=2,
+                            zorder=4,
+                        )
                         top = max(rate, 100 * high)
-                    ax.text(x, top + 1.5, f"{rate:.0f}%", ha="center", va="bottom", fontsize=label_size,
-                            color="0.15", zorder=5)
+                    ax.text(
+                        x,
+                        top + 1.5,
+                        f"{rate:.0f}%",
+                        ha="center",
+                        va="bottom",
+                        fontsize=label_size,
+                        color="0.15",
+                        zorder=5,
+                    )
             task_axis(ax, task_names, temperature)
         axes[0].set_ylim(0, 112)
         axes[0].yaxis.set_major_locator(MultipleLocator(20))
@@ -230,8 +330,10 @@ def timeline_figure(cells: pd.DataFrame | None, baseline: str, conditions: Seque
     if is_empty(cells):
         return no_data(title, "no runs with a start time")
     temperatures = sorted(cells.temperature.unique())
-    footnotes = ["Each point is one cell (one request on its own server), placed at its start time (UTC); "
-                 "marker shape and colour: condition" + ("; fill: temperature." if len(temperatures) > 1 else ".")]
+    footnotes = [
+        "Each point is one cell (one request on its own server), placed at its start time (UTC); "
+        "marker shape and colour: condition" + ("; fill: temperature." if len(temperatures) > 1 else ".")
+    ]
     unusable = cells.started_at.isna() | ~np.isfinite(cells.tokens_per_s.to_numpy(dtype=float))
     if unusable.any():
         footnotes.append(f"{int(unusable.sum())} cell(s) without a start time or tokens/s value not drawn.")
@@ -243,8 +345,20 @@ def timeline_figure(cells: pd.DataFrame | None, baseline: str, conditions: Seque
     styles = condition_styles(ordered(cells.condition, conditions), baseline)
     handles = marker_handles(styles, shown)
     if len(temperatures) > 1:
-        handles += [Line2D([], [], ls="none", marker="o", color="0.4", markeredgecolor="0.15", markersize=7,
-                           fillstyle=fills[t], label=f"T={temperature_label(t)}") for t in temperatures]
+        handles += [
+            Line2D(
+                [],
+                [],
+                ls="none",
+                marker="o",
+                color="0.4",
+                markeredgecolor="0.15",
+                markersize=7,
+                fillstyle=fills[t],
+                label=f"T={temperature_label(t)}",
+            )
+            for t in temperatures
+        ]
 
     with matplotlib.rc_context(RC_PARAMS):
         fig, axes = new_figure(TIMELINE_SIZE, title, 1, footnotes, handles, sharey=False)
@@ -255,9 +369,19 @@ def timeline_figure(cells: pd.DataFrame | None, baseline: str, conditions: Seque
                 rows = (drawn.condition == condition) & (drawn.temperature == temperature)
                 if not rows.any():
                     continue
-                ax.plot(start[rows].to_numpy(), drawn.tokens_per_s[rows].to_numpy(dtype=float), ls="none",
-                        marker=styles[condition].marker, color=styles[condition].colour, markeredgecolor="0.15",
-                        markeredgewidth=0.7, markersize=6.5, fillstyle=fills[temperature], alpha=0.9, zorder=3)
+                ax.plot(
+                    start[rows].to_numpy(),
+                    drawn.tokens_per_s[rows].to_numpy(dtype=float),
+                    ls="none",
+                    marker=styles[condition].marker,
+                    color=styles[condition].colour,
+                    markeredgecolor="0.15",
+                    markeredgewidth=0.7,
+                    markersize=6.5,
+                    fillstyle=fills[temperature],
+                    alpha=0.9,
+                    zorder=3,
+                )
         first, last = start.min(), start.max()
         pad = max((last - first) * 0.03, pd.Timedelta(seconds=5))
         ax.set_xlim(first - pad, last + pad)
@@ -278,8 +402,13 @@ def timeline_figure(cells: pd.DataFrame | None, baseline: str, conditions: Seque
 # Sweeps
 
 
-def sweep_figure(summary: pd.DataFrame, sweep: str, members: Mapping[str, Mapping[str, Any]], baseline: str,
-                 tasks: Sequence[str] = ()) -> bytes:
+def sweep_figure(
+    summary: pd.DataFrame,
+    sweep: str,
+    members: Mapping[str, Mapping[str, Any]],
+    baseline: str,
+    tasks: Sequence[str] = (),
+) -> bytes:
     """One sweep (``members``: condition -> its ``swept`` facts): the multiplier against the flag's value, a line
     per task with its 95 % interval as whiskers, one panel per temperature; values in the order the sweep lists
     them, evenly spaced."""
@@ -293,11 +422,15 @@ def sweep_figure(summary: pd.DataFrame, sweep: str, members: Mapping[str, Mappin
     temperatures = sorted(rows.temperature.unique())
     task_names = ordered(rows.task, tasks)
     styles = condition_styles(["", *task_names], "")
-    handles = [Line2D([], [], color=styles[t].colour, marker=styles[t].marker, markeredgecolor="0.15", label=t)
-               for t in task_names]
-    footnotes = [f"Each point: the multiplier (mean tokens/s over '{baseline}''s mean of the same task and "
-                 f"temperature) of the condition that adds {flag} <value>; whisker: its 95 % interval. Tasks side by "
-                 "side are offset a little so their whiskers do not cover each other."]
+    handles = [
+        Line2D([], [], color=styles[t].colour, marker=styles[t].marker, markeredgecolor="0.15", label=t)
+        for t in task_names
+    ]
+    footnotes = [
+        f"Each point: the multiplier (mean tokens/s over '{baseline}''s mean of the same task and "
+        f"temperature) of the condition that adds {flag} <value>; whisker: its 95 % interval. Tasks side by "
+        "side are offset a little so their whiskers do not cover each other."
+    ]
     with matplotlib.rc_context(RC_PARAMS):
         fig, axes = new_figure(MULTIPLIER_SIZE, title, len(temperatures), footnotes, handles)
         offset = 0.08 * (np.arange(len(task_names)) - (len(task_names) - 1) / 2)
@@ -311,8 +444,17 @@ def sweep_figure(summary: pd.DataFrame, sweep: str, members: Mapping[str, Mappin
                 ys = own.speedup.to_numpy(dtype=float)
                 low = np.nan_to_num(ys - own.speedup_ci_low.to_numpy(dtype=float), nan=0.0)
                 high = np.nan_to_num(own.speedup_ci_high.to_numpy(dtype=float) - ys, nan=0.0)
-                ax.errorbar(xs, ys, yerr=[np.clip(low, 0, None), np.clip(high, 0, None)], color=styles[task].colour,
-                            marker=styles[task].marker, markeredgecolor="0.15", capsize=3, lw=1.2, zorder=3)
+                ax.errorbar(
+                    xs,
+                    ys,
+                    yerr=[np.clip(low, 0, None), np.clip(high, 0, None)],
+                    color=styles[task].colour,
+                    marker=styles[task].marker,
+                    markeredgecolor="0.15",
+                    capsize=3,
+                    lw=1.2,
+                    zorder=3,
+                )
             ax.axhline(1.0, color="0.35", lw=1.1, ls="--", zorder=2)
             ax.set_xticks(range(len(values)), values)
             ax.set_xlim(-0.5, len(values) - 0.5)
@@ -337,20 +479,36 @@ def sweeps_of(conditions: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
 FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png")
 
 
-def report_figures(tables: dict[str, pd.DataFrame], baseline: str, tasks: Sequence[str],
-                   conditions: Sequence[str],
-                   sweeps: Mapping[str, Mapping[str, Any]] | None = None) -> list[tuple[str, bytes]]:
+def report_figures(
+    tables: dict[str, pd.DataFrame],
+    baseline: str,
+    tasks: Sequence[str],
+    conditions: Sequence[str],
+    sweeps: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[tuple[str, bytes]]:
     """The report's figures with their captions (``sweeps``: each swept condition's facts, a figure per sweep)."""
     cells = tables["cells"]
-    swept = [(f"Sweep '{name}': the multiplier per task against the value of {next(iter(m.values()))['flag']}, with "
-              "its 95 % interval", sweep_figure(tables["summary"], name, m, baseline, tasks))
-             for name, m in sweeps_of(sweeps or {}).items()]
+    swept = [
+        (
+            f"Sweep '{name}': the multiplier per task against the value of {next(iter(m.values()))['flag']}, with "
+            "its 95 % interval",
+            sweep_figure(tables["summary"], name, m, baseline, tasks),
+        )
+        for name, m in sweeps_of(sweeps or {}).items()
+    ]
     return [
-        (f"Multiplier vs {baseline} per task and condition (every repeat a point, the bar their mean, the whisker "
-         "its 95 % interval)", multiplier_figure(cells, baseline, tasks, conditions, tables["summary"])),
-        ("Pooled acceptance rate per task and condition",
-         acceptance_figure(tables["acceptance"], baseline, tasks, conditions)),
-        ("Tokens/s of every cell over time (contention would show as a dip)",
-         timeline_figure(cells, baseline, conditions)),
+        (
+            f"Multiplier vs {baseline} per task and condition (every repeat a point, the bar their mean, the whisker "
+            "its 95 % interval)",
+            multiplier_figure(cells, baseline, tasks, conditions, tables["summary"]),
+        ),
+        (
+            "Pooled acceptance rate per task and condition",
+            acceptance_figure(tables["acceptance"], baseline, tasks, conditions),
+        ),
+        (
+            "Tokens/s of every cell over time (contention would show as a dip)",
+            timeline_figure(cells, baseline, conditions),
+        ),
         *swept,
     ]

@@ -25,8 +25,11 @@ img{max-width:100%;border:1px solid #ddd}
 code{font-size:.88em}
 @media print{a.n{border:none}}
 """
-_INLINE = [(re.compile(r"\*\*(.+?)\*\*"), r"<b>\1</b>"), (re.compile(r"\*(.+?)\*"), r"<i>\1</i>"),
-           (re.compile(r"`(.+?)`"), r"<code>\1</code>")]
+_INLINE = [
+    (re.compile(r"\*\*(.+?)\*\*"), r"<b>\1</b>"),
+    (re.compile(r"\*(.+?)\*"), r"<i>\1</i>"),
+    (re.compile(r"`(.+?)`"), r"<code>\1</code>"),
+]
 
 
 def esc(value: Any) -> str:
@@ -46,8 +49,7 @@ def linked(value: Any, key: str, numbers: Mapping[str, Any], show: Callable[[Any
     """A number that links to its provenance entry (and carries its id)."""
     if key not in numbers:
         return esc(show(value))
-    return f'<a class="n" id="n-{esc(key)}" href="#p-{esc(key)}" title="provenance: {esc(key)}">' \
-           f"{esc(show(value))}</a>"
+    return f'<a class="n" id="n-{esc(key)}" href="#p-{esc(key)}" title="provenance: {esc(key)}">{esc(show(value))}</a>'
 
 
 def _rel(cell_file: str) -> str:
@@ -58,8 +60,9 @@ def _rel(cell_file: str) -> str:
 def _cell(column: Column, row: Row, numbers: Mapping[str, Any]) -> str:
     value = column.get(row)
     if column.files:
-        return ", ".join(f"<a href='{esc(_rel(f))}'>{esc(f)}</a>" for f in ([value] if isinstance(value, str)
-                                                                               else value))
+        return ", ".join(
+            f"<a href='{esc(_rel(f))}'>{esc(f)}</a>" for f in ([value] if isinstance(value, str) else value)
+        )
     if column.link:
         return linked(value, row_id(column.link, row), numbers, column.show)
     return esc(column.show(value))
@@ -76,9 +79,13 @@ def table(data: Table, numbers: Mapping[str, Any]) -> str:
     head = "".join(f'<th class="{a}">{esc(c.header)}</th>' for a, c in zip(align, data.columns, strict=True))
     body = "".join(
         (f"<tr id='p-{esc(row[data.anchor])}'>" if data.anchor else "<tr>")
-        + "".join(f'<td class="{_classes(a, c, row)}">{_cell(c, row, numbers)}</td>'
-                  for a, c in zip(align, data.columns, strict=True))
-        + "</tr>" for row in data.rows)
+        + "".join(
+            f'<td class="{_classes(a, c, row)}">{_cell(c, row, numbers)}</td>'
+            for a, c in zip(align, data.columns, strict=True)
+        )
+        + "</tr>"
+        for row in data.rows
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -92,8 +99,10 @@ def section(part: Section, numbers: Mapping[str, Any]) -> str:
     out = [f"<h2 id='{esc(part.id)}'>{esc(part.title)}</h2>", *(_paragraph(n) for n in part.notes)]
     if part.items:
         out.append("<ul>" + "".join(_paragraph(n, "li") for n in part.items) + "</ul>")
-    out += [f"<figure><img src='{f.uri}' alt='{esc(f.caption)}'><figcaption>{esc(f.caption)}</figcaption></figure>"
-            for f in part.figures]
+    out += [
+        f"<figure><img src='{f.uri}' alt='{esc(f.caption)}'><figcaption>{esc(f.caption)}</figcaption></figure>"
+        for f in part.figures
+    ]
     if part.table is not None:
         out.append(table(part.table, numbers))
     return "".join(out)
@@ -101,8 +110,10 @@ def section(part: Section, numbers: Mapping[str, Any]) -> str:
 
 def render_html(report: Report) -> str:
     """The whole report as one HTML document."""
-    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{esc(report.name)}</title>"
-             f"<style>{STYLE}</style></head><body><h1>{esc(report.name)}</h1>"]
+    parts = [
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{esc(report.name)}</title>"
+        f"<style>{STYLE}</style></head><body><h1>{esc(report.name)}</h1>"
+    ]
     if report.banner:
         parts.append(f"<p class='banner' id='not-study'>{inline(report.banner.text)}</p>")
     parts.append(_paragraph(report.lead))

@@ -12,8 +12,7 @@ def _markdown_cell(text: str) -> str:
 def markdown_table(table: Table) -> str:
     """A GitHub-flavoured Markdown table."""
     lines = ["| " + " | ".join(c.header for c in table.columns) + " |", "|" + "---|" * len(table.columns)]
-    lines += ["| " + " | ".join(_markdown_cell(c.show(c.get(row))) for c in table.columns) + " |"
-              for row in table.rows]
+    lines += ["| " + " | ".join(_markdown_cell(c.show(c.get(row))) for c in table.columns) + " |" for row in table.rows]
     return "\n".join(lines)
 
 
@@ -28,8 +27,12 @@ def render_markdown(report: Report) -> str:
         parts += [f"## {section.title}", ""]
         parts += [line for note in section.notes for line in (note.text, "")]
         parts += [f"- {item.text}" for item in section.items] + ([""] if section.items else [])
-        parts += [line for figure in section.figures if figure.file
-                  for line in (f"![{figure.caption}]({figure.file})", "", f"*{figure.caption}*", "")]
+        parts += [
+            line
+            for figure in section.figures
+            if figure.file
+            for line in (f"![{figure.caption}]({figure.file})", "", f"*{figure.caption}*", "")
+        ]
         if section.table is not None:
             parts += [markdown_table(section.table), ""]
     return "\n".join(parts)

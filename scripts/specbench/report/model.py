@@ -146,9 +146,15 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return frame.to_dict("records")
 
 
-VERDICT_TONES = {"reproduced": "good", "same direction": "warn", "not reproduced": "bad", "agrees": "good",
-                 "differs": "warn", "faster": "good",
-                 "slower": "bad"}
+VERDICT_TONES = {
+    "reproduced": "good",
+    "same direction": "warn",
+    "not reproduced": "bad",
+    "agrees": "good",
+    "differs": "warn",
+    "faster": "good",
+    "slower": "bad",
+}
 
 
 def verdict_tone(value: Any) -> str:
@@ -185,8 +191,10 @@ def multiplier_cell(row: Any, baseline: str) -> str:
     noisy = " (noisy)" if row.get("noisy") is True else ""
     outputs = fmt_outputs(row, baseline)
     where = outputs.removeprefix(f"differs from {baseline} ")
-    return (f"{fmt_multiplier(row['speedup'])} [{fmt_interval((row['speedup_ci_low'], row['speedup_ci_high']))}] "
-            f"{row['verdict']}{noisy}" + (f"; ≠ {baseline}: outputs differ {where}" if where != outputs else ""))
+    return (
+        f"{fmt_multiplier(row['speedup'])} [{fmt_interval((row['speedup_ci_low'], row['speedup_ci_high']))}] "
+        f"{row['verdict']}{noisy}" + (f"; ≠ {baseline}: outputs differ {where}" if where != outputs else "")
+    )
 
 
 def _quoted(text: Any) -> str:
@@ -197,18 +205,30 @@ def fmt_divergence(divergence: Mapping[str, Any], top_k: int) -> str:
     """One differing repeat, explained: 'r1 differs at token 236 (' Regression' vs '/person', after '...'): token by
     token 0.009 nats apart, order flipped when batched: near-tie'."""
     d = divergence
-    head = (f"r{d['repeat']} differs at token {d['position']} ({_quoted(d['text'])} vs {_quoted(d['reference_text'])}"
-            + ("" if is_missing(d["before"]) else f", after {_quoted(d['before'])}") + ")")
+    head = (
+        f"r{d['repeat']} differs at token {d['position']} ({_quoted(d['text'])} vs {_quoted(d['reference_text'])}"
+        + ("" if is_missing(d["before"]) else f", after {_quoted(d['before'])}")
+        + ")"
+    )
     if is_missing(d["kind"]):
         return f"{head}: not explained"
     if d["kind"] == "length":
         return f"{head}: one output ended there (length)"
     seq, rank, batched = d["margin_sequential"], d["rank_sequential"], d["margin_batched"]
-    views = ["its token not ranked token by token" if is_missing(seq) else
-             f"token by token the baseline's token leads by more than {seq:.2f} nats (the other beyond its top "
-             f"{top_k})" if is_missing(rank) else f"token by token {seq:.3f} nats apart (rank {rank})"]
-    views.append("order flipped when batched" if d["flipped"] else
-                 "" if is_missing(batched) else f"batched {batched:.3f} nats apart")
+    views = [
+        "its token not ranked token by token"
+        if is_missing(seq)
+        else f"token by token the baseline's token leads by more than {seq:.2f} nats (the other beyond its top {top_k})"
+        if is_missing(rank)
+        else f"token by token {seq:.3f} nats apart (rank {rank})"
+    ]
+    views.append(
+        "order flipped when batched"
+        if d["flipped"]
+        else ""
+        if is_missing(batched)
+        else f"batched {batched:.3f} nats apart"
+    )
     if d["replay_matches"] is False:
         views.append("the baseline's replay did not reproduce its tokens")
     return f"{head}: " + ", ".join(v for v in views if v) + f": {d['kind']}"

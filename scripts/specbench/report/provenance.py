@@ -57,18 +57,24 @@ def report_numbers(tables: Mapping[str, pd.DataFrame], baseline: str) -> dict[st
         numbers[row_id(key, row)] = {"value": _number(value), "what": what, "cells": list(row["cells"])}
     for row in tables["acceptance"].to_dict("records"):
         numbers[row_id("acceptance", row)] = {
-            "value": _number(row["pooled_rate"]), "what": f"pooled acceptance of {row['condition']} on {row['task']}",
-            "cells": list(row["cells"])}
+            "value": _number(row["pooled_rate"]),
+            "what": f"pooled acceptance of {row['condition']} on {row['task']}",
+            "cells": list(row["cells"]),
+        }
     for row in tables["identity"].to_dict("records"):
         against = "its repeat 1 (control)" if row["control"] else baseline
         numbers[row_id("identity", row)] = {
             "value": _number(row["identical"]),
             "what": f"repeats of {row['condition']} identical to {against} at temperature 0 on {row['task']}, of "
-                    f"{row['repeats_compared']} compared", "cells": list(row["cells"])}
+            f"{row['repeats_compared']} compared",
+            "cells": list(row["cells"]),
+        }
     for row in tables["cells"].to_dict("records"):
         numbers[row_id("run", row)] = {
-            "value": _number(row["tokens_per_s"]), "what": f"tokens/s of cell {row['cell_file']}",
-            "cells": [row["cell_file"]]}
+            "value": _number(row["tokens_per_s"]),
+            "what": f"tokens/s of cell {row['cell_file']}",
+            "cells": [row["cell_file"]],
+        }
     return numbers
 
 

@@ -20,10 +20,13 @@ def hf_dataset_split(dataset: dict[str, Any], out: Path) -> dict[str, Any]:
 
     folder = f"{dataset['config']}/" if dataset.get("config") else ""
     pattern = f"{folder}{dataset['split']}-*.parquet"
-    local = ("give the task a local dataset: dataset: {kind: local-jsonl, path: <rows with 'question' and "
-             "'answer'>, rows: [...]} (config/tiny.yaml does so with marked stand-in problems)")
-    found = snapshot(dataset["repo"], dataset.get("revision", "main"), repo_type="dataset", patterns=[pattern],
-                     local=local)
+    local = (
+        "give the task a local dataset: dataset: {kind: local-jsonl, path: <rows with 'question' and "
+        "'answer'>, rows: [...]} (config/tiny.yaml does so with marked stand-in problems)"
+    )
+    found = snapshot(
+        dataset["repo"], dataset.get("revision", "main"), repo_type="dataset", patterns=[pattern], local=local
+    )
     files = sorted(found.glob(pattern))
     if not files:
         raise DatasetError(f"{dataset['repo']}@{found.name}: no files match {pattern}")

@@ -60,8 +60,16 @@ def render_prompt(
     }
 
 
-def prompt_step(key: str, task: Mapping[str, Any], template: Path, inputs: Mapping[str, Path],
-                dataset: Path | None, max_tokens: int, out: Path, log: Path) -> None:
+def prompt_step(
+    key: str,
+    task: Mapping[str, Any],
+    template: Path,
+    inputs: Mapping[str, Path],
+    dataset: Path | None,
+    max_tokens: int,
+    out: Path,
+    log: Path,
+) -> None:
     """The prompt manifest of prompt ``key`` (a task's one prompt, or ``<task>.<prompt>`` of its prompt set; ``task``:
     that prompt's settings): its messages, their sha256, every file that went in, the dataset rows with their
     references (and where they came from), and the most tokens a cell asks for with it."""

@@ -1,5 +1,6 @@
 """Write a tiny target or DFlash draft checkpoint directory (what the workflow's tiny rules call), and the command
 line ``python -m specbench.tiny``."""
+
 from __future__ import annotations
 
 import argparse
