@@ -12,11 +12,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables as summary_tables
-from specbench.analysis.table import frame_of
-from specbench.claims.evaluate import evaluate
-from specbench.claims.load import load_claims, parse_claims
-from specbench.claims.model import (
+from specbench.claims.claim import (
     AGREES,
     BACKGROUND,
     DIFFERS,
@@ -32,6 +30,8 @@ from specbench.claims.model import (
     Claim,
     ClaimError,
 )
+from specbench.claims.evaluate import evaluate
+from specbench.claims.load import load_claims, parse_claims
 from specbench.core.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]

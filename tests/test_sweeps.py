@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import yaml
 
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables
-from specbench.analysis.table import frame_of
 from specbench.core.config import ConfigError, merge_into, validate_config
 from specbench.core.matrix import selected_cells
 from specbench.core.plan import rule_resources, server_args

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from ..core.config import ConfigError, load_schema, validate_document
-from .model import READINGS, SCHEMA_PATH, SCOPES, Claim, ClaimError, stands_for
+from .claim import READINGS, SCHEMA_PATH, SCOPES, Claim, ClaimError, stands_for
 
 
 def load_claims(path: str | Path, config: Mapping[str, Any]) -> list[Claim]:

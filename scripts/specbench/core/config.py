@@ -15,7 +15,7 @@ import jsonschema
 import yaml
 
 from .backends import backend_options_in
-from .errors import ConfigError
+from .config_error import ConfigError
 from .files import sha256_file
 from .matrix import prompt_key, prompt_spec, task_prompts
 from .rules import RULES

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .model import Column, Note, Table, digits, joined, records
+from .document import Column, Note, Table, digits, joined, records
 
 
 def contention_parts(cells: pd.DataFrame) -> tuple[Note, Table | None]:

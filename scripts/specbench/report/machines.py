@@ -10,10 +10,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..claims.model import AGREES, NOT_MEASURED, REPRODUCED
+from ..claims.claim import AGREES, NOT_MEASURED, REPRODUCED
 from .comparability import device_label
-from .environment import bandwidth
-from .model import (
+from .document import (
     CONDITION,
     TASK,
     Column,
@@ -25,6 +24,7 @@ from .model import (
     records,
     verdict_tone,
 )
+from .environment import bandwidth
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,7 @@ from ..core.backends import WATCH_NONE
 from ..core.explanations import TOP_K
 from .claim_sections import claim_notes, claims_section, ordering_notes, settings_section
 from .contention import contention_parts
-from .environment import ceiling_rows
-from .machines import MachineView, _machines
-from .model import (
+from .document import (
     CONDITION,
     REPEAT,
     TASK,
@@ -42,6 +40,8 @@ from .model import (
     records,
     verdict_tone,
 )
+from .environment import ceiling_rows
+from .machines import MachineView, _machines
 from .variations import prompt_column, prompt_sections, sweep_sections
 
 # ---------------------------------------------------------------------------------------------------------------
