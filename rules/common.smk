@@ -12,9 +12,11 @@ sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 from specbench.hooks.progress import ProgressWatch  # noqa: E402
 from specbench.claims import load as sb_claims  # noqa: E402
 from specbench.core import config as sb_config  # noqa: E402
+from specbench.core import config_error as sb_config_error  # noqa: E402
 from specbench.core import files as sb_files  # noqa: E402
 from specbench.core import matrix as sb_matrix  # noqa: E402
 from specbench.core import plan as sb_plan  # noqa: E402
+from specbench.core import sources as sb_sources  # noqa: E402
 from specbench.core.code import (
     fingerprint,
     import_closure,
@@ -28,7 +30,7 @@ BASE = Path(workflow.basedir)
 
 try:
     sb_config.validate_config(config, base=BASE)
-except sb_config.ConfigError as error:
+except sb_config_error.ConfigError as error:
     raise WorkflowError(str(error)) from None
 
 CELLS = sb_matrix.selected_cells(config)
@@ -43,7 +45,7 @@ RUN_ORDER = {
 # before it, and the cells ran condition by condition (off for 20 minutes, then ngram-mod) however RUN_ORDER
 # interleaved them, so a machine's drift became part of the multiplier. What reads the cells keeps priority 0.
 PREPARE_PRIORITY = len(RUN_ORDER) + 1
-LLAMA_SOURCE = sb_config.llama_source(config, base=BASE)
+LLAMA_SOURCE = sb_sources.llama_source(config, base=BASE)
 HOST_CPU = host_cpu()
 # What llama_cpp_fetch downloads (on the submitting host of a cluster run) - the git checkout, or the archive
 LLAMA_FETCHED = (
@@ -76,7 +78,7 @@ CONDITION_STEM = CELL_STEM.replace("{prompt}", "_all-tasks").replace(
 
 def config_path(value):
     """A path from the config, resolved against the workflow directory."""
-    return str(sb_config.resolve_path(value, BASE))
+    return str(sb_sources.resolve_path(value, BASE))
 
 
 PREDICTIONS = config_path(config["predictions"]) if config["predictions"] else None
@@ -95,7 +97,7 @@ for key, path in (
 
 def model_source(role):
     """The chosen source of 'target' or 'draft' as one dict (kind 'none' when not configured)."""
-    return sb_config.model_source(config, role)
+    return sb_sources.model_source(config, role)
 
 
 ROLES = sb_plan.roles(config)
@@ -298,7 +300,7 @@ def rule_resources(name):
     condition becomes a function of the job's wildcards."""
     try:
         planned = sb_plan.rule_resources(config, name, CELLS)
-    except sb_config.ConfigError as error:
+    except sb_config_error.ConfigError as error:
         raise WorkflowError(str(error)) from None
     return {
         key: (

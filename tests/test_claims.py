@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from config_helpers import load_config
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables as summary_tables
 from specbench.claims.claim import (
@@ -32,7 +33,6 @@ from specbench.claims.claim import (
 )
 from specbench.claims.evaluate import evaluate
 from specbench.claims.load import load_claims, parse_claims
-from specbench.core.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 CLAIMS_FILE = REPO / "config" / "claims.yaml"

@@ -244,7 +244,7 @@ def test_fingerprint_names_files_by_their_place_in_the_package(tmp_path: Path) -
 
 
 def test_the_repository_root_is_found_from_any_depth(tmp_path: Path) -> None:
-    from specbench.core.config import REPO_ROOT, find_repo_root
+    from specbench.core.repo import REPO_ROOT, find_repo_root
 
     assert (REPO_ROOT / "Snakefile").is_file() and REPO_ROOT == REPO
     (tmp_path / "Snakefile").write_text("")

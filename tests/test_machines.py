@@ -12,7 +12,8 @@ import pytest
 
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import combined, tables, tables_by_machine
-from specbench.core.config import ConfigError, validate_config
+from specbench.core.config import validate_config
+from specbench.core.config_error import ConfigError
 from specbench.report.comparability import Comparability, Fact
 from specbench.report.document import Facts, Report
 from specbench.report.html import render_html

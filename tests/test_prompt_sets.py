@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specbench.core.config import ConfigError, merge_into, validate_config
+from config_helpers import merge_into
+from specbench.core.config import validate_config
+from specbench.core.config_error import ConfigError
 from specbench.core.matrix import (
     Cell,
     condition_sequence,

@@ -426,7 +426,10 @@ def test_identity_check_fails_on_a_diverging_pair() -> None:
 def test_config_chooses_the_tiny_weights(study_config: dict, weights: str | None) -> None:
     import yaml
 
-    from specbench.core.config import ConfigError, merge_into, model_source, validate_config
+    from config_helpers import merge_into
+    from specbench.core.config import validate_config
+    from specbench.core.config_error import ConfigError
+    from specbench.core.sources import model_source
 
     repo = Path(__file__).resolve().parents[1]
     demo = yaml.safe_load((repo / "config" / "tiny.yaml").read_text())

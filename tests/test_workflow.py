@@ -20,11 +20,11 @@ import pandas as pd
 import psutil
 import pytest
 
+from config_helpers import load_config
 from specbench.analysis.cell_table import read_table
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.analysis.summaries import tables
 from specbench.core.backends import CMAKE_OPTIONS
-from specbench.core.config import load_config
 from specbench.core.files import read_json, sha256_file
 from specbench.core.matrix import Cell, run_order, selected_cells
 from specbench.tiny.checkpoints import write_tiny_target

@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import model_source, resolve_path
 from .config_error import ConfigError
 from .files import sha256_text
 from .matrix import Cell
 from .rules import CELL_RULES, EXPLAIN_RULES
+from .sources import model_source, resolve_path
 
 BUILTIN_RESOURCES = {"threads": 1, "mem_mb": 2048, "runtime": 30, "gpu": 0}
 
