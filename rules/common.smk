@@ -35,8 +35,8 @@ except sb_config_error.ConfigError as error:
 
 CELLS = sb_matrix.selected_cells(config)
 RUN_ORDER = {
-    (c.machine, c.key, c.condition, c.temperature, c.repeat): position
-    for position, c in enumerate(
+    cell: position
+    for position, cell in enumerate(
         sb_matrix.run_order(CELLS, list(config["tasks"]), list(config["conditions"]))
     )
 }
@@ -69,7 +69,8 @@ SELECTED_PROMPT_KEYS = sb_matrix.prompt_keys(config, sb_matrix.selected_tasks(co
 TASK_NAMES_REGEX = "|".join(
     re.escape(t) for t in sorted(config["tasks"], key=len, reverse=True)
 )
-TEMPERATURES = [sb_matrix.format_temperature(t) for t in config["temperatures"]]
+# The cell files of one warm condition's server (rule condition_sequence), in the order it answers them
+CONDITION_SEQUENCE_FILES = sb_matrix.condition_sequence_files(config)
 # One server for the whole condition: its logs under a folder no task can be named ('_', see schema $defs.name).
 CONDITION_STEM = CELL_STEM.replace("{prompt}", "_all-tasks").replace(
     "t{temperature}/r{repeat}", "warm"
@@ -201,8 +202,7 @@ def setup_settings(wildcards):
 def cell_priority(wildcards):
     """Earlier in the interleaved run order (cells.run_order) = higher priority; a warm sequence by its first cell."""
     first = sb_matrix.job_cells(config, dict(wildcards.items()))[0]
-    key = (first.machine, first.key, first.condition, first.temperature, first.repeat)
-    return len(RUN_ORDER) - RUN_ORDER[key]
+    return len(RUN_ORDER) - RUN_ORDER[first]
 
 
 def report_inputs(wildcards):

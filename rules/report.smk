@@ -1,4 +1,5 @@
-# Every cell and its explanation -> the aggregate tables (pandas) -> the report (HTML + Markdown), claims check and provenance.json.
+# Every cell and its explanation -> the per-cell table (pandas) -> the report (HTML + Markdown), its summaries as CSV,
+# the claims check and provenance.json.
 
 
 rule aggregate:
@@ -10,20 +11,6 @@ rule aggregate:
     output:
         table="results/cells.parquet",
         cells="results/runs.csv",
-        summary=report(
-            "results/summary.csv",
-            caption="../report/summary.rst",
-            category="Tables",
-        ),
-        acceptance=report(
-            "results/acceptance.csv",
-            caption="../report/acceptance.rst",
-            category="Tables",
-        ),
-        identity="results/identity.csv",
-        # per prompt of a prompt set: its multipliers, and the spread across prompts beside that across repeats
-        prompts="results/prompts.csv",
-        spread="results/prompt_spread.csv",
         cells_index="results/cells_index.json",
     log:
         "logs/aggregate.log",
@@ -74,6 +61,21 @@ rule report:
             caption="../report/claims.rst",
             category="Claims",
         ),
+        # the summaries the report shows, as CSV (specbench.report.assemble.SUMMARY_FILES)
+        summary=report(
+            "results/summary.csv",
+            caption="../report/summary.rst",
+            category="Tables",
+        ),
+        acceptance=report(
+            "results/acceptance.csv",
+            caption="../report/acceptance.rst",
+            category="Tables",
+        ),
+        identity="results/identity.csv",
+        # per prompt of a prompt set: its multipliers, and the spread across prompts beside that across repeats
+        prompts="results/prompts.csv",
+        spread="results/prompt_spread.csv",
         # The figures as files too (the HTML report embeds them): in snakemake --report, and linked from report.md
         figures=[
             report(

@@ -1,9 +1,9 @@
-"""Rule aggregate's step: every cell record (measured here, or imported) to the typed per-cell table, its CSV copies
-and summaries, and the cell index."""
+"""Rule aggregate's step: every cell record (measured here, or imported) to the typed per-cell table, its CSV copy,
+and the cell index (the summaries are computed from the table once, by the report)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..core.entry import fail, logged_to
@@ -12,7 +12,6 @@ from .cell_index import cells_index, imported_records
 from .cell_table import MixedCodeError, cell_table, check_code, csv_copy, write_table
 from .divergence import ExplanationError
 from .record_reader import load_records
-from .summaries import combined, tables_by_machine
 
 
 def aggregate_step(
@@ -24,14 +23,13 @@ def aggregate_step(
     code_fingerprint: str,
     table: Path,
     runs_csv: Path,
-    summaries: Mapping[str, Path],
     index: Path,
     log: Path,
     explanations: Sequence[Path] = (),
 ) -> None:
     """The typed per-cell table of every cell measured here (refused when made by other measurement code) and every
-    imported one, with what the explanations of their temperature-0 divergences say, its CSV copy, each summary as
-    CSV (``summaries``: name -> file), and the cell index."""
+    imported one, with what the explanations of their temperature-0 divergences say, its CSV copy, and the cell
+    index."""
     with logged_to(log):
         records = load_records(cells)
         try:  # cells measured here must come from the current code; imported ones say which code made them
@@ -48,9 +46,6 @@ def aggregate_step(
         except ExplanationError as error:
             fail(str(error), log)
         write_table(frame, table)
-        for name, summary in combined(tables_by_machine(frame, baseline, machines)).items():
-            if name in summaries:
-                write_atomic(summaries[name], csv_copy(summary).to_csv(index=False).encode("utf-8"))
         write_atomic(runs_csv, csv_copy(frame).to_csv(index=False).encode("utf-8"))
         write_json_atomic(index, cells_index(records, machines))
         print(f"{len(frame)} cells aggregated ({len(frame) - len(cells)} imported)")

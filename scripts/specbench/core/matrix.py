@@ -83,6 +83,20 @@ class Cell:
         task, prompt = split_key(key)
         return cls(task, condition, float(temperature), int(repeat), machine, prompt)
 
+    @classmethod
+    def from_path(cls, path: str) -> Cell:
+        """The cell whose result file is ``path`` (``Cell.path``'s inverse)."""
+        match = _CELL_PATH.fullmatch(path)
+        if match is None:
+            raise ValueError(f"'{path}' is not a cell file ({CELL_PATTERN})")
+        found = match.groupdict()
+        return cls.from_wildcards(
+            found["prompt"], found["condition"], found["temperature"], found["repeat"], found["machine"]
+        )
+
+
+_CELL_PATH = re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(CELL_PATTERN)))
+
 
 def machine_labels(config: dict) -> list[str]:
     """The labels of the machines this run measures on (``machines``; the one it runs on when none are named)."""
@@ -176,6 +190,24 @@ def condition_sequence(cells: list[Cell], condition: str, tasks: list[str], mach
     own = [c for c in cells if c.condition == condition and c.machine == machine]
     prompts = _prompt_order(own)
     return sorted(own, key=lambda c: (tasks.index(c.task), prompts[c.task, c.prompt], c.temperature, c.repeat))
+
+
+def condition_sequence_files(config: dict) -> list[str]:
+    """The cell files one server of a warm condition answers (``warm_scope: condition``), in the order it answers
+    them (``condition_sequence``), with ``{machine}`` and ``{condition}`` left as wildcards: every condition and
+    machine has the same selected prompts, temperatures and repeats, so one order serves them all."""
+    cells = selected_cells(config)
+    first = cells[0]
+    return [
+        CELL_PATTERN.format(
+            machine="{machine}",
+            prompt=c.key,
+            condition="{condition}",
+            temperature=format_temperature(c.temperature),
+            repeat=c.repeat,
+        )
+        for c in condition_sequence(cells, first.condition, list(config["tasks"]), first.machine)
+    ]
 
 
 def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:
