@@ -8,6 +8,7 @@ import os
 import platform
 from typing import Any
 
+from ..contention.samples import Verdict
 from ..core.matrix import Cell
 from ..core.record_version import RECORD_VERSION
 from .setup import Setup
@@ -87,7 +88,7 @@ def cell_record(
     result: dict[str, Any],
     attempt: int,
     rejected: list[dict[str, Any]],
-    watch_verdict: dict[str, Any],
+    watch_verdict: Verdict,
     sequence_length: int,
     shared: dict[str, Any],
 ) -> dict[str, Any]:
@@ -112,7 +113,7 @@ def cell_record(
         "attempt": attempt,
         "rejected_attempts": rejected,
         "quiet_waits": shared["quiet_waits"],
-        "contention": watch_verdict,
+        "contention": watch_verdict.to_json(),
         "references": references(setup.prompt_manifests[cell.key]),
         "gpu_samples": str(setup.gpu_samples),
         "server": {
