@@ -40,10 +40,10 @@ RUN_ORDER = {
         sb_matrix.run_order(CELLS, list(config["tasks"]), list(config["conditions"]))
     )
 }
-# What the cells wait for (the builds, models, prompts, code manifests and condition setups) runs first. At
-# Snakemake's default priority 0 a condition's setup waited behind every ready cell of the conditions set up
-# before it, and the cells ran condition by condition (off for 20 minutes, then ngram-mod) however RUN_ORDER
-# interleaved them, so a machine's drift became part of the multiplier. What reads the cells keeps priority 0.
+# What the cells wait for (the builds, models, prompts, code manifests and condition setups) runs first, above
+# every cell's priority: at an equal priority a condition's setup would wait behind every ready cell of the
+# conditions set up before it, and the cells would run condition by condition however RUN_ORDER interleaves them,
+# so a machine's drift would become part of the multiplier. What reads the cells keeps priority 0.
 PREPARE_PRIORITY = len(RUN_ORDER) + 1
 LLAMA_SOURCE = sb_sources.llama_source(config, base=BASE)
 HOST_CPU = host_cpu()

@@ -2,7 +2,7 @@
 
 A task holds one prompt (its ``prompt`` template: the study's case) or a prompt set (``prompts``: each prompt its own
 cell coordinate). In paths and wildcards the two are one component, the prompt key: the task's name for its one
-prompt (paths as they always were), ``<task>.<prompt>`` for a member of a set ('.' is in no name)."""
+prompt, ``<task>.<prompt>`` for a member of a set ('.' is in no name)."""
 
 from __future__ import annotations
 
