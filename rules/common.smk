@@ -23,7 +23,11 @@ from specbench.core.code import (
     workflow_commit,
 )  # noqa: E402
 from specbench.core import explanations as sb_explanations  # noqa: E402
-from specbench.core.rules import CELL_RULES, EXPLAIN_RULES  # noqa: E402
+from specbench.core.rules import (
+    CELL_RULES,
+    EVERY_CPU_RULES,
+    EXPLAIN_RULES,
+)  # noqa: E402
 from specbench.llama_cpp.cmake import host_cpu  # noqa: E402
 
 BASE = Path(workflow.basedir)
@@ -287,12 +291,21 @@ workflow.localrules(*config["resources"]["local_rules"])
 
 def rule_threads(name):
     """The threads a rule's job asks for. A cell (or an explanation, which starts a server too) run locally claims
-    every core Snakemake has, so they never overlap; under a cluster executor each is a job of its own and asks for
-    the configured number (decided per job: the executor is known only then)."""
+    every core Snakemake has, so they never overlap; so do the build and the quantization, which use every CPU
+    (every_cpu). Under a cluster executor each is a job of its own and asks for the configured number (decided per
+    job: the executor is known only then)."""
     threads = sb_plan.rule_settings(config, name)["threads"]
-    if name not in (*CELL_RULES, *EXPLAIN_RULES):
+    if name not in (*CELL_RULES, *EXPLAIN_RULES, *EVERY_CPU_RULES):
         return threads
     return lambda wildcards: workflow.cores if workflow.local_exec else threads
+
+
+def every_cpu(wildcards, threads):
+    """The resource 'cpus' of the build and the quantization, their -j: run locally, every CPU this process may run
+    on, whatever --cores says (Snakemake caps `threads` at --cores, so --cores 1 would give them one); under a
+    cluster executor the job's threads. A resource, not a param: a param enters the between-workflow cache's key
+    and Snakemake's rerun triggers, and the build's output does not depend on its -j."""
+    return sb_plan.every_cpu(workflow.local_exec, threads)
 
 
 def rule_resources(name):

@@ -138,6 +138,7 @@ rule quantize_target:
     threads: rule_threads("quantize_target")
     resources:
         **rule_resources("quantize_target"),
+        cpus=every_cpu,
     params:
         quant=config["models"]["target"]["quant"],
     script:
