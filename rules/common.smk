@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
 from specbench.hooks.progress import ProgressWatch  # noqa: E402
 from specbench.claims import load as sb_claims  # noqa: E402
+from specbench.core import chat_template as sb_chat  # noqa: E402
 from specbench.core import config as sb_config  # noqa: E402
 from specbench.core import config_error as sb_config_error  # noqa: E402
 from specbench.core import files as sb_files  # noqa: E402
@@ -199,6 +200,7 @@ def setup_settings(wildcards):
     return {
         "server_args": sb_plan.server_args(config, wildcards.condition, BASE),
         "requires": list(config["conditions"][wildcards.condition]["requires"]),
+        "chat_template": sb_chat.setting(config),
         **sb_plan.measurement_settings(config),
     }
 

@@ -114,7 +114,9 @@ rule report:
         model_note=sb_plan.model_note(config),
         baseline=config["baseline"],
         study_setup=config["study_setup"],
-        server_args=config["server"]["args"],
+        # the flags every condition shares: the config's and the chat template's (a built-in one by name)
+        server_args=config["server"]["args"]
+        + sb_chat.server_flags(sb_chat.setting(config)),
         task_order=list(config["tasks"]),
         condition_order=list(config["conditions"]),
         stand_in_tasks=[

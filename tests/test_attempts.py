@@ -288,6 +288,7 @@ def _one_fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
         temperature: float,
         seed: int,
         timeout_s: float,
+        chat_template: str,
     ) -> Exchange:
         calls.append(
             {"prompt": messages[0]["content"], "max_tokens": max_tokens, "temperature": temperature, "seed": seed}

@@ -74,6 +74,24 @@ def test_server_args_put_the_draft_in_place(study_config: dict) -> None:
     assert used_roles(config, selected_cells(config)) == ["target"]
 
 
+def test_a_built_in_chat_template_is_served_by_name_after_the_configs_flags(study_config: dict) -> None:
+    config = _config(study_config)
+    assert config["models"]["target"]["chat_template"] == "gguf"  # the default: the GGUF's own
+    shared = 2 + len(config["server"]["args"])
+    assert server_args(config, "ngram-mod", REPO)[shared:] == ["--spec-type", "ngram-mod"]
+    for setting, flags in [("none", []), ("gemma", ["--no-jinja", "--chat-template", "gemma"])]:
+        config["models"]["target"]["chat_template"] = setting
+        args = server_args(config, "ngram-mod", REPO)
+        assert args[:shared] == ["-m", made_gguf(config, "target", REPO), *config["server"]["args"]]
+        assert args[shared:] == [*flags, "--spec-type", "ngram-mod"]  # --no-jinja after the config's --jinja
+
+
+def test_a_chat_template_that_is_no_name_is_refused_naming_the_key(study_config: dict) -> None:
+    study_config["models"]["target"]["chat_template"] = "{% for m in messages %}"
+    with pytest.raises(ConfigError, match=r"models\.target\.chat_template"):
+        validate_config(study_config, REPO)
+
+
 def test_resources_layer_rule_condition_and_machine(study_config: dict) -> None:
     config = _config(
         study_config,

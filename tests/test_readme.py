@@ -19,7 +19,7 @@ from config_helpers import merge_into
 from specbench.core.schema import load_schema, validate_document
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = ["README.md", "config/README.md", "docs/development.md", "docs/backends.md"]
+DOCS = ["README.md", "config/README.md", "docs/development.md", "docs/backends.md", "docs/study.md"]
 # What the workflow makes or the user adds: named in the documents, never in a clone
 MADE = ("results/", "resources/", "logs/", "benchmarks/", ".snakemake/", ".venv/")
 _FENCE = re.compile(r"```(\w*)\n(.*?)```", re.DOTALL)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import chat_template
 from .config_error import ConfigError
 from .files import sha256_text
 from .matrix import Cell
@@ -128,14 +129,15 @@ def model_note(config: dict) -> str | None:
 
 
 def server_args(config: dict, condition: str, base: Path) -> list[str]:
-    """The server's argv after the binary: the model, the study's flags, the condition's flags (with the draft's
-    path); the cell adds only --host 127.0.0.1 and the port it picks."""
+    """The server's argv after the binary: the model, the study's flags, the chat template's (a built-in one by
+    name), the condition's flags (with the draft's path); the cell adds only --host 127.0.0.1 and the port it picks."""
     draft = model_gguf(config, "draft", base) if "draft" in config["models"] else None
     args = config["conditions"][condition]["args"]
     return [
         "-m",
         model_gguf(config, "target", base),
         *config["server"]["args"],
+        *chat_template.server_flags(chat_template.setting(config)),
         *(a.replace("{draft}", draft) if draft else a for a in args),
     ]
 

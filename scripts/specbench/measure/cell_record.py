@@ -9,6 +9,7 @@ import platform
 from typing import Any
 
 from ..contention.samples import Verdict
+from ..core.chat_template import record_entry
 from ..core.matrix import Cell
 from ..core.record_version import RECORD_VERSION
 from .setup import Setup
@@ -127,6 +128,7 @@ def cell_record(
             "generation_settings": response.get("generation_settings", {}),
         },
         "request": {
+            "chat_template": record_entry(setup.chat_template, setup.model_manifest.get("chat_template")),
             "apply_template": exchange.template_request,
             "prompt": exchange.prompt,
             "completion": exchange.request,

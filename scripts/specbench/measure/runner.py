@@ -24,6 +24,7 @@ from ..contention.samples import Sample, Verdict
 from ..contention.verdict import busiest, judge
 from ..contention.watch import GpuWatch, NoGpuSampler
 from ..core.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
+from ..core.chat_template import unknown_builtin
 from ..core.matrix import Cell
 from .cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
 from .client import RequestRefused, run_exchange
@@ -40,12 +41,16 @@ def _now() -> str:
 
 
 def check_requirements(setup: Setup, label: str) -> None:
-    """Refuse a condition that needs the model's MTP layer when the model file has none, before any server."""
+    """Refuse a condition that needs the model's MTP layer when the model file has none, and a chat template the
+    server has not built in, before any server."""
     if "mtp" in setup.requires and not setup.model_manifest.get("mtp", {}).get("present", False):
         raise CellError(
             f"cell {label}: condition '{setup.condition}' needs the model's MTP layer, "
             f"but {setup.model_path} has none (see its model manifest)"
         )
+    unknown = unknown_builtin(setup.chat_template, setup.server_binary)
+    if unknown:
+        raise CellError(f"cell {label}: {unknown}")
 
 
 class AttemptFailed(RuntimeError):
@@ -105,6 +110,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                             temperature=cell.temperature,
                             seed=cell.seed(setup.base_seed),
                             timeout_s=setup.request_timeout_s,
+                            chat_template=setup.chat_template,
                         )
                     except RequestRefused as error:
                         raise CellError(f"cell {cell.label}: {error}; read {setup.server_log}") from error
