@@ -91,6 +91,11 @@ rule report:
                 caption="../report/timeline.rst",
                 category="Figures",
             ),
+            report(
+                "results/figures/thesis.png",
+                caption="../report/thesis.rst",
+                category="Figures",
+            ),
         ],
     log:
         "logs/report.log",

@@ -31,6 +31,7 @@ from .markdown import render_markdown
 from .model import Facts, Figure, Report
 from .provenance import report_numbers
 from .sections import build_report
+from .thesis_section import published_of
 
 
 @dataclass(frozen=True)
@@ -168,9 +169,17 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
             inputs.predictions,
             started.min().to_pydatetime() if len(started) else None,
         )
-    drawn = report_figures(tables, settings.baseline, settings.task_order, settings.condition_order, settings.sweeps)
+    drawn = report_figures(
+        tables,
+        settings.baseline,
+        settings.task_order,
+        settings.condition_order,
+        settings.sweeps,
+        published_of(claims),
+    )
     links = [*figure_links, *[None] * (len(drawn) - len(figure_links))]  # a sweep's figure: in the HTML report only
     figures = [Figure(caption, png_data_uri(png), link) for (caption, png), link in zip(drawn, links, strict=True)]
+    thesis = figures.pop(FIGURE_FILES.index("thesis.png"))  # shown in its own section
     facts = Facts(
         name=settings.name,
         baseline=settings.baseline,
@@ -192,6 +201,7 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
         claims=claims,
         numbers=numbers,
         figures=figures,
+        thesis=thesis,
         conditions=settings.condition_order,
         machines=views,
         sweeps=settings.sweeps,

@@ -42,6 +42,7 @@ from .model import (
     records,
     verdict_tone,
 )
+from .thesis_section import thesis_section
 from .variations import prompt_column, prompt_sections, sweep_sections
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -556,9 +557,11 @@ def build_report(
     conditions: Sequence[str] = (),
     machines: Sequence[MachineView] = (),
     sweeps: Mapping[str, Mapping[str, Any]] | None = None,
+    thesis: Figure | None = None,
 ) -> Report:
     """The report's sections, in order, from the summary tables (summaries.tables), the claims evaluation, the
-    provenance numbers and the figures (``sweeps``: each swept condition's facts)."""
+    provenance numbers and the figures (``sweeps``: each swept condition's facts; ``thesis``: the thesis section's
+    figure)."""
     cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
     differing = [f.name for f in facts.comparability.facts if not f.matches]
     warnings = (
@@ -599,6 +602,7 @@ def build_report(
     sections = [
         _answer(summary, claims, facts, shown),
         *_machines(machines, baseline, shown),
+        *thesis_section(tables.get("thesis"), claims, thesis),
         _setup(cells, facts),
         _comparability(facts),
         claims_section(claims),
