@@ -31,6 +31,7 @@ from specbench.claims.model import (
     ClaimError,
 )
 from specbench.core.config import load_config
+from specbench.report import thesis_figure as thesis_figure_module
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = load_config([REPO / "config" / "config.yaml"])
@@ -324,3 +325,26 @@ def test_a_method_or_task_of_the_claim_that_did_not_run_is_not_measured():
 
 def replace_tasks(claim: Claim, tasks: Sequence[str]) -> Claim:
     return dataclasses.replace(claim, tasks=tuple(tasks))
+
+
+def test_the_figure_says_the_answer_and_draws_with_one_method_too(monkeypatch):
+    texts: list[str] = []
+    original = thesis_figure_module.render
+
+    def spy(fig):
+        texts.extend(
+            [*(t.get_text() for ax in fig.axes for t in ax.texts), *(a.get_title(loc="left") for a in fig.axes)]
+        )
+        return original(fig)
+
+    monkeypatch.setattr(thesis_figure_module, "render", spy)
+    published = published_figure(thesis_claim().matrix)
+    decided = tables_of(by_task(2.0), temperatures=(0.0, 1.0))["thesis"]
+    png = thesis_figure_module.thesis_figure(decided, BASELINE, published, TASKS, [BASELINE, *METHODS])
+    assert png.startswith(b"\x89PNG") and any("this run: the task decides (ratio 7.27 [" in t for t in texts)
+    assert any("published multipliers: the task decides (ratio 1.21-1.31)" in t for t in texts)
+    texts.clear()
+    one = tables_of({t: {"ngram-mod": 2.0**ti} for ti, t in enumerate(TASKS)})["thesis"]
+    assert thesis_figure_module.thesis_figure(one, BASELINE, None).startswith(b"\x89PNG")
+    assert "this run: only one method ran (ngram-mod)" in texts
+    assert any("this run: cannot be judged" in t for t in texts)

@@ -10,7 +10,8 @@ methods on one task.
 - ``ratio`` = task_effect / method_effect: above 1, the task moves the multiplier more than the method does.
 - Intervals: a seeded percentile bootstrap over the repeats (``DRAWS`` draws): each cell's runs (every condition's,
   the baseline's too, per prompt of a prompt set) drawn again with replacement, the multipliers and the three figures
-  recomputed. Every cell needs two runs; with one, there is no interval (``decides``: 'too few runs').
+  recomputed. Each cell's draws are seeded by its own names, so a cell draws the same in any subset of the matrix.
+  Every cell needs two runs; with one, there is no interval (``decides``: 'too few runs').
 - ``decides``: 'task' where the ratio's interval lies above 1, 'method' where it lies below 1, 'not separated'
   otherwise; 'cannot be judged' with no pair of tasks under one method or no pair of methods on one task.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -91,17 +93,25 @@ def decides(low: float, high: float) -> str:
     return SEPARATED_NOT
 
 
-def _means(values: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
+def _means(values: np.ndarray, draws: int, seed: Sequence[int]) -> np.ndarray:
     """``draws`` bootstrap means of ``values`` (each a resample with replacement of the same size)."""
+    rng = np.random.default_rng(list(seed))
     return values[rng.integers(0, len(values), size=(draws, len(values)))].mean(axis=1)
 
 
-def _pooled(groups: Sequence[np.ndarray], draws: int, rng: np.random.Generator) -> tuple[float, np.ndarray]:
-    """The mean over every group's runs and its bootstrap draws, each group (one prompt's runs) resampled apart."""
-    sizes = np.array([len(g) for g in groups], dtype=float)
-    point = float(np.concatenate(groups).mean())
-    drawn = sum(n * _means(g, draws, rng) for n, g in zip(sizes, groups, strict=True)) / sizes.sum()
-    return point, drawn
+def _pooled(runs: pd.DataFrame, draws: int, seed: int) -> tuple[float, np.ndarray, list[int]]:
+    """One task x condition's mean tokens/s over its runs, its bootstrap draws (each prompt's runs resampled apart,
+    seeded by the seed and the cell's own names, so that a cell draws the same in any matrix) and the prompts' run
+    counts."""
+    groups = {
+        prompt: g.tokens_per_s.to_numpy(dtype=float) for prompt, g in runs.groupby("prompt", sort=True, dropna=False)
+    }
+    sizes = [len(g) for g in groups.values()]
+    cell = f"{runs.task.iloc[0]}\0{runs.condition.iloc[0]}"
+    drawn = sum(
+        len(g) * _means(g, draws, (seed, zlib.crc32(f"{cell}\0{prompt}".encode()))) for prompt, g in groups.items()
+    )
+    return float(runs.tokens_per_s.mean()), drawn / sum(sizes), sizes
 
 
 def thesis_figure(
@@ -120,7 +130,6 @@ def thesis_figure(
     usable = cells[(cells.temperature == temperature) & (cells.tokens_per_s > 0)]
     methods = [m for m in (methods or dict.fromkeys(usable.condition)) if m != baseline]
     tasks = list(tasks or dict.fromkeys(usable.task))
-    rng = np.random.default_rng(seed)
     logs, drawn = np.full((len(tasks), len(methods)), np.nan), np.full((draws, len(tasks), len(methods)), np.nan)
     fewest, behind, matrix = math.inf, [], {}
     for ti, task in enumerate(tasks):
@@ -128,17 +137,15 @@ def thesis_figure(
         base = own[own.condition == baseline]
         if base.empty:
             continue
-        base_groups = [g.tokens_per_s.to_numpy(dtype=float) for _, g in base.groupby("prompt", sort=True)]
-        base_mean, base_draws = _pooled(base_groups, draws, rng)
+        base_mean, base_draws, base_sizes = _pooled(base, draws, seed)
         for mi, method in enumerate(methods):
             runs = own[own.condition == method]
             if runs.empty:
                 continue
-            groups = [g.tokens_per_s.to_numpy(dtype=float) for _, g in runs.groupby("prompt", sort=True)]
-            mean, method_draws = _pooled(groups, draws, rng)
+            mean, method_draws, sizes = _pooled(runs, draws, seed)
             logs[ti, mi] = math.log(mean / base_mean)
             drawn[:, ti, mi] = np.log(method_draws / base_draws)
-            fewest = min(fewest, *(len(g) for g in groups + base_groups))
+            fewest = min(fewest, *sizes, *base_sizes)
             matrix.setdefault(task, {})[method] = mean / base_mean
             behind += [*runs.cell_file, *base.cell_file]
     task_pairs, method_pairs = pair_counts(np.isfinite(logs))

@@ -602,7 +602,7 @@ def build_report(
     sections = [
         _answer(summary, claims, facts, shown),
         *_machines(machines, baseline, shown),
-        *thesis_section(tables.get("thesis"), claims, thesis),
+        *thesis_section(tables.get("thesis"), claims, thesis, shown),
         _setup(cells, facts),
         _comparability(facts),
         claims_section(claims),

@@ -83,7 +83,7 @@ def thesis_figure(
     methods = ordered([m for r in rows for m in r["methods"]], conditions)
     if not methods:
         return no_data(title, f"only '{baseline}' cells, no method to compare")
-    styles = condition_styles(ordered([baseline, *methods], [baseline, *conditions]), baseline)
+    styles = condition_styles(ordered([baseline, *methods], conditions), baseline)
     handles = [
         *(
             Line2D([], [], ls="none", marker=styles[m].marker, color=styles[m].colour, markeredgecolor="0.15", label=m)
@@ -96,7 +96,8 @@ def thesis_figure(
         f"Left: each task's multiplier (mean tokens/s over the '{baseline}' mean of the same task) under each method. "
         "Right: the task effect, the mean factor between two tasks under one method, and the method effect, the "
         "mean factor between two methods on one task; whiskers: 95 % bootstrap interval over the repeats (this run), "
-        "the span over every reading of the text's ranges (published: no per-run numbers). The longer bar decides."
+        "the span over every reading of the text's ranges (published: no per-run numbers). Ratio: task effect / "
+        "method effect, on the log scale; the longer bar decides where its interval lies wholly on one side of 1."
     )
     with matplotlib.rc_context(RC_PARAMS):
         fig = Figure(figsize=thesis_size(len(rows)), dpi=DPI, layout="constrained")
@@ -107,6 +108,7 @@ def thesis_figure(
         for (dots, effects), row in zip(axes, rows, strict=True):
             _dots(dots, row, methods, styles, tasks)
             _effects(effects, row, published)
+            dots.set_title(_answers(row, published), loc="left", fontsize=9.5)
         return render(fig)
 
 
@@ -139,7 +141,6 @@ def _dots(ax: Any, row: Mapping[str, Any], methods: list[str], styles: Mapping[s
     ax.set_yticks(range(len(names)), names)
     ax.set_ylim(len(names) - 0.5, -0.5)
     ax.set_xlabel("multiplier (log scale)")
-    ax.set_title(f"temperature {temperature_label(row['temperature'])}: multiplier per task and method", loc="left")
 
 
 def _effects(ax: Any, row: Mapping[str, Any], published: Mapping[str, Any] | None) -> None:
@@ -160,7 +161,14 @@ def _effects(ax: Any, row: Mapping[str, Any], published: Mapping[str, Any] | Non
                         capsize=3,
                         zorder=4,
                     )
-                ax.text(max(point, high if np.isfinite(high) else point) * 1.02, y, f"{point:.2f}×", va="center")
+                ax.annotate(
+                    f"{point:.2f}×",
+                    (high if np.isfinite(high) else point, y),
+                    xytext=(4, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=8,
+                )
             labels.append(f"{group}: {name}")
             y += 1
         y += 0.4
@@ -169,11 +177,25 @@ def _effects(ax: Any, row: Mapping[str, Any], published: Mapping[str, Any] | Non
     ax.set_xlim(1.0, ax.get_xlim()[1] * 1.15)
     ax.xaxis.set_major_formatter(FuncFormatter(times_label))
     ax.set_xlabel("mean factor between two cells")
-    ratio = row["ratio"]
-    shown = "" if ratio != ratio else f" (ratio {ratio:.2f}" + _interval(row) + ")"
-    ax.set_title(f"this run: {answer(row)}{shown}", loc="left")
+    if row["decides"] == CANNOT:
+        ax.text(0.02, 0.95, f"this run: {row['reason']}", transform=ax.transAxes, va="top", fontsize=8, color="0.3")
+    ax.set_title("task and method effects", loc="left", fontsize=9.5)
 
 
-def _interval(row: Mapping[str, Any]) -> str:
-    low, high = row["ratio_low"], row["ratio_high"]
-    return "" if low != low or high != high else f" [{low:.2f}-{high:.2f}]"
+def _answers(row: Mapping[str, Any], published: Mapping[str, Any] | None) -> str:
+    """The temperature's answer, this run's and the published figure's, as the row's title."""
+    lines = [
+        f"temperature {temperature_label(row['temperature'])}, this run: {answer(row)}"
+        + _ratio(row["ratio"], row["ratio_low"], row["ratio_high"])
+    ]
+    if published:
+        low, high = published["ratio"]
+        lines.append(f"published multipliers: {answer(published)} (ratio {low:.2f}-{high:.2f})")
+    return "\n".join(lines)
+
+
+def _ratio(ratio: float, low: float, high: float) -> str:
+    """' (ratio 0.09 [0.07-0.22])', without the interval where there is none; '' without a ratio."""
+    if ratio != ratio:
+        return ""
+    return f" (ratio {ratio:.2f}" + ("" if low != low or high != high else f" [{low:.2f}-{high:.2f}]") + ")"

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..analysis.thesis import factor
 from ..claims.thesis_judge import published_text
+from .figure_style import ordered, temperature_label
 from .model import Column, Figure, Note, Section, Table, is_missing, joined, records
 from .thesis_figure import answer
 
@@ -42,7 +43,7 @@ def _ratio(row: Mapping[str, Any]) -> str:
 
 def run_sentence(row: Mapping[str, Any]) -> str:
     """One temperature's answer in a sentence."""
-    where = f"**Temperature {row['temperature']:g}: {answer(row)}**"
+    where = f"**Temperature {temperature_label(row['temperature'])}: {answer(row)}**"
     if row["decides"] == "cannot be judged":
         return f"{where}: {row['reason']}."
     return (
@@ -67,14 +68,17 @@ def published_of(claims: pd.DataFrame | None) -> Mapping[str, Any] | None:
 
 
 def thesis_section(
-    thesis: pd.DataFrame | None, claims: pd.DataFrame | None, figure: Figure | None = None
+    thesis: pd.DataFrame | None,
+    claims: pd.DataFrame | None,
+    figure: Figure | None = None,
+    conditions: Sequence[str] = (),
 ) -> list[Section]:
     """The section (none without a thesis table): the answer per temperature, the published figure, the claim's
-    verdicts on the study's methods, a table of every figure and the figure."""
+    verdicts on the study's methods, a table of every figure and the figure (methods in ``conditions``' order)."""
     if thesis is None:
         return []
     notes = [Note(DEFINITION)]
-    rows = records(thesis.sort_values("temperature"))
+    rows = [{**r, "methods": ordered(r["methods"], conditions)} for r in records(thesis.sort_values("temperature"))]
     notes += [Note(run_sentence(r), "" if r["decides"] in ("task", "method") else "warn") for r in rows]
     if not rows:
         notes.append(Note("No cells: nothing to judge.", "warn"))
@@ -113,7 +117,7 @@ def thesis_section(
     table = Table(
         [
             Column("figure", "figure", text=True),
-            Column("temp", "temperature", lambda v: "not stated" if is_missing(v) else f"{v:g}"),
+            Column("temp", "temperature", lambda v: "not stated" if is_missing(v) else temperature_label(v)),
             Column("methods", "shown_methods", text=True),
             Column("tasks", lambda r: len(r["tasks"])),
             Column("task effect", lambda r: r.get("task_text") or _factor(r, "task"), text=True),
@@ -123,7 +127,7 @@ def thesis_section(
                 "decides",
                 "decides",
                 text=True,
-                tone=lambda v: "good" if v == "task" else "warn" if v == "method" else "",
+                tone=lambda v: "good" if v == "task" else "",
             ),
         ],
         table_rows,
