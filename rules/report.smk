@@ -24,6 +24,8 @@ rule aggregate:
         # per prompt of a prompt set: its multipliers, and the spread across prompts beside that across repeats
         prompts="results/prompts.csv",
         spread="results/prompt_spread.csv",
+        # per temperature: the task effect against the method effect (the study's thesis, analysis.thesis)
+        thesis="results/thesis.csv",
         cells_index="results/cells_index.json",
     log:
         "logs/aggregate.log",

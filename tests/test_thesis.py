@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,7 +16,7 @@ import pandas as pd
 import pytest
 
 from specbench.analysis.summaries import tables as summary_tables
-from specbench.analysis.table import frame_of
+from specbench.analysis.table import csv_copy, frame_of
 from specbench.analysis.thesis import effects, published_figure, thesis, thesis_figure
 from specbench.claims.evaluate import evaluate
 from specbench.claims.load import load_claims, parse_claims
@@ -348,3 +349,9 @@ def test_the_figure_says_the_answer_and_draws_with_one_method_too(monkeypatch):
     assert thesis_figure_module.thesis_figure(one, BASELINE, None).startswith(b"\x89PNG")
     assert "this run: only one method ran (ngram-mod)" in texts
     assert any("this run: cannot be judged" in t for t in texts)
+
+
+def test_the_csv_copy_writes_the_matrix_as_json():
+    frame = csv_copy(tables_of(by_task(2.0))["thesis"])
+    assert json.loads(frame.matrix.iloc[0])["gsm8k"]["mtp"] == pytest.approx(4.4)
+    assert json.loads(frame.methods.iloc[0]) == ["dflash", "mtp", "ngram-mod"]
