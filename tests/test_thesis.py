@@ -12,9 +12,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
+from specbench.analysis import thesis as thesis_module
 from specbench.analysis.summaries import tables as summary_tables
 from specbench.analysis.table import csv_copy, frame_of
 from specbench.analysis.thesis import effects, published_figure, thesis, thesis_figure
@@ -355,3 +357,11 @@ def test_the_csv_copy_writes_the_matrix_as_json():
     frame = csv_copy(tables_of(by_task(2.0))["thesis"])
     assert json.loads(frame.matrix.iloc[0])["gsm8k"]["mtp"] == pytest.approx(4.4)
     assert json.loads(frame.methods.iloc[0]) == ["dflash", "mtp", "ngram-mod"]
+
+
+def test_a_drawn_mean_varies_as_a_t_intervals_standard_error_says():
+    """Three runs: the plain bootstrap's mean varies by 2/3 of s^2 / n; spread by sqrt(n / (n - 1)) it is s^2 / n."""
+    runs = np.array([90.0, 100.0, 113.0])
+    drawn = thesis_module._means(runs, 40_000, (0, 1))
+    assert drawn.mean() == pytest.approx(runs.mean(), rel=1e-3)
+    assert drawn.var() == pytest.approx(runs.var(ddof=1) / 3, rel=0.03)
