@@ -364,4 +364,4 @@ def test_a_drawn_mean_varies_as_a_t_intervals_standard_error_says():
     runs = np.array([90.0, 100.0, 113.0])
     drawn = thesis_module._means(runs, 40_000, (0, 1))
     assert drawn.mean() == pytest.approx(runs.mean(), rel=1e-3)
-    assert drawn.var() == pytest.approx(runs.var(ddof=1) / 3, rel=0.03)
+    assert drawn.var() == pytest.approx(runs.var(ddof=1) / 3, rel=0.05)

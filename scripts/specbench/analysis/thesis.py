@@ -10,10 +10,10 @@ methods on one task.
 - ``ratio`` = task_effect / method_effect: above 1, the task moves the multiplier more than the method does.
 - Intervals: a seeded percentile bootstrap over the repeats (``DRAWS`` draws): each cell's runs (every condition's,
   the baseline's too, per prompt of a prompt set) drawn again with replacement, the multipliers and the three figures
-  recomputed. The runs are spread about their mean by sqrt(n / (n - 1)) before drawing, so that a drawn mean varies
-  by s^2 / n, as a t-interval's standard error says (the plain bootstrap's variance is (n - 1) / n of that). Each
-  cell's draws are seeded by its own names, so a cell draws the same in any subset of the matrix.
-  Every cell needs two runs; with one, there is no interval (``decides``: 'too few runs').
+  recomputed. The runs are spread by sqrt(n / (n - 1)) (on the log scale, kept positive) before drawing, so that a
+  drawn mean varies by about s^2 / n, as a t-interval's standard error says (the plain bootstrap's variance is
+  (n - 1) / n of that). Each cell's draws are seeded by its own names, so a cell draws the same in any subset of
+  the matrix. Every cell needs two runs; with one, there is no interval (``decides``: 'too few runs').
 - ``decides``: 'task' where the ratio's interval lies above 1, 'method' where it lies below 1, 'not separated'
   otherwise; 'cannot be judged' with no pair of tasks under one method or no pair of methods on one task.
 
@@ -96,11 +96,16 @@ def decides(low: float, high: float) -> str:
 
 
 def _means(values: np.ndarray, draws: int, seed: Sequence[int]) -> np.ndarray:
-    """``draws`` bootstrap means of ``values``, each a resample with replacement of the same size, drawn from the
-    values spread about their mean by sqrt(n / (n - 1)): a drawn mean's variance is then s^2 / n (the plain
-    bootstrap's is (n - 1) / n of it, two thirds with three runs)."""
+    """``draws`` bootstrap means of ``values`` (positive), each a resample with replacement of the same size, drawn
+    from the values spread by sqrt(n / (n - 1)) on the log scale and scaled back to their mean: a drawn mean's
+    variance is then about s^2 / n (the plain bootstrap's is (n - 1) / n of it, two thirds with three runs), and
+    every drawn value stays positive."""
     n = len(values)
-    spread = values.mean() + (values - values.mean()) * math.sqrt(n / (n - 1)) if n > 1 else values
+    spread = values
+    if n > 1:
+        logs = np.log(values)
+        spread = np.exp(logs.mean() + (logs - logs.mean()) * math.sqrt(n / (n - 1)))
+        spread *= values.mean() / spread.mean()
     rng = np.random.default_rng(list(seed))
     return spread[rng.integers(0, n, size=(draws, n))].mean(axis=1)
 
