@@ -17,12 +17,10 @@ import pandas as pd
 import pytest
 
 from specbench.analysis import thesis as thesis_module
+from specbench.analysis.cell_table import csv_copy, frame_of
 from specbench.analysis.summaries import tables as summary_tables
-from specbench.analysis.table import csv_copy, frame_of
 from specbench.analysis.thesis import effects, published_figure, thesis, thesis_figure
-from specbench.claims.evaluate import evaluate
-from specbench.claims.load import load_claims, parse_claims
-from specbench.claims.model import (
+from specbench.claims.claim import (
     AGREES,
     CONTRADICTED,
     DIFFERS,
@@ -33,6 +31,8 @@ from specbench.claims.model import (
     Claim,
     ClaimError,
 )
+from specbench.claims.evaluate import evaluate
+from specbench.claims.load import load_claims, parse_claims
 from specbench.core.config import load_config
 from specbench.report import thesis_figure as thesis_figure_module
 

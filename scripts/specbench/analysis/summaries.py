@@ -40,9 +40,9 @@ import pandas as pd
 
 from ..core.explanations import first_difference
 from ..core.matrix import DEFAULT_MACHINE
+from .cell_table import GROUP, MACHINE, PROMPT_GROUP, machines_of
 from .intervals import ratio_interval, runs_for_precision
-from .prompts import prompt_spread, task_or_prompt
-from .table import GROUP, MACHINE, PROMPT_GROUP, machines_of
+from .prompt_spread import prompt_spread, task_or_prompt
 from .thesis import thesis
 
 SPEED_COLUMNS = [

@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import thesis as figure
-from .model import CONTRADICTED, NOT_MEASURED, NOT_SEPARATED, REPRODUCED, TOO_FEW_RUNS
+from .claim import CONTRADICTED, NOT_MEASURED, NOT_SEPARATED, REPRODUCED, TOO_FEW_RUNS
 from .tables import Outcome, Run, decide, listed
 
 if TYPE_CHECKING:
-    from .model import Claim
+    from .claim import Claim
 
 
 def effect_text(row: Mapping[str, Any]) -> str:

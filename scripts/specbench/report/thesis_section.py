@@ -12,8 +12,8 @@ import pandas as pd
 
 from ..analysis.thesis import factor
 from ..claims.thesis_judge import published_text
+from .document import Column, Figure, Note, Section, Table, is_missing, joined, records
 from .figure_style import ordered, temperature_label
-from .model import Column, Figure, Note, Section, Table, is_missing, joined, records
 from .thesis_figure import answer
 
 CLAIM_ID = "task-more-than-method"
