@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from config_helpers import load_config
 from specbench.analysis import thesis as thesis_module
 from specbench.analysis.cell_table import csv_copy, frame_of
 from specbench.analysis.summaries import tables as summary_tables
@@ -33,7 +34,6 @@ from specbench.claims.claim import (
 )
 from specbench.claims.evaluate import evaluate
 from specbench.claims.load import load_claims, parse_claims
-from specbench.core.config import load_config
 from specbench.report import thesis_figure as thesis_figure_module
 
 REPO = Path(__file__).resolve().parents[1]
