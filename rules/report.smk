@@ -76,6 +76,8 @@ rule report:
         # per prompt of a prompt set: its multipliers, and the spread across prompts beside that across repeats
         prompts="results/prompts.csv",
         spread="results/prompt_spread.csv",
+        # per temperature: the task effect against the method effect (the study's thesis, analysis.thesis)
+        thesis="results/thesis.csv",
         # The figures as files too (the HTML report embeds them): in snakemake --report, and linked from report.md
         figures=[
             report(
@@ -91,6 +93,11 @@ rule report:
             report(
                 "results/figures/timeline.png",
                 caption="../report/timeline.rst",
+                category="Figures",
+            ),
+            report(
+                "results/figures/thesis.png",
+                caption="../report/thesis.rst",
                 category="Figures",
             ),
         ],

@@ -313,7 +313,7 @@ def test_every_claim_evaluates_against_the_sample_tables(
     unstated = {c.id for c in claims if c.unstated} | {f"{c.id}@{v}" for c in claims if c.unstated for v in c.variants}
     at_t1 = result[result["verdict_t1"].notna()]
     assert set(at_t1["id"]) == unstated and set(result[result["reading"].notna()]["id"]) == unstated
-    assert set(at_t1["kind"]) == {"speedup", "tokens_per_s", "acceptance", "verdict", "ordering"}
+    assert set(at_t1["kind"]) == {"speedup", "tokens_per_s", "acceptance", "verdict", "ordering", "thesis"}
     assert set(at_t1["verdict_t1"]) <= {NOT_MEASURED, NOT_COMPARABLE}
     assert all("n/a" in text for text in at_t1["measured_t1_text"])
     assert set(at_t1["reading"]) <= {"temperature 0 only", "neither reading", NOT_MEASURED, NOT_COMPARABLE}

@@ -28,6 +28,7 @@ from specbench.report.figure_style import (
     png_data_uri,
 )
 from specbench.report.figures import acceptance_figure, multiplier_figure, report_figures, timeline_figure
+from specbench.report.thesis_figure import thesis_figure, thesis_size
 
 DATA = Path(__file__).resolve().parent / "data" / "report"
 STUDY = ["off", "ngram-mod", "mtp", "dflash", "ngram-mod-warm"]
@@ -182,6 +183,7 @@ def test_sample_tables_render_at_the_fixed_size(sample, tmp_path):
         "multiplier": (multiplier_figure(sample["cells"], "off", TASKS, STUDY, sample["summary"]), MULTIPLIER_SIZE),
         "acceptance": (acceptance_figure(sample["acceptance"], "off", TASKS, STUDY), ACCEPTANCE_SIZE),
         "timeline": (timeline_figure(sample["cells"], "off", STUDY), TIMELINE_SIZE),
+        "thesis": (thesis_figure(sample["thesis"], "off", None, TASKS, STUDY), thesis_size(len(sample["thesis"]))),
     }
     for name, (png, size) in rendered.items():
         assert isinstance(png, bytes) and png.startswith(PNG_SIGNATURE), name
@@ -189,7 +191,7 @@ def test_sample_tables_render_at_the_fixed_size(sample, tmp_path):
         image = _pixels(png)
         assert image[..., :3].std() > 0.05, f"{name} looks blank"
         (tmp_path / f"{name}.png").write_bytes(png)
-    assert list(_all(sample).values()) == [png for png, _ in rendered.values()]  # the report's three, in order
+    assert list(_all(sample).values()) == [png for png, _ in rendered.values()]  # the report's four, in order
 
 
 def test_figures_are_deterministic(sample):

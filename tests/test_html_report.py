@@ -144,6 +144,7 @@ def test_both_documents_come_from_the_same_sections(rendered) -> None:
     html_titles = re.findall(r"<h2 id='([^']+)'>([^<]+)</h2>", page)
     assert [i for i, _ in html_titles] == [
         "answer",
+        "thesis",
         "environment",
         "comparability",
         "claims",
@@ -163,6 +164,7 @@ def test_both_documents_come_from_the_same_sections(rendered) -> None:
     md_titles = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
     assert md_titles == [
         "What this run found",
+        "Does the task or the method decide the multiplier?",
         "Setup",
         "Comparable with the study?",
         "Published claims vs this run",

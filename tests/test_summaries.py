@@ -356,7 +356,16 @@ def test_parquet_round_trip_keeps_types_and_csv_copy_keeps_lists_readable(tmp_pa
         csv[csv.gsm8k_correct.notna()].iloc[0].gsm8k_wrong == '[{"problem": 3, "extracted": "25000", '
         '"reference": "70000"}]'
     )
-    assert set(tables(again, "off")) == {"cells", "summary", "acceptance", "identity", "prompts", "spread", "deciding"}
+    assert set(tables(again, "off")) == {
+        "cells",
+        "summary",
+        "acceptance",
+        "identity",
+        "prompts",
+        "spread",
+        "deciding",
+        "thesis",
+    }
 
 
 def test_interval_of_a_ratio_against_a_simulation() -> None:

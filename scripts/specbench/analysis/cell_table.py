@@ -351,9 +351,9 @@ def read_table(path: Path) -> pd.DataFrame:
 
 
 def csv_copy(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy for people who open CSV files: list columns as JSON, token ids left out."""
+    """A copy for people who open CSV files: list and mapping columns as JSON, token ids left out."""
     out = frame.drop(columns=["tokens"], errors="ignore").copy()
     for column in out.columns:
-        if out[column].map(lambda v: isinstance(v, list)).any():
-            out[column] = out[column].map(lambda v: json.dumps(v) if isinstance(v, list) else v)
+        if out[column].map(lambda v: isinstance(v, (list, dict))).any():
+            out[column] = out[column].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
     return out

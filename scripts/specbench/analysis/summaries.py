@@ -43,6 +43,7 @@ from ..core.matrix import DEFAULT_MACHINE
 from .cell_table import GROUP, MACHINE, PROMPT_GROUP, machines_of
 from .intervals import ratio_interval, runs_for_precision
 from .prompt_spread import prompt_spread, task_or_prompt
+from .thesis import thesis
 
 SPEED_COLUMNS = [
     "task",
@@ -442,6 +443,7 @@ def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
         "prompts": prompts,
         "spread": spread,
         "deciding": task_or_prompt(spread, overall, baseline),
+        "thesis": thesis(cells, baseline),
     }
 
 

@@ -13,13 +13,28 @@ from ..core.schema import load_schema
 
 # The verdicts (docs/claims.md says when each is given)
 REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED = "reproduced", "same direction", "not reproduced"
+CONTRADICTED = "contradicted"  # an ordering with a separated pair in the other order
+NOT_SEPARATED = "not separated"  # an ordering whose pairs' 95 % intervals overlap
+TOO_FEW_RUNS = "too few runs"  # the all-runs rule, or an interval, cannot mean anything with so few runs
 NOT_MEASURED = "not measured in this run"
 BACKGROUND = "background, not checked by a run"
 NOT_COMPARABLE = "not comparable"
 # A relation the study does not claim to transfer (a verdict, an order of methods), on another setup: shown beside
 # the study's, not judged
 AGREES, DIFFERS = "agrees", "differs"
-VERDICTS = (REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED, NOT_MEASURED, NOT_COMPARABLE, AGREES, DIFFERS, BACKGROUND)
+VERDICTS = (
+    REPRODUCED,
+    SAME_DIRECTION,
+    NOT_REPRODUCED,
+    CONTRADICTED,
+    NOT_SEPARATED,
+    TOO_FEW_RUNS,
+    NOT_MEASURED,
+    NOT_COMPARABLE,
+    AGREES,
+    DIFFERS,
+    BACKGROUND,
+)
 # The study's setup itself is the config's study_setup, shown fact by fact in the report's comparability table
 NOT_COMPARABLE_DETAIL = "absolute figure: compared only on the study's setup (see Comparable with the study?)"
 SCHEMA_PATH = REPO_ROOT / "config" / "claims.schema.yaml"
@@ -37,6 +52,7 @@ SCOPES = {
     "ordering": "relative",
     "warm_vs_fresh": "relative",
     "background": "background",
+    "thesis": "relative",
 }  # per-repeat speeds: absolute; an ordering over tasks: transfers
 # A claim whose temperature the text does not give is judged under both readings, these two (docs/study.md)
 READINGS = (0.0, 1.0)
@@ -93,6 +109,7 @@ class Claim:
     fresh: str | None = None
     side: str | None = None  # a multiplier whose point is its side of 1.0x: 'faster' or 'slower' by the verdict rule
     versus: str | None = None  # identity: 'first-repeat' compares a condition's repeats with its own first
+    matrix: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # thesis: published multipliers
 
 
 def stands_for(variant: str, claim: Claim) -> str | None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .claim import BACKGROUND, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, SAME_DIRECTION
 from .tables import METRICS, Outcome, Run, absent, decide, finite, format_published, listed, per_task, side_of
+from .thesis_judge import judge_thesis
 
 if TYPE_CHECKING:
     from .claim import Claim
@@ -458,4 +459,5 @@ JUDGES: dict[str, Callable[[Claim, Run], Outcome]] = {
     "warm_vs_fresh": _warm,
     "ordering": _ordering,
     "background": _background,
+    "thesis": judge_thesis,
 }

@@ -104,6 +104,10 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "tasks", "the tasks are the members of 'published'"
     if tiers and e["over"] == "conditions" and (given & {"condition", "conditions"} or len(claim.tasks) != 1):
         yield "conditions", "over conditions: one 'task', and the conditions are the members of 'published'"
+    if kind == "thesis" and set(e["matrix"]) != set(claim.tasks):
+        yield "matrix", f"its tasks must be the claim's tasks {list(claim.tasks)}, got {list(e['matrix'])}"
+    if kind == "thesis" and (extra := {m for row in e["matrix"].values() for m in row} - set(claim.conditions)):
+        yield "matrix", f"not one of the claim's conditions: {sorted(extra)}"
     if len(set(members)) != len(members):
         yield "published", f"a name appears twice in {value!r}"
     if not claim.tasks and kind != "background":

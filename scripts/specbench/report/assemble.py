@@ -31,6 +31,7 @@ from .machines import MachineView, machine_view
 from .markdown import render_markdown
 from .provenance import report_numbers
 from .sections import build_report
+from .thesis_section import published_of
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ class ReportSettings:
 
 
 # The summaries written beside the report as CSV (every machine's in one file; rule report's outputs of these names)
-SUMMARY_FILES = ("summary", "acceptance", "identity", "prompts", "spread")
+SUMMARY_FILES = ("summary", "acceptance", "identity", "prompts", "spread", "thesis")
 
 
 @dataclass(frozen=True)
@@ -173,9 +174,17 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
             inputs.predictions,
             started.min().to_pydatetime() if len(started) else None,
         )
-    drawn = report_figures(tables, settings.baseline, settings.task_order, settings.condition_order, settings.sweeps)
+    drawn = report_figures(
+        tables,
+        settings.baseline,
+        settings.task_order,
+        settings.condition_order,
+        settings.sweeps,
+        published_of(claims),
+    )
     links = [*figure_links, *[None] * (len(drawn) - len(figure_links))]  # a sweep's figure: in the HTML report only
     figures = [Figure(caption, png_data_uri(png), link) for (caption, png), link in zip(drawn, links, strict=True)]
+    thesis = figures.pop(FIGURE_FILES.index("thesis.png"))  # shown in its own section
     facts = Facts(
         name=settings.name,
         baseline=settings.baseline,
@@ -197,6 +206,7 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
         claims=claims,
         numbers=numbers,
         figures=figures,
+        thesis=thesis,
         conditions=settings.condition_order,
         machines=views,
         sweeps=settings.sweeps,

@@ -49,6 +49,7 @@ from .figure_style import (
     temperature_label,
     times_label,
 )
+from .thesis_figure import thesis_figure
 
 # --------------------------------------------------------------------------------------------------------------------
 # Throughput multiplier
@@ -476,7 +477,7 @@ def sweeps_of(conditions: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
 
 # The figures' file names, in report_figures' order (rule report writes each beside the report, for snakemake --report
 # and the Markdown report)
-FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png")
+FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png", "thesis.png")
 
 
 def report_figures(
@@ -485,8 +486,10 @@ def report_figures(
     tasks: Sequence[str],
     conditions: Sequence[str],
     sweeps: Mapping[str, Mapping[str, Any]] | None = None,
+    published: Mapping[str, Any] | None = None,
 ) -> list[tuple[str, bytes]]:
-    """The report's figures with their captions (``sweeps``: each swept condition's facts, a figure per sweep)."""
+    """The report's figures with their captions (``sweeps``: each swept condition's facts, a figure per sweep;
+    ``published``: the thesis figure of the study's published multipliers, analysis.thesis.published_figure)."""
     cells = tables["cells"]
     swept = [
         (
@@ -509,6 +512,11 @@ def report_figures(
         (
             "Tokens/s of every cell over time (contention would show as a dip)",
             timeline_figure(cells, baseline, conditions),
+        ),
+        (
+            "Does the task or the method decide? Each task's multiplier per method, and the task and method effects "
+            "with their intervals, this run's beside the published multipliers'",
+            thesis_figure(tables.get("thesis"), baseline, published, tasks, conditions),
         ),
         *swept,
     ]

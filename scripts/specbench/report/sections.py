@@ -41,6 +41,7 @@ from .document import (
 )
 from .environment import ceiling_rows
 from .machines import MachineView, machines_sections
+from .thesis_section import thesis_section
 from .variations import prompt_column, prompt_sections, sweep_sections
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -571,9 +572,11 @@ def build_report(
     conditions: Sequence[str] = (),
     machines: Sequence[MachineView] = (),
     sweeps: Mapping[str, Mapping[str, Any]] | None = None,
+    thesis: Figure | None = None,
 ) -> Report:
     """The report's sections, in order, from the summary tables (summaries.tables), the claims evaluation, the
-    provenance numbers and the figures (``sweeps``: each swept condition's facts)."""
+    provenance numbers and the figures (``sweeps``: each swept condition's facts; ``thesis``: the thesis section's
+    figure)."""
     cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
     differing = [f.name for f in facts.comparability.facts if not f.matches]
     warnings = (
@@ -614,6 +617,7 @@ def build_report(
     sections = [
         _answer(summary, claims, facts, shown),
         *machines_sections(machines, baseline, shown),
+        *thesis_section(tables.get("thesis"), claims, thesis, shown),
         _setup(cells, facts),
         _comparability(facts),
         claims_section(claims),

@@ -1,0 +1,148 @@
+"""The report's thesis section: does the task or the method decide the multiplier? This run's answer per temperature
+(analysis.thesis, over every speculative condition), the published multipliers' answer, the claim judged on the
+study's own methods, and the figure (thesis_figure)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ..analysis.thesis import factor
+from ..claims.thesis_judge import published_text
+from .document import Column, Figure, Note, Section, Table, is_missing, joined, records
+from .figure_style import ordered, temperature_label
+from .thesis_figure import answer
+
+CLAIM_ID = "task-more-than-method"
+DEFINITION = (
+    "The study's title and conclusion: *the task, more than the method, decided the multiplier*. Measured here as two "
+    "factors: the **task effect**, how far apart two tasks' multipliers are under one method (the mean factor over "
+    "every such pair), and the **method effect**, how far apart two methods' are on one task. The task decides where "
+    "the task effect is the larger with the ratio's 95 % interval (a bootstrap over the repeats) above 1; the method "
+    "where it lies below 1; otherwise the two are *not separated*."
+)
+
+
+def _factor(row: Mapping[str, Any], name: str) -> str:
+    point, low, high = (row.get(f"{name}_{k}") for k in ("effect", "low", "high"))
+    if is_missing(point):
+        return "n/a"
+    bounds = "" if is_missing(low) or is_missing(high) else f" [{factor(low):.2f}-{factor(high):.2f}]"
+    return f"{factor(point):.2f}x{bounds}"
+
+
+def _ratio(row: Mapping[str, Any]) -> str:
+    ratio, low, high = row.get("ratio"), row.get("ratio_low"), row.get("ratio_high")
+    if is_missing(ratio) or not math.isfinite(ratio):
+        return "n/a"
+    return f"{ratio:.2f}" + ("" if is_missing(low) or is_missing(high) else f" [{low:.2f}-{high:.2f}]")
+
+
+def run_sentence(row: Mapping[str, Any]) -> str:
+    """One temperature's answer in a sentence."""
+    where = f"**Temperature {temperature_label(row['temperature'])}: {answer(row)}**"
+    if row["decides"] == "cannot be judged":
+        return f"{where}: {row['reason']}."
+    return (
+        f"{where}: two tasks under one method differ by {_factor(row, 'task')}, two methods on one task by "
+        f"{_factor(row, 'method')}; ratio {_ratio(row)} ({len(row['tasks'])} tasks, methods "
+        f"{joined(row['methods'])}; {row['reason']})."
+    )
+
+
+def _claim_rows(claims: pd.DataFrame | None) -> pd.DataFrame:
+    """The thesis claim's rows (the claim and its variants) of a claims evaluation."""
+    if claims is None or claims.empty:
+        return pd.DataFrame(columns=["id", "verdict", "verdict_t1", "measured"])
+    return claims[(claims.id == CLAIM_ID) | (claims.variant_of == CLAIM_ID)]
+
+
+def published_of(claims: pd.DataFrame | None) -> Mapping[str, Any] | None:
+    """The published multipliers' figure, as the thesis claim's judge computed it (None without that claim)."""
+    main = _claim_rows(claims)
+    measured = main[main.id == CLAIM_ID].measured.iloc[0] if (main.id == CLAIM_ID).any() else None
+    return measured.get("published") if isinstance(measured, Mapping) else None
+
+
+def thesis_section(
+    thesis: pd.DataFrame | None,
+    claims: pd.DataFrame | None,
+    figure: Figure | None = None,
+    conditions: Sequence[str] = (),
+) -> list[Section]:
+    """The section (none without a thesis table): the answer per temperature, the published figure, the claim's
+    verdicts on the study's methods, a table of every figure and the figure (methods in ``conditions``' order)."""
+    if thesis is None:
+        return []
+    notes = [Note(DEFINITION)]
+    rows = [{**r, "methods": ordered(r["methods"], conditions)} for r in records(thesis.sort_values("temperature"))]
+    notes += [Note(run_sentence(r), "" if r["decides"] in ("task", "method") else "warn") for r in rows]
+    if not rows:
+        notes.append(Note("No cells: nothing to judge.", "warn"))
+    own, published = _claim_rows(claims), published_of(claims)
+    if published:
+        notes.append(Note(f"The study's figure, from its {published_text(published)}: {answer(published)}."))
+    if len(own):
+        notes.append(
+            Note(
+                f"The claim `{CLAIM_ID}` is judged on the study's own methods (see the claims table): "
+                + "; ".join(
+                    f"{r['id']}: {r['verdict']}"
+                    + ("" if is_missing(r.get("verdict_t1")) else f" at 0, {r['verdict_t1']} at 1.0")
+                    for r in records(own)
+                )
+                + "."
+            )
+        )
+    table_rows: list[dict[str, Any]] = [
+        {"figure": "this run, every speculative condition", **r, "shown_methods": joined(r["methods"])} for r in rows
+    ]
+    if published:
+        low, high = published["ratio"]
+        table_rows.append(
+            {
+                "figure": "the study's published multipliers (every reading; no interval)",
+                "temperature": None,
+                "shown_methods": joined(published["methods"]),
+                "tasks": published["tasks"],
+                "task_text": _span(published["task_effect"]),
+                "method_text": _span(published["method_effect"]),
+                "ratio_text": f"{low:.2f}-{high:.2f}",
+                "decides": published["decides"],
+            }
+        )
+    table = Table(
+        [
+            Column("figure", "figure", text=True),
+            Column("temp", "temperature", lambda v: "not stated" if is_missing(v) else temperature_label(v)),
+            Column("methods", "shown_methods", text=True),
+            Column("tasks", lambda r: len(r["tasks"])),
+            Column("task effect", lambda r: r.get("task_text") or _factor(r, "task"), text=True),
+            Column("method effect", lambda r: r.get("method_text") or _factor(r, "method"), text=True),
+            Column("ratio task / method", lambda r: r.get("ratio_text") or _ratio(r), text=True),
+            Column(
+                "decides",
+                "decides",
+                text=True,
+                tone=lambda v: "good" if v == "task" else "",
+            ),
+        ],
+        table_rows,
+    )
+    return [
+        Section(
+            "thesis",
+            "Does the task or the method decide the multiplier?",
+            notes,
+            table,
+            figures=[figure] if figure else [],
+        )
+    ]
+
+
+def _span(pair: Sequence[float]) -> str:
+    low, high = (factor(v) for v in pair)
+    return f"{low:.2f}x" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}-{high:.2f}x"
