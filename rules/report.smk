@@ -21,6 +21,9 @@ rule aggregate:
             category="Tables",
         ),
         identity="results/identity.csv",
+        # inside the requests: acceptance by draft position, time to first token and inter-token latency
+        positions="results/positions.csv",
+        latency="results/latency.csv",
         # per prompt of a prompt set: its multipliers, and the spread across prompts beside that across repeats
         prompts="results/prompts.csv",
         spread="results/prompt_spread.csv",
@@ -89,6 +92,16 @@ rule report:
             report(
                 "results/figures/timeline.png",
                 caption="../report/timeline.rst",
+                category="Figures",
+            ),
+            report(
+                "results/figures/positions.png",
+                caption="../report/positions.rst",
+                category="Figures",
+            ),
+            report(
+                "results/figures/arrivals.png",
+                caption="../report/arrivals.rst",
                 category="Figures",
             ),
         ],

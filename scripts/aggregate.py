@@ -17,6 +17,9 @@ aggregate_step(
     table=Path(out.table),
     runs_csv=Path(out.cells),
     index=Path(out.cells_index),
-    summaries={name: Path(getattr(out, name)) for name in ("summary", "acceptance", "identity", "prompts", "spread")},
+    summaries={
+        name: Path(getattr(out, name))
+        for name in ("summary", "acceptance", "positions", "latency", "identity", "prompts", "spread")
+    },
     log=Path(snakemake.log[0]),
 )

@@ -12,6 +12,7 @@ import yaml
 
 from specbench.analysis.table import frame_of, write_table
 from specbench.report.assemble import ReportInputs, ReportSettings, assemble, write_report
+from specbench.report.figures import FIGURE_FILES
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = json.loads((REPO / "tests/data/report/cells.json").read_text())
@@ -131,7 +132,7 @@ def test_cells_whose_gpu_was_not_watched_are_marked_and_the_figures_are_files(tm
     written as files that the Markdown report shows."""
     inputs = _files(tmp_path, ["local"], {"backend": "vulkan", "gpu_watch": "unwatched"}, VULKAN)
     out = {name: tmp_path / f"out.{name}" for name in ("md", "html", "csv", "json")}
-    figures = {name: tmp_path / "figures" / name for name in ("multipliers.png", "acceptance.png", "timeline.png")}
+    figures = {name: tmp_path / "figures" / name for name in FIGURE_FILES}
     done = write_report(
         inputs,
         _settings(["local"]),

@@ -1,5 +1,8 @@
 """The cell record's version: the one number the cell runner writes and the table and the imports read.
 
+9: the server's speculative counters read from ``/metrics`` before and after the request (``server.metrics``:
+``before`` and ``after``, each the kept counter lines or an error), and the arrival and token count of every streamed
+chunk (``response.client_timing.chunk_ms``, ``chunk_tokens``).
 8: the build's backend (``machine.backend``, ``provenance.llama_cpp.backend`` instead of ``cuda``), the devices
 ``llama-server --list-devices`` listed where the cell ran (``machine.llama_devices``) and how its GPU was watched
 (``contention.gpu_watch``, ``contention.backend``); ``quiet_waits``, the waits for a quiet machine between contended
@@ -9,4 +12,4 @@ attempts (how long, why, how each ended), and a contended attempt's ``busiest`` 
 server log as ``server.log_lines``, the GSM8K ``references`` it was asked about); GSM8K scores and log-derived
 figures are computed when the table is built. 6: ``server.scope``. 5: ``cell.machine``."""
 
-RECORD_VERSION = 8
+RECORD_VERSION = 9
