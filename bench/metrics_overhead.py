@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 import httpx
+from scipy import stats
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -38,9 +40,9 @@ def one_run(record: dict, workdir: Path, log: Path, with_metrics: bool) -> dict:
     binary, args = recorded_args(record["server"]["argv"], workdir)
     args = [a for a in args if a != METRICS_FLAG] + ([METRICS_FLAG] if with_metrics else [])
     with llama_server(binary, args, log, 600.0) as server, httpx.Client(timeout=600.0) as client:
-        before = client.get(f"{server.url}/metrics").text if with_metrics else ""
+        before = httpx.get(f"{server.url}/metrics", timeout=10).text if with_metrics else ""  # a connection of its own
         response, _ = stream_completion(client, server.url, record["request"]["completion"])
-        after = client.get(f"{server.url}/metrics").text if with_metrics else ""
+        after = httpx.get(f"{server.url}/metrics", timeout=10).text if with_metrics else ""
     return {
         "tokens_per_s": float(response["timings"]["predicted_per_second"]),
         "timings": response["timings"],
@@ -48,6 +50,16 @@ def one_run(record: dict, workdir: Path, log: Path, with_metrics: bool) -> dict:
         "log_lines": speculative_lines(last_log_section(log.read_text(errors="replace"))),
         "tokens": response.get("tokens", []) == record["response"]["tokens"],
     }
+
+
+def paired_interval(ratios: list[float]) -> tuple[float, float]:
+    """95 % t-interval of the geometric mean of the per-round ratios (the rounds are the pairs)."""
+    logs = [math.log(r) for r in ratios]
+    if len(logs) < 2:
+        return math.nan, math.nan
+    half = stats.t.ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    mean = statistics.fmean(logs)
+    return math.exp(mean - half), math.exp(mean + half)
 
 
 def spread(values: list[float]) -> str:
@@ -86,10 +98,12 @@ def main(argv: list[str] | None = None) -> int:
                 (args.save / f"{name}.after.metrics.txt").write_text(b["metrics_text"][1])
                 (args.save / f"{name}.log.txt").write_text("\n".join(b["log_lines"]) + "\n")
                 (args.save / f"{name}.timings.json").write_text(json.dumps(b["timings"], indent=2) + "\n")
+        low, high = paired_interval(ratios)
         print(
             f"A: {spread(a_runs)} tok/s; B: {spread(b_runs)} tok/s; B/A of the means "
             f"{statistics.fmean(b_runs) / statistics.fmean(a_runs):.4f}; per-round B/A median "
-            f"{statistics.median(ratios):.4f}, range {min(ratios):.4f}-{max(ratios):.4f}"
+            f"{statistics.median(ratios):.4f}, range {min(ratios):.4f}-{max(ratios):.4f}; geometric mean "
+            f"{math.exp(statistics.fmean(math.log(r) for r in ratios)):.4f}, 95 % interval {low:.4f}-{high:.4f}"
         )
     return 0
 

@@ -73,7 +73,7 @@ def positions_figure(
             ax.set_title(task)
             ax.set_xlabel("draft position")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.legend(fontsize=7, loc="upper right", frameon=False)
+            ax.legend(fontsize=7, loc="lower left", frameon=False)
         axes[0].set_ylim(0, 105)
         axes[0].yaxis.set_major_formatter(PercentFormatter(decimals=0))
         axes[0].set_ylabel("verification steps accepting up to the position")
