@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.draft_positions import (
     Counts,
     accepted_lengths,
@@ -23,7 +24,6 @@ from specbench.analysis.draft_positions import (
 from specbench.analysis.latency import expanded, latency_columns, token_arrivals
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.analysis.summaries import latency, positions
-from specbench.analysis.table import frame_of
 from specbench.measure.client import assemble_stream, run_lengths
 from specbench.measure.metrics import kept_lines
 from specbench.report.request_figures import arrivals_figure, example_requests, positions_figure

@@ -45,10 +45,10 @@ import pandas as pd
 
 from ..core.explanations import first_difference
 from ..core.matrix import DEFAULT_MACHINE
+from .cell_table import GROUP, MACHINE, PROMPT_GROUP, machines_of
 from .draft_positions import accepted_lengths, mean_accepted_length
 from .intervals import ratio_interval, runs_for_precision
-from .prompts import prompt_spread, task_or_prompt
-from .table import GROUP, MACHINE, PROMPT_GROUP, machines_of
+from .prompt_spread import prompt_spread, task_or_prompt
 
 SPEED_COLUMNS = [
     "task",

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .model import CONDITION, TASK, TEMPERATURE, Column, Note, Section, Table, digits, is_missing, records
+from .document import CONDITION, TASK, TEMPERATURE, Column, Note, Section, Table, digits, is_missing, records
 
 SHOWN_POSITIONS = 8  # positions listed in the table; the figure draws more
 
