@@ -73,6 +73,9 @@ rule report:
             category="Tables",
         ),
         identity="results/identity.csv",
+        # inside the requests: acceptance by draft position, time to first token and inter-token latency
+        positions="results/positions.csv",
+        latency="results/latency.csv",
         # per prompt of a prompt set: its multipliers, and the spread across prompts beside that across repeats
         prompts="results/prompts.csv",
         spread="results/prompt_spread.csv",
@@ -98,6 +101,16 @@ rule report:
             report(
                 "results/figures/thesis.png",
                 caption="../report/thesis.rst",
+                category="Figures",
+            ),
+            report(
+                "results/figures/positions.png",
+                caption="../report/positions.rst",
+                category="Figures",
+            ),
+            report(
+                "results/figures/arrivals.png",
+                caption="../report/arrivals.rst",
                 category="Figures",
             ),
         ],

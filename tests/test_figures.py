@@ -28,6 +28,7 @@ from specbench.report.figure_style import (
     png_data_uri,
 )
 from specbench.report.figures import acceptance_figure, multiplier_figure, report_figures, timeline_figure
+from specbench.report.request_figures import arrivals_figure, positions_figure
 from specbench.report.thesis_figure import thesis_figure, thesis_size
 
 DATA = Path(__file__).resolve().parent / "data" / "report"
@@ -191,7 +192,11 @@ def test_sample_tables_render_at_the_fixed_size(sample, tmp_path):
         image = _pixels(png)
         assert image[..., :3].std() > 0.05, f"{name} looks blank"
         (tmp_path / f"{name}.png").write_bytes(png)
-    assert list(_all(sample).values()) == [png for png, _ in rendered.values()]  # the report's four, in order
+    inside = [  # then the two of report.request_figures
+        positions_figure(sample["positions"], "off", TASKS, STUDY),
+        arrivals_figure(sample["cells"], "off", TASKS, STUDY),
+    ]
+    assert list(_all(sample).values()) == [png for png, _ in rendered.values()] + inside  # the report's, in order
 
 
 def test_figures_are_deterministic(sample):

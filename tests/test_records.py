@@ -129,3 +129,16 @@ def test_a_version_7_record_made_no_quiet_waits() -> None:
     row = cell_row(record, "c.json")
     assert row["quiet_waits"] == 0 and row["quiet_wait_s"] == 0.0
     assert "quiet_waits" not in v7  # the record itself is not changed
+
+
+def test_a_version_8_record_is_read_without_counters_or_arrivals() -> None:
+    """Version 9 added the server's counters around the request and the chunk arrivals: a version 8 record is read
+    with neither, and its row leaves what they give empty."""
+    current = as_current(V6)
+    v8 = {**current, "record_version": 8, "server": {k: v for k, v in current["server"].items() if k != "metrics"}}
+    record = as_current(v8)
+    assert record["record_version"] == RECORD_VERSION and record["server"]["metrics"] is None
+    row = cell_row(record, "c.json")
+    assert row["verification_steps"] is None and row["accepted_per_position"] == []
+    assert row["mean_accepted_length"] is None and row["ttft_ms"] is None and row["chunk_ms"] == []
+    assert "metrics" not in v8["server"]  # the record itself is not changed

@@ -914,3 +914,72 @@ def test_accepted_speculation_leaves_greedy_output_unchanged(run: dict) -> None:
                 record = _record(run, task, condition, repeat)
                 assert record["response"]["timings"]["draft_n_accepted"] > 0, (task, condition, repeat)
                 assert record["response"]["tokens"] == off, (task, condition, repeat)
+
+
+# --- inside each request: the server's own counts per draft position, and the stream's arrivals ------------------
+
+
+def test_acceptance_by_draft_position_is_the_servers_own_count(run: dict) -> None:
+    """Every speculative cell kept /metrics before and after its request (the warm server's later ones too): the
+    difference's per-position counts sum to the response's draft_n_accepted, it covers exactly the request's
+    predicted tokens, and the mean accepted length is the server's own log line's; the table says the same."""
+    from specbench.analysis.draft_positions import logged_acceptance, mean_accepted_length, request_counts
+
+    rows = _tables(run)["cells"].set_index("cell_file")
+    checked = {"mtp": 0, "dflash": 0, "ngram-mod": 0, "ngram-mod-warm": 0}
+    for task in TASKS:
+        for condition in checked:
+            for repeat in range(1, REPEATS + 1):
+                record = _record(run, task, condition, repeat)
+                assert "--metrics" in record["server"]["argv"]
+                timings = record["response"]["timings"]
+                counts = request_counts(record["server"]["metrics"])
+                assert counts is not None, record["server"]["metrics"]
+                assert counts.predicted == timings["predicted_n"]  # the two scrapes bracket this request alone
+                assert sum(counts.per_position) == counts.accepted == timings.get("draft_n_accepted", 0)
+                assert counts.drafted == timings.get("draft_n", 0)
+                row = rows.loc[Cell(task, condition, 0.0, repeat).path]
+                assert row.accepted_per_position == list(counts.per_position)
+                if not counts.steps:
+                    continue
+                logged = logged_acceptance(
+                    record["server"]["log_lines"], counts.accepted, counts.drafted, record["server"]["position"]
+                )
+                assert logged is not None, record["server"]["log_lines"]
+                assert round(mean_accepted_length(counts.accepted, counts.steps), 2) == logged["mean_len"]
+                assert row.logged_mean_length == logged["mean_len"]
+                assert row.mean_accepted_length == pytest.approx(1 + counts.accepted / counts.steps)
+                checked[condition] += 1
+    assert checked["mtp"] == checked["dflash"] == len(TASKS) * REPEATS and checked["ngram-mod"] >= 1, checked
+    mtp = request_counts(_record(run, "essay", "mtp", 1)["server"]["metrics"])
+    assert mtp is not None and len(mtp.per_position) == MTP_N_MAX  # MTP drafts only a few tokens: n_max positions
+
+
+def test_the_stream_arrivals_give_ttft_and_itl(run: dict) -> None:
+    from specbench.analysis.latency import expanded
+
+    rows = _tables(run)["cells"].set_index("cell_file")
+    for task in TASKS:
+        for condition in CONDITIONS:
+            record = _record(run, task, condition, 1)
+            timing = record["response"]["client_timing"]
+            assert sum(expanded(timing["chunk_tokens"])) == len(record["response"]["tokens"])
+            assert timing["chunk_ms"] == sorted(timing["chunk_ms"])
+            assert timing["chunk_ms"][-1] <= 1000 * record["timing"]["request_wall_s"]
+            row = rows.loc[Cell(task, condition, 0.0, 1).path]
+            assert row.ttft_ms == pytest.approx(1000 * timing["first_token_s"], abs=0.01)
+            assert 0 <= row.itl_median_ms <= row.itl_p90_ms <= row.itl_p99_ms
+
+
+def test_the_report_shows_acceptance_by_position_ttft_and_itl(run: dict) -> None:
+    report = (run["work"] / "results/report.md").read_text()
+    positions = report.split("## Acceptance by draft position")[1].split("\n## ")[0]
+    assert "| essay | mtp |" in positions and "| essay | dflash |" in positions
+    latency = report.split("## Time to first token and inter-token latency")[1].split("\n## ")[0]
+    assert all(f"| essay | {condition} |" in latency for condition in CONDITIONS)
+    for name in ("positions.png", "arrivals.png"):
+        assert (run["work"] / "results/figures" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"](figures/{name})" in report
+    table = pd.read_csv(run["work"] / "results/positions.csv").set_index(["task", "condition"])
+    assert table.loc[("essay", "mtp"), "verification_steps"] > 0
+    assert pd.read_csv(run["work"] / "results/latency.csv").ttft_ms.gt(0).all()

@@ -23,7 +23,9 @@ from ..core.files import write_atomic
 from ..core.matrix import DEFAULT_MACHINE, ONE_PROMPT
 from .derived import derived_figures
 from .divergence import attach
+from .draft_positions import position_columns
 from .gsm8k import score_gsm8k
+from .latency import latency_columns
 from .repetition import text_sources
 from .server_log import parse_speculative_log
 
@@ -55,6 +57,21 @@ SCHEMA = pa.schema(
         ("draft_n", INT),
         ("draft_n_accepted", INT),
         ("acceptance_rate", FLOAT),
+        # inside the request: the server's own counts around it (analysis.draft_positions) and the stream's chunk
+        # arrivals (analysis.latency)
+        ("verification_steps", INT),
+        ("counted_drafted", INT),
+        ("counted_accepted", INT),
+        ("counted_predicted", INT),
+        ("accepted_per_position", pa.list_(INT)),
+        ("mean_accepted_length", FLOAT),
+        ("logged_mean_length", FLOAT),
+        ("ttft_ms", FLOAT),
+        ("itl_median_ms", FLOAT),
+        ("itl_p90_ms", FLOAT),
+        ("itl_p99_ms", FLOAT),
+        ("chunk_ms", pa.list_(FLOAT)),
+        ("chunk_tokens", pa.list_(INT)),
         # wall times measured around it
         ("cell_wall_s", FLOAT),
         ("server_ready_s", FLOAT),
@@ -224,6 +241,8 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         "prompt": record["cell"].get("prompt", ONE_PROMPT),
         **{key: figures.get(key) for key in _FIGURES},
         "tokens": list(record["response"].get("tokens", [])),
+        **position_columns(record),
+        **latency_columns(record),
         **_text_sources(record),
         **_gsm8k(record),
         **_speculative(record),
@@ -351,8 +370,8 @@ def read_table(path: Path) -> pd.DataFrame:
 
 
 def csv_copy(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy for people who open CSV files: list and mapping columns as JSON, token ids left out."""
-    out = frame.drop(columns=["tokens"], errors="ignore").copy()
+    """A copy for people who open CSV files: list and mapping columns as JSON, token ids and chunk arrivals left out."""
+    out = frame.drop(columns=["tokens", "chunk_ms", "chunk_tokens"], errors="ignore").copy()
     for column in out.columns:
         if out[column].map(lambda v: isinstance(v, (list, dict))).any():
             out[column] = out[column].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)

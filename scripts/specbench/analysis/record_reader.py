@@ -1,14 +1,16 @@
 """Reading cell records: every record version the table can read, as the current one.
 
-Version 8 records name the build's backend, the devices llama.cpp listed and how the GPU was watched, the waits
-for a quiet machine between contended attempts, and the cell's ``prompt`` coordinate (the member of a task's prompt
-set); version 7 records are read as version 8 with the backend their build's ``cuda`` flag says, no device list (not
-taken then), the watch that backend and their NVML state imply, no waits (they made none) and prompt '' (every task
-had one prompt then; the path is the same). Version 7 records hold only what was measured. Version 6 records hold the
-same raw facts in other places (the speculative log lines inside ``server.speculative``, the references inside
-``task_check``, the wall times among the derived ``figures``), so they are read as version 7 by moving those fields;
-what they derived themselves (the GSM8K score, the parsed settings) is left out and computed again like any other
-record's. Older versions are refused."""
+Version 9 records keep the server's speculative counters before and after the request and the arrival of every
+streamed chunk; version 8 records are read as version 9 without them (``server.metrics`` None, no chunk arrivals:
+the columns made from them are empty). Version 8 records name the build's backend, the devices llama.cpp listed and
+how the GPU was watched, the waits for a quiet machine between contended attempts, and the cell's ``prompt``
+coordinate (the member of a task's prompt set); version 7 records are read as version 8 with the backend their
+build's ``cuda`` flag says, no device list (not taken then), the watch that backend and their NVML state imply, no
+waits (they made none) and prompt '' (every task had one prompt then; the path is the same). Version 7 records hold
+only what was measured. Version 6 records hold the same raw facts in other places (the speculative log lines inside
+``server.speculative``, the references inside ``task_check``, the wall times among the derived ``figures``), so they
+are read as version 7 by moving those fields; what they derived themselves (the GSM8K score, the parsed settings) is
+left out and computed again like any other record's. Older versions are refused."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from ..core.files import read_json
 from ..core.matrix import ONE_PROMPT
 from ..core.record_version import RECORD_VERSION
 
-READABLE_VERSIONS = (6, 7, RECORD_VERSION)
+READABLE_VERSIONS = (6, 7, 8, RECORD_VERSION)
 _TIMING = ("cell_wall_s", "server_ready_s", "request_wall_s", "loadavg_1m_at_end")
 
 
@@ -35,23 +37,34 @@ def as_current(record: dict[str, Any]) -> dict[str, Any]:
     version = record.get("record_version")
     if version == RECORD_VERSION:
         return record
+    if version == 8:
+        return _from_8(record)
     if version == 7:
-        return _from_7(record)
+        return _from_8(_from_7(record))
     if version != 6:
         raise RecordVersionError(f"record version {version} cannot be read (readable: {list(READABLE_VERSIONS)})")
     server = {k: v for k, v in record["server"].items() if k != "speculative"}
     server["log_lines"] = list((record["server"].get("speculative") or {}).get("lines") or [])
     check = record.get("task_check")
     upgraded = {k: v for k, v in record.items() if k not in ("task_check", "figures")}
-    return _from_7(
-        {
-            **upgraded,
-            "record_version": 7,
-            "server": server,
-            "references": [{"row": None, "reference": p["reference"]} for p in check["per_problem"]] if check else None,
-            "timing": {key: record["figures"].get(key) for key in _TIMING},
-        }
+    return _from_8(
+        _from_7(
+            {
+                **upgraded,
+                "record_version": 7,
+                "server": server,
+                "references": [{"row": None, "reference": p["reference"]} for p in check["per_problem"]]
+                if check
+                else None,
+                "timing": {key: record["figures"].get(key) for key in _TIMING},
+            }
+        )
     )
+
+
+def _from_8(record: dict[str, Any]) -> dict[str, Any]:
+    """A version 8 record as version 9: no counters read from the server, no chunk arrivals."""
+    return {**record, "record_version": RECORD_VERSION, "server": {**record["server"], "metrics": None}}
 
 
 def _from_7(record: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +77,7 @@ def _from_7(record: dict[str, Any]) -> dict[str, Any]:
     contention.update(gpu_watch=watch_of(backend, contention.get("nvml") != "unavailable"), backend=backend)
     return {
         **record,
-        "record_version": RECORD_VERSION,
+        "record_version": 8,
         "provenance": {**record["provenance"], "llama_cpp": llama},
         "machine": {**record.get("machine", {}), "backend": backend, "llama_devices": None},
         "contention": contention,

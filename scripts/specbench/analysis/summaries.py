@@ -28,6 +28,11 @@ drafting steps. Each target-model decode step yields one token of its own plus t
 number of target steps is ``predicted_n - draft_n_accepted`` and ``tokens_per_step = predicted_n / (predicted_n -
 draft_n_accepted)`` (>= 1; 1 without drafting). ``accepted_per_step = accepted / steps`` (= tokens_per_step - 1)
 counts every target step as a drafting step, so it is a lower bound of the accepted tokens per actual draft.
+
+Inside the requests: ``positions`` pools the server's own counts per task x condition x temperature (verification
+steps, the exact mean accepted length 1 + accepted / steps, each draft position's acceptance, how many steps
+accepted exactly 0, 1, ... tokens; analysis.draft_positions); ``latency`` is the median over the cells of each cell's
+time to first token and inter-token latency quantiles (analysis.latency).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import pandas as pd
 from ..core.explanations import first_difference
 from ..core.matrix import DEFAULT_MACHINE
 from .cell_table import GROUP, MACHINE, PROMPT_GROUP, machines_of
+from .draft_positions import accepted_lengths, mean_accepted_length
 from .intervals import ratio_interval, runs_for_precision
 from .prompt_spread import prompt_spread, task_or_prompt
 from .thesis import thesis
@@ -99,6 +105,32 @@ ACCEPTANCE_COLUMNS = [
     "spec_block_size",
     "from_prompt_share",
     "from_output_share",
+    "cells",
+]
+POSITION_COLUMNS = [
+    "task",
+    "condition",
+    "temperature",
+    "runs",
+    "counted_runs",
+    "verification_steps",
+    "accepted",
+    "mean_accepted_length",
+    "logged_mean_lengths",
+    "position_rates",
+    "accepted_lengths",
+    "cells",
+]
+LATENCY_COLUMNS = [
+    "task",
+    "condition",
+    "temperature",
+    "runs",
+    "timed_runs",
+    "ttft_ms",
+    "itl_median_ms",
+    "itl_p90_ms",
+    "itl_p99_ms",
     "cells",
 ]
 IDENTITY_COLUMNS = [
@@ -335,6 +367,55 @@ def acceptance(cells: pd.DataFrame) -> pd.DataFrame:
     return out[ACCEPTANCE_COLUMNS]
 
 
+def positions(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per task x condition x temperature that verified a draft, pooled over the cells whose server counters were
+    kept (analysis.draft_positions): verification steps, accepted tokens, the mean accepted length, each draft
+    position's acceptance (its accepted count over the steps), how many steps accepted exactly 0, 1, ... tokens, and
+    the lengths the server logged per cell."""
+    rows = []
+    for key, group in cells.groupby(GROUP, sort=True):
+        counted = group[group.verification_steps.notna()]
+        steps = int(counted.verification_steps.sum())
+        if steps == 0:
+            continue
+        width = max(len(p) for p in counted.accepted_per_position)
+        pooled = [sum(p[i] for p in counted.accepted_per_position if i < len(p)) for i in range(width)]
+        accepted = int(counted.counted_accepted.sum())
+        rows.append(
+            {
+                **dict(zip(GROUP, key, strict=True)),
+                "runs": len(group),
+                "counted_runs": len(counted),
+                "verification_steps": steps,
+                "accepted": accepted,
+                "mean_accepted_length": mean_accepted_length(accepted, steps),
+                "logged_mean_lengths": sorted(float(v) for v in group.logged_mean_length.dropna()),
+                "position_rates": [count / steps for count in pooled],
+                "accepted_lengths": accepted_lengths(pooled, steps),
+                "cells": sorted(counted.cell_file),
+            }
+        )
+    return pd.DataFrame(rows, columns=POSITION_COLUMNS)
+
+
+def latency(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per task x condition x temperature: the median over its cells of each cell's time to first token and its
+    inter-token latency quantiles (analysis.latency), over the cells that kept their chunk arrivals."""
+    timed = cells[cells.ttft_ms.notna()]
+    figures = ["ttft_ms", "itl_median_ms", "itl_p90_ms", "itl_p99_ms"]
+    out = (
+        timed.groupby(GROUP, sort=True)
+        .agg(
+            timed_runs=("cell_file", "size"),
+            **{name: (name, "median") for name in figures},
+            cells=("cell_file", _sorted_list),
+        )
+        .reset_index()
+    )
+    runs = cells.groupby(GROUP, sort=True).size().rename("runs").reset_index()
+    return out.merge(runs, on=GROUP, how="left")[LATENCY_COLUMNS]
+
+
 def identity(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """Per task x condition at temperature 0 (over the task's prompts): repeats compared with the baseline's of the
     same prompt (for the baseline itself, its repeats with its first: ``control``; a warm server's repeats also with
@@ -439,6 +520,8 @@ def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
         "cells": cells,
         "summary": (overall := summary(cells, baseline)),
         "acceptance": acceptance(cells),
+        "positions": positions(cells),
+        "latency": latency(cells),
         "identity": identity(cells, baseline),
         "prompts": prompts,
         "spread": spread,

@@ -1,5 +1,6 @@
-"""A cell's record: the coordinates, the request as sent, the response as received, the wall times, the speculative
-lines of the server log, the references the answer is scored against later, what served it and where; written once
+"""A cell's record: the coordinates, the request as sent, the response as received (with the arrival of every streamed
+chunk), the wall times, the speculative lines of the server log and its counters before and after the request
+(``server.metrics``), the references the answer is scored against later, what served it and where; written once
 per cell by the runner. Nothing here interprets: scores and figures are the table's (analysis)."""
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ def cell_record(
             "sequence_length": sequence_length,
             "log": str(setup.server_log),
             "log_lines": shared["log_lines"],
+            "metrics": result["metrics"],
             "generation_settings": response.get("generation_settings", {}),
         },
         "request": {

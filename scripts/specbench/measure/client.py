@@ -73,21 +73,37 @@ def sse_events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
                 yield json.loads(payload)
 
 
+def run_lengths(values: Iterable[int]) -> list[list[int]]:
+    """``values`` as [value, how many in a row] pairs: [1, 1, 1, 0] -> [[1, 3], [0, 1]]."""
+    runs: list[list[int]] = []
+    for value in values:
+        if runs and runs[-1][0] == value:
+            runs[-1][1] += 1
+        else:
+            runs.append([value, 1])
+    return runs
+
+
 def assemble_stream(events: Iterable[tuple[float, dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Join streamed chunks (arrival time, payload) into one response, plus client-side decode timing."""
+    """Join streamed chunks (arrival time in s after the request was sent, payload) into one response, plus
+    client-side timing: every chunk's arrival (``chunk_ms``, ms after the request was sent, to 0.01 ms) and its
+    token count (``chunk_tokens``, run-length pairs [tokens, chunks]), the final chunk included."""
     content: list[str] = []
     tokens: list[int] = []
     arrivals: list[float] = []
+    chunk_ms: list[float] = []
+    per_chunk: list[int] = []
     final: dict[str, Any] = {}
     for arrived, event in events:
+        chunk_ms.append(round(arrived * 1000.0, 2))
+        per_chunk.append(len(event.get("tokens") or []))
         if event.get("stop"):
             final = event
             continue
-        chunk_tokens = event.get("tokens") or []
-        if chunk_tokens:
-            arrivals.extend([arrived] * len(chunk_tokens))
+        own = event.get("tokens") or []
+        arrivals.extend([arrived] * len(own))
         content.append(event.get("content", ""))
-        tokens.extend(chunk_tokens)
+        tokens.extend(own)
     if not final:
         raise ValueError("the stream ended without a final chunk (no timings)")
     response = {
@@ -101,6 +117,8 @@ def assemble_stream(events: Iterable[tuple[float, dict[str, Any]]]) -> tuple[dic
         "first_token_s": arrivals[0] if arrivals else None,
         "last_token_s": arrivals[-1] if arrivals else None,
         "decode_tokens_per_s": (len(arrivals) - 1) / span if span > 0 else None,
+        "chunk_ms": chunk_ms,
+        "chunk_tokens": run_lengths(per_chunk),
     }
     return response, timing
 

@@ -28,6 +28,7 @@ from ..core.chat_template import unknown_builtin
 from ..core.matrix import Cell
 from .cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
 from .client import RequestRefused, run_exchange
+from .metrics import METRICS_FLAG, scrape
 from .server import RunningServer, ServerError, check_identity, exit_description, llama_server
 from .setup import Setup
 
@@ -88,7 +89,11 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
         with watch:
             t0 = time.perf_counter()
             with llama_server(
-                setup.server_binary, setup.server_args, setup.server_log, setup.startup_timeout_s, log_header=header
+                setup.server_binary,
+                [*setup.server_args, METRICS_FLAG],
+                setup.server_log,
+                setup.startup_timeout_s,
+                log_header=header,
             ) as server:
                 ready_s = time.perf_counter() - t0
                 server_info = {
@@ -99,6 +104,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                 }
                 for position, cell in enumerate(cells, start=1):
                     check_identity(server)  # the port is still this server's (it may have died and been taken)
+                    before = scrape(server.url)  # the server's counters, read outside the timed window
                     started_at, c0 = _now(), time.perf_counter()
                     watch.sample_now("during", mark="request-start")
                     try:
@@ -118,6 +124,8 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                         raise AttemptFailed(_request_failure(error, server), server.pid) from error
                     watch.sample_now("during", mark="request-end")
                     wall_s = time.perf_counter() - c0 + (ready_s if position == 1 else 0.0)
+                    ended_at = _now()
+                    metrics = {"before": before, "after": scrape(server.url)}
                     results.append(
                         {
                             "cell": cell,
@@ -126,7 +134,8 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                             "wall_s": wall_s,
                             "ready_s": ready_s if position == 1 else 0.0,
                             "started_at": started_at,
-                            "ended_at": _now(),
+                            "ended_at": ended_at,
+                            "metrics": metrics,
                             "loadavg": list(os.getloadavg()),
                         }
                     )

@@ -91,7 +91,7 @@ class ReportSettings:
 
 
 # The summaries written beside the report as CSV (every machine's in one file; rule report's outputs of these names)
-SUMMARY_FILES = ("summary", "acceptance", "identity", "prompts", "spread", "thesis")
+SUMMARY_FILES = ("summary", "acceptance", "positions", "latency", "identity", "prompts", "spread", "thesis")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Figures for the report, as PNG bytes: throughput multipliers, acceptance rates and a timeline of the cells.
+"""Figures for the report, as PNG bytes: throughput multipliers, acceptance rates and a timeline of the cells (and,
+from report.request_figures, acceptance by draft position and tokens over time within a request).
 
 Every function here is pure: it takes the typed tables (the cell table and the summaries, see summaries.tables) and
 returns the bytes of a PNG; nothing touches pyplot's global figure registry or the display. The figures are drawn
@@ -49,6 +50,7 @@ from .figure_style import (
     temperature_label,
     times_label,
 )
+from .request_figures import arrivals_figure, positions_figure
 from .thesis_figure import thesis_figure
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -477,7 +479,7 @@ def sweeps_of(conditions: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
 
 # The figures' file names, in report_figures' order (rule report writes each beside the report, for snakemake --report
 # and the Markdown report)
-FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png", "thesis.png")
+FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png", "thesis.png", "positions.png", "arrivals.png")
 
 
 def report_figures(
@@ -517,6 +519,15 @@ def report_figures(
             "Does the task or the method decide? Each task's multiplier per method, and the task and method effects "
             "with their intervals, this run's beside the published multipliers'",
             thesis_figure(tables.get("thesis"), baseline, published, tasks, conditions),
+        ),
+        (
+            "Acceptance by draft position per task and condition (the server's own counts), with the mean accepted "
+            "length per verification step",
+            positions_figure(tables["positions"], baseline, tasks, conditions),
+        ),
+        (
+            "Tokens over time within one request of each condition (the stream's chunk arrivals)",
+            arrivals_figure(cells, baseline, tasks, conditions),
         ),
         *swept,
     ]

@@ -41,6 +41,7 @@ from .document import (
 )
 from .environment import ceiling_rows
 from .machines import MachineView, machines_sections
+from .request_sections import latency_section, positions_section
 from .thesis_section import thesis_section
 from .variations import prompt_column, prompt_sections, sweep_sections
 
@@ -628,6 +629,8 @@ def build_report(
         *sweep_sections(summary, tables["acceptance"], sweeps or {}),
         Section("figures", "Figures", figures=figures, markdown=any(f.file for f in figures)),
         _acceptance(tables["acceptance"], baseline),
+        positions_section(tables["positions"]),
+        latency_section(tables["latency"]),
         _identity(tables["identity"], baseline),
         *_gsm8k(cells, facts.stand_in_tasks),
         *_warm(cells),
