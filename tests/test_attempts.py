@@ -68,6 +68,7 @@ def _outcome(contended: bool, pid: int, speed: float) -> tuple[list[dict], Verdi
         "ready_s": 0.5,
         "started_at": "a",
         "ended_at": "b",
+        "metrics": None,
         "loadavg": [0.5, 0.5, 0.5],
         "server": {"pid": pid, "port": 1, "argv": ["s"]},
     }

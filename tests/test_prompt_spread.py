@@ -146,6 +146,6 @@ def test_a_version_7_record_is_read_with_the_one_prompt_coordinate() -> None:
         "ended_at": "2026-11-30T10:00:01+00:00",
     }
     record = as_current(v7)
-    assert record["record_version"] == RECORD_VERSION == 8 and record["cell"]["prompt"] == ""
+    assert record["record_version"] == RECORD_VERSION and record["cell"]["prompt"] == ""
     assert "prompt" not in v7["cell"]  # the record read is not changed
     assert cell_row(record, "c.json")["prompt"] == ""
