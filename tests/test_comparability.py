@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specbench.claims.predictions import integrity, stamp
 from specbench.claims.evaluate import Setup
+from specbench.claims.predictions import integrity, stamp
 from specbench.report.comparability import assess, device_label
 
 REPO = Path(__file__).resolve().parents[1]
