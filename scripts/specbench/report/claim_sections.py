@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ..claims.model import FAILED, HELD, NOT_SEPARATED, TOO_FEW_RUNS
-from .model import Column, Note, Section, Table, is_missing, records, verdict_tone
+from .model import Column, Note, Section, Table, is_missing, records
 
 SUPPORTED_READINGS = ("both readings", "temperature 0 only", "temperature 1.0 only")
 
@@ -39,6 +39,16 @@ def shown_verdict(row: Any) -> str:
     return f"{row['verdict']} at 0; {row['verdict_t1']} at 1.0"
 
 
+def _tone(row: Any) -> str:
+    """Good where this run bears the claim out (under its sentence's reading), bad where a verdict failed and no
+    reading holds; no colour otherwise (undecided, not judged, another model's other order)."""
+    if supported(row):
+        return "good"
+    if {row["verdict"], row["verdict_t1"]} & set(FAILED):
+        return "bad"
+    return ""
+
+
 def _sentence(row: Any) -> str:
     if is_missing(row.get("sentence")):
         return ""
@@ -49,7 +59,7 @@ CLAIM_COLUMNS = [
     Column("claim", "id", text=True),
     Column("the study says", "text", text=True),
     Column("this run", _measured, str, text=True),
-    Column("verdict", shown_verdict, str, text=True, tone=lambda v: verdict_tone(v.split(" at ")[0])),
+    Column("verdict", lambda row: row, shown_verdict, text=True, tone=lambda row: _tone(row)),
 ]
 CLAIM_DETAIL = [
     Column("published", "published_text", text=True),
@@ -208,9 +218,12 @@ def question_notes(claims: pd.DataFrame) -> list[Note]:
     the study's claims are about its own model)."""
     asked = claims[(claims.scope == "transfers") & claims.variant_of.isna()]
     return [
-        Note(
-            f"Does the task decide here too? **{r['id']}** ({r['text']}): **{shown_verdict(r)}** "
-            f"(this model: {_measured(r)})"
-        )
+        Note(f"{_question(r)} **{r['id']}** ({r['text']}): **{shown_verdict(r)}** (this model: {_measured(r)})")
         for r in records(asked)
     ]
+
+
+def _question(row: Any) -> str:
+    if row["published"] == "same ordering":
+        return "The same order of tasks at both temperatures here too?"
+    return "Does the task decide here too?"
