@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
+from config_helpers import load_config
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables as summary_tables
-from specbench.analysis.table import frame_of
-from specbench.claims.judges import tolerance_band
-from specbench.claims.model import (
+from specbench.claims.claim import (
     CONTRADICTED,
     NOT_DIRECTION,
     NOT_REPRODUCED,
@@ -23,8 +23,8 @@ from specbench.claims.model import (
     TOO_FEW_RUNS,
     Claim,
 )
+from specbench.claims.judges import tolerance_band
 from specbench.claims.tables import METRICS
-from specbench.core.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = load_config([REPO / "config" / "config.yaml"])

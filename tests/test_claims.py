@@ -23,12 +23,9 @@ from claims_counterfactuals import (
     sequence,
 )
 
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables as summary_tables
-from specbench.analysis.table import frame_of
-from specbench.claims.evaluate import Setup, evaluate
-from specbench.claims.judges import tolerance_band
-from specbench.claims.load import load_claims, parse_claims
-from specbench.claims.model import (
+from specbench.claims.claim import (
     AGREES,
     BACKGROUND,
     CONTRADICTED,
@@ -53,6 +50,9 @@ from specbench.claims.model import (
     ClaimError,
     variant,
 )
+from specbench.claims.evaluate import Setup, evaluate
+from specbench.claims.judges import tolerance_band
+from specbench.claims.load import load_claims, parse_claims
 from specbench.claims.tables import METRICS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -41,9 +41,9 @@ import pandas as pd
 
 from ..core.explanations import first_difference
 from ..core.matrix import DEFAULT_MACHINE
+from .cell_table import GROUP, MACHINE, PROMPT_GROUP, machines_of
 from .intervals import ratio_interval, runs_for_precision
-from .prompts import prompt_spread, task_or_prompt
-from .table import GROUP, MACHINE, PROMPT_GROUP, machines_of
+from .prompt_spread import prompt_spread, task_or_prompt
 
 VERDICT_LEVEL = 1 / 20  # the all-runs rule decides only where chance would give its word at most this often
 TOO_FEW_RUNS = "too few runs"

@@ -12,8 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from .judges import JUDGES
-from .model import (
+from .claim import (
     AGREES,
     CONTRADICTED,
     DIFFERS,
@@ -34,6 +33,7 @@ from .model import (
     supported_reading,
     variant,
 )
+from .judges import JUDGES
 from .tables import Outcome, Run, format_published
 
 _MAYBE_NONE = ["temperature", "variant_of", "verdict_t1", "reading", "sentence", "sentence_reading"]

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.summaries import TOO_FEW_RUNS as RULE_TOO_FEW
-from .model import (
+from .claim import (
     BACKGROUND,
     CONTRADICTED,
     NOT_DIRECTION,
@@ -23,7 +23,7 @@ from .model import (
 from .tables import METRICS, Metric, Outcome, Run, absent, finite, format_published, listed, per_task, side_of
 
 if TYPE_CHECKING:
-    from .model import Claim
+    from .claim import Claim
 
 FEW_RUNS_DETAIL = "the all-runs rule needs at least 3 runs a side (1 in 20 by chance; 1 in 2 with 1 vs 1)"
 

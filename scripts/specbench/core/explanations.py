@@ -10,7 +10,7 @@ from .matrix import Cell
 
 EXPLANATION_VERSION = 1
 EXPLANATIONS_DIR = "results/explanations"
-EXPLANATION_PATTERN = EXPLANATIONS_DIR + "/{machine}/{task}/{condition}/t0.0/r{repeat}.json"
+EXPLANATION_PATTERN = EXPLANATIONS_DIR + "/{machine}/{prompt}/{condition}/t0.0/r{repeat}.json"
 # The requests, by name, in the order they are sent (each recorded with its body, sha256 and answer):
 TOKENIZE = "tokenize"  # the prompt's token ids (as /completion tokenizes a text prompt)
 SEQUENTIAL = "sequential"  # (a) the reference's own request again, with n_probs, just past the difference
@@ -64,4 +64,6 @@ def compared_cells(cells: Iterable[Cell], baseline: str) -> list[Cell]:
 
 def explanation_path(cell: Cell) -> str:
     """The explanation record of a temperature-0 cell."""
-    return EXPLANATION_PATTERN.format(machine=cell.machine, task=cell.key, condition=cell.condition, repeat=cell.repeat)
+    return EXPLANATION_PATTERN.format(
+        machine=cell.machine, prompt=cell.key, condition=cell.condition, repeat=cell.repeat
+    )

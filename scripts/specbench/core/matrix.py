@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 CELLS_DIR = "results/cells"
-CELL_PATTERN = CELLS_DIR + "/{machine}/{task}/{condition}/t{temperature}/r{repeat}.json"
+CELL_PATTERN = CELLS_DIR + "/{machine}/{prompt}/{condition}/t{temperature}/r{repeat}.json"
 DEFAULT_MACHINE = "local"  # the machine the workflow runs on, when the config names no machines
 ONE_PROMPT = ""  # the prompt coordinate of a task without a prompt set
 KEY_SEPARATOR = "."
@@ -59,7 +59,7 @@ class Cell:
         """The cell's result file, relative to the working directory."""
         return CELL_PATTERN.format(
             machine=self.machine,
-            task=self.key,
+            prompt=self.key,
             condition=self.condition,
             temperature=format_temperature(self.temperature),
             repeat=self.repeat,
@@ -77,11 +77,11 @@ class Cell:
 
     @classmethod
     def from_wildcards(
-        cls, task: str, condition: str, temperature: str, repeat: str | int, machine: str = DEFAULT_MACHINE
+        cls, key: str, condition: str, temperature: str, repeat: str | int, machine: str = DEFAULT_MACHINE
     ) -> Cell:
-        """Build a cell from Snakemake wildcard strings (``task``: the prompt key)."""
-        name, prompt = split_key(task)
-        return cls(name, condition, float(temperature), int(repeat), machine, prompt)
+        """Build a cell from Snakemake wildcard strings (``key``: the prompt key, wildcard ``prompt``)."""
+        task, prompt = split_key(key)
+        return cls(task, condition, float(temperature), int(repeat), machine, prompt)
 
 
 def machine_labels(config: dict) -> list[str]:
@@ -185,11 +185,11 @@ def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:
     condition, machine = wildcards["condition"], wildcards["machine"]
     if "repeat" in wildcards:
         return [
-            Cell.from_wildcards(wildcards["task"], condition, wildcards["temperature"], wildcards["repeat"], machine)
+            Cell.from_wildcards(wildcards["prompt"], condition, wildcards["temperature"], wildcards["repeat"], machine)
         ]
-    if "task" in wildcards:
+    if "prompt" in wildcards:
         return [
-            Cell.from_wildcards(wildcards["task"], condition, wildcards["temperature"], repeat, machine)
+            Cell.from_wildcards(wildcards["prompt"], condition, wildcards["temperature"], repeat, machine)
             for repeat in repeats(config)
         ]
     return condition_sequence(selected_cells(config), condition, list(config["tasks"]), machine)
@@ -203,7 +203,7 @@ def wildcard_constraints(config: dict) -> dict[str, str]:
 
     return {
         "machine": alternatives(machine_labels(config)),
-        "task": alternatives(prompt_keys(config)),
+        "prompt": alternatives(prompt_keys(config)),
         "condition": alternatives(list(config["conditions"])),
         "temperature": alternatives([format_temperature(t) for t in config["temperatures"]]),
         "repeat": alternatives([str(r) for r in repeats(config)]),

@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..claims.model import FAILED, HELD, NOT_SEPARATED, TOO_FEW_RUNS
-from .model import Column, Note, Section, Table, is_missing, records
+from ..claims.claim import FAILED, HELD, NOT_SEPARATED, TOO_FEW_RUNS
+from .document import Column, Note, Section, Table, is_missing, records
 
 SUPPORTED_READINGS = ("both readings", "temperature 0 only", "temperature 1.0 only")
 

@@ -16,10 +16,7 @@ from ..core.backends import WATCH_NONE
 from ..core.explanations import TOP_K
 from .claim_sections import claim_notes, claims_section, ordering_notes, question_notes, settings_section
 from .comparability import Comparability
-from .contention import contention_parts
-from .environment import ceiling_rows
-from .machines import MachineView, _machines
-from .model import (
+from .document import (
     CONDITION,
     REPEAT,
     TASK,
@@ -43,6 +40,8 @@ from .model import (
     records,
     verdict_tone,
 )
+from .environment import ceiling_rows
+from .machines import MachineView, machines_sections
 from .variations import prompt_column, prompt_sections, sweep_sections
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -477,8 +476,24 @@ def _unwatched(cells: pd.DataFrame) -> list[Note]:
 
 
 def _contention(cells: pd.DataFrame) -> Section:
-    note, table = contention_parts(cells)
-    return Section("contention", "Contention", [note, *_unwatched(cells)], table)
+    """Attempts rejected as contended and the waits for a quiet machine: their count, and the table of the cells that
+    had any (none when none had)."""
+    rejected = cells[cells.rejected_attempts > 0]
+    note = Note(
+        f"{int(cells.rejected_attempts.sum())} attempt(s) rejected as contended and measured again, in "
+        f"{len(rejected)} cell(s); {int(cells.quiet_waits.sum())} wait(s) for a quiet machine before "
+        f"measuring again, {float(cells.quiet_wait_s.sum()):.0f} s in all."
+    )
+    table = Table(
+        [
+            Column("cell", "cell_file", files=True, text=True),
+            Column("rejected attempts", "rejected_attempts"),
+            Column("waited s", "quiet_wait_s", digits(1)),
+            Column("reasons", "rejected_reasons", lambda r: joined(r, "; "), text=True),
+        ],
+        records(rejected),
+    )
+    return Section("contention", "Contention", [note, *_unwatched(cells)], table if len(rejected) else None)
 
 
 def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
@@ -619,7 +634,7 @@ def build_report(
     shown = conditions or list(dict.fromkeys(summary.condition))
     sections = [
         _answer(summary, claims, facts, shown),
-        *_machines(machines, baseline, shown),
+        *machines_sections(machines, baseline, shown),
         _setup(cells, facts),
         _comparability(facts),
         claims_section(claims),
@@ -640,7 +655,3 @@ def build_report(
         _provenance(numbers, facts.run_context),
     ]
     return Report(f"Speculative decoding benchmark: {facts.name}", banner, lead, sections, numbers)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Markdown
