@@ -64,7 +64,8 @@ def evaluate(
     temperature is judged at temperature 0 (verdict, measured_text) and at 1.0 (verdict_t1, measured_t1_text), and
     ``reading`` says which reading the run supports; ``sentence`` and ``sentence_reading`` the same for the claims
     that share its sentence, read together; elsewhere those are None, "" and None."""
-    run, rows = Run(tables, baseline), []
+    run = Run(tables, baseline)
+    rows = []
     for base in claims:
         for claim in (base, *(variant(base, v) for v in base.variants)):
             rows.append(_row(claim, base, run, setup))

@@ -40,9 +40,11 @@ def tolerance_band(claim: Claim, metric: Metric) -> tuple[float, float]:
     else:
         low = high = claim.published
     if metric.relative:
-        low, high = low * (1 - tolerance), high * (1 + tolerance)
+        low *= 1 - tolerance
+        high *= 1 + tolerance
     else:
-        low, high = low - tolerance, high + tolerance
+        low -= tolerance
+        high += tolerance
     return max(low, metric.limits[0]), min(high, metric.limits[1])
 
 
@@ -526,8 +528,12 @@ def _ordering(claim: Claim, run: Run) -> Outcome:
     groups = _members(claim)
     several = len(groups) > 1
     measured: dict[str, dict[str, float | None]] = {}
-    parts, cells, no_value, no_interval = [], [], [], []
-    reversed_, unseparated = [], []
+    parts: list[str] = []
+    cells: list[str] = []
+    no_value: list[str] = []  # members without a value
+    no_interval: list[str] = []  # members without an interval
+    reversed_: list[str] = []  # pairs in the other order, intervals apart
+    unseparated: list[str] = []  # pairs whose intervals overlap
     for label, members in groups:
         group = _Measured(claim, run, members, claim.temperature)
         prefix = f"{label}: " if several else ""
@@ -563,8 +569,13 @@ def _same_shape(claim: Claim, run: Run) -> Outcome:
     one; pairs the reference does not separate are left out and named."""
     versus = claim.versus_temperature
     measured: dict[str, dict[float, dict[str, float | None]]] = {}
-    parts, cells, no_value, no_interval = [], [], [], []
-    reversed_, unseparated, left_out = [], [], []
+    parts: list[str] = []
+    cells: list[str] = []
+    no_value: list[str] = []
+    no_interval: list[str] = []
+    reversed_: list[str] = []
+    unseparated: list[str] = []
+    left_out: list[str] = []  # pairs the reference temperature does not separate
     judged = 0
     for label, members in _members(claim):
         here = _Measured(claim, run, members, claim.temperature)

@@ -148,7 +148,9 @@ def side_of(value: float, pivot: float) -> int:
 
 def format_published(claim: Claim) -> str:
     """The published value as the study writes it (e.g. 6.25x, 1.5-1.8x, 41%, 2/3 correct)."""
-    published, kind, wrong = claim.published, claim.kind, claim.wrong
+    published = claim.published
+    kind = claim.kind
+    wrong = claim.wrong
     if kind in METRICS or kind == "acceptance":
         metric = METRICS[claim.metric or claim.kind]
         text = "-".join(map(metric.number, published if isinstance(published, list) else [published])) + metric.unit
