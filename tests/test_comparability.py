@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from specbench.claims.evaluate import Setup
 from specbench.claims.predictions import integrity, stamp
 from specbench.report.comparability import assess, device_label
 
@@ -52,13 +53,14 @@ def _assess(
 def test_the_study_setup_is_comparable_by_git_commit_or_its_source_archive() -> None:
     for build in (GIT_BUILD, SDIST_BUILD):
         result = _assess(A100, build)
-        assert result.comparable and [f.matches for f in result.facts] == [True] * 5
+        assert result.comparable and [f.matches for f in result.facts] == [True] * 6
         assert result.device == "NVIDIA A100 80GB PCIe (81920 MiB)"
 
 
 def test_another_gpu_is_not_comparable_and_says_which_fact_differs() -> None:
     result = _assess(H200)
-    assert not result.comparable
+    assert not result.comparable and result.same_model  # the study's model elsewhere: its transfers are judged
+    assert result.setup() == Setup(comparable=False, same_model=True, device="NVIDIA H200 (143771 MiB)")
     assert [f.name for f in result.facts if not f.matches] == ["GPU"]
     assert result.device == "NVIDIA H200 (143771 MiB)"
 
@@ -68,9 +70,17 @@ def test_a_cpu_run_of_the_tiny_model_differs_in_device_model_draft_and_flags() -
     assert not result.comparable
     assert [f.name for f in result.facts if not f.matches] == ["GPU", "model", "draft model", "server flags"]
     assert result.device == "CPU (x86_64, 2 cores)"
+    assert not result.same_model  # the claims are about the study's model: none is judged on this one
+    assert result.differing == ["GPU", "model", "draft model", "server flags"]
     facts = {f.name: f for f in result.facts}
     assert facts["llama.cpp"].matches  # the study's build, from its source archive
-    assert facts["model"].this_run == "tiny as MOSTLY_Q4_K_M (qwen35, MTP kept)"
+    assert facts["model"].this_run == "tiny (qwen35)"
+    assert facts["quantization"].matches and facts["quantization"].this_run == "MOSTLY_Q4_K_M (MTP kept)"
+
+
+def test_another_quantization_of_the_studys_model_is_still_its_model() -> None:
+    result = _assess(A100, model={**STUDY_MODEL, "file_type_name": "MOSTLY_Q8_0"})
+    assert not result.comparable and result.same_model and result.differing == ["quantization"]
 
 
 @pytest.mark.parametrize(

@@ -85,11 +85,8 @@ def _rows() -> list[dict]:
     return rows
 
 
-@pytest.fixture(scope="module")
-def rendered() -> dict[str, str]:
-    summaries = tables(frame_of(_rows(), "off"), "off")
-    numbers = report_numbers(summaries, "off")
-    claims = pd.DataFrame(
+def _claims() -> pd.DataFrame:
+    return pd.DataFrame(
         [
             {
                 "id": "ngram-file-rewrite",
@@ -97,8 +94,8 @@ def rendered() -> dict[str, str]:
                 "kind": "speedup",
                 "published": 6.25,
                 "measured": 1.8,
-                "verdict": "not reproduced",
-                "detail": "within 10%",
+                "verdict": "not reproduced (size)",
+                "detail": "outside 10%",
                 "cells": [],
                 "published_text": "6.25x",
                 "measured_text": "1.80x <b>",
@@ -106,19 +103,41 @@ def rendered() -> dict[str, str]:
                 "prompt_dependent": False,
                 "temperature": None,
                 "variant_of": None,
-                "verdict_t1": "not reproduced",
+                "verdict_t1": "not reproduced (size)",
                 "measured_t1_text": "2.10x",
                 "reading": "neither reading",
-            }
+                "sentence": "results-multipliers",
+                "sentence_reading": "neither reading",
+            },
+            {
+                "id": "ngram-task-ordering",
+                "text": "n-gram: the order across tasks",
+                "kind": "ordering",
+                "published": [["file-rewrite"], ["essay"]],
+                "measured": {},
+                "verdict": "not separated",
+                "detail": "0 of 1 pairs ordered as published with 95 % intervals apart; not separated: a vs b",
+                "cells": [],
+                "published_text": "file-rewrite > essay",
+                "measured_text": "file-rewrite 1.80x > essay 1.00x",
+                "scope": "transfers",
+                "prompt_dependent": False,
+                "temperature": None,
+                "variant_of": None,
+                "verdict_t1": "not separated",
+                "measured_t1_text": "n/a",
+                "reading": "neither reading",
+                "sentence": None,
+                "sentence_reading": None,
+            },
         ]
     )
-    comparability = Comparability(
-        [
-            Fact("GPU", "A100, at least 80000 MiB", "NVIDIA H200 (143771 MiB)", False),
-            Fact("server flags", "-c 16384", "-c 16384", True),
-        ],
-        "NVIDIA H200 (143771 MiB)",
-    )
+
+
+def _render(comparability: Comparability) -> dict[str, str]:
+    summaries = tables(frame_of(_rows(), "off"), "off")
+    numbers = report_numbers(summaries, "off")
+    claims = _claims()
     facts = Facts(
         name="sample",
         baseline="off",
@@ -137,6 +156,37 @@ def rendered() -> dict[str, str]:
         figures=[Figure("a figure", "data:image/png;base64,AAAA")],
     )
     return {"html": render_html(report), "markdown": render_markdown(report), "numbers": numbers}
+
+
+H200 = "NVIDIA H200 (143771 MiB)"
+GPU_FACT = Fact("GPU", "A100, at least 80000 MiB", H200, False)
+FLAGS_FACT = Fact("server flags", "-c 16384", "-c 16384", True)
+
+
+@pytest.fixture(scope="module")
+def rendered() -> dict[str, str]:
+    """The study's model on another GPU."""
+    model = Fact("model", "Qwen/Qwen3.5-9B as Q4_K_M", "Qwen/Qwen3.5-9B as Q4_K_M", True)
+    return _render(Comparability([GPU_FACT, model, FLAGS_FACT], H200))
+
+
+@pytest.mark.parametrize(
+    "model", ["tiny as MOSTLY_Q4_K_M (qwen35, MTP kept)", "bartowski/SmolLM2-135M-Instruct-GGUF as Q4_1 (llama)"]
+)
+def test_another_model_opens_saying_so_and_names_no_study_claim_as_failed(model: str) -> None:
+    """The tiny demo's constructed models and SmolLM2: the first line says the model differs, nothing of the study's
+    is judged, and the order of tasks is a question about this model, in no failure's colour or words."""
+    facts = [GPU_FACT, Fact("model", "Qwen/Qwen3.5-9B as Q4_K_M", model, False), FLAGS_FACT]
+    text = _render(Comparability(facts, H200))
+    markdown, page = text["markdown"], text["html"]
+    first = markdown.split("\n")[2]
+    assert first.startswith("> This run measured **another model** than the study's (GPU, model differ): none of")
+    answer = markdown.split("## What this run found")[1].split("## Setup")[0]
+    assert "Not reproduced" not in answer and "not reproduced" not in answer
+    question = "- Does the task decide here too? **ngram-task-ordering** (n-gram: the order across tasks): **not "
+    assert question + "separated at 0 and 1.0**" in answer
+    html_answer = page.split("<h2 id='answer'>")[1].split("<h2 id='environment'>")[0]
+    assert "class='bad'" not in html_answer and "Not reproduced" not in html_answer
 
 
 def test_both_documents_come_from_the_same_sections(rendered) -> None:
@@ -262,17 +312,20 @@ def test_the_report_opens_with_the_answer(rendered) -> None:
     page, text = rendered["html"], rendered["markdown"]
     answer = text.split("## What this run found")[1].split("## Setup")[0]
     assert "Measured on **NVIDIA H200 (143771 MiB)**; not the study's setup" in answer
-    assert "Claims (at temperature 0 where the text states none): **1** not reproduced." in answer
-    assert "by the reading this run supports: **1** neither reading." in answer
+    counts = "Claims (at temperature 0 where the text states none): **1** not reproduced (size), **1** not separated."
+    assert counts in answer
+    assert "by the reading this run supports: **2** neither reading." in answer
     assert "The study published none of its prompts: this run's prompts are our own" in answer
     failed = (
-        "- Not reproduced: **ngram-file-rewrite**: n-gram 6.2x on file rewrite (published 6.25x; "
-        "this run 1.80x <b>; at 1.0: 2.10x)"
+        "- Not reproduced: **ngram-file-rewrite** (not reproduced (size) at 0 and 1.0): n-gram 6.2x on file rewrite "
+        "(published 6.25x; this run 1.80x <b>; at 1.0: 2.10x)"
     )
     assert failed in answer
+    assert "- Undecided (too few runs, or intervals not separated): ngram-task-ordering" in answer
+    assert "as one sentence" not in answer  # its one figure fails on its own, listed above
     # the multiplier matrix: task x condition, multiplier [interval] verdict
     row = next(line for line in answer.splitlines() if line.startswith("| essay | 0.0 |"))
-    assert re.search(r"\| \d+\.\d\dx \[(n/a|\d+\.\d\d-\d+\.\d\d)\] (faster|slower|none)", row), row
+    assert re.search(r"\| \d+\.\d\dx \[(n/a|\d+\.\d\d-\d+\.\d\d)\] too few runs", row), row  # 2 runs a side
     assert '<td class="t bad">' in page or '<td class="t good">' in page  # colour-coded verdicts
     facts = text.split("## Comparable with the study?")[1].split("##")[0]
     assert "| GPU | A100, at least 80000 MiB | NVIDIA H200 (143771 MiB) | no |" in facts
@@ -284,3 +337,21 @@ def test_warm_section_says_which_scope_ran(rendered) -> None:
         assert "Warm scope that ran for ngram-mod-warm: per task (" in document
     warm = rendered["markdown"].split("## Fresh vs warm n-gram server")[1].split("## ")[0]
     assert "| scope | position |" in warm and "| task | 2 |" in warm and "| fresh |" not in warm
+
+
+def test_claims_read_at_a_glance_with_the_detail_folded_beside_them(rendered) -> None:
+    """One short row per claim (the study says, this run, the verdict); published value, scope and why folded."""
+    page, text = rendered["html"], rendered["markdown"]
+    claims = page.split("<h2 id='claims'>")[1].split("<h2 ")[0]
+    headers = re.findall(r"<th class=\"t\">([^<]+)</th>", claims)
+    assert headers == ["claim", "the study says", "this run", "verdict", "detail"]
+    row = re.search(r"<tr><td class=\"t\">ngram-file-rewrite</td>.*?</tr>", claims).group(0)
+    assert "<details><summary>detail</summary><dl><dt>published</dt><dd>6.25x</dd>" in row
+    assert "<dt>why</dt><dd>outside 10%</dd>" in row and '<td class="t bad">not reproduced (size) at 0 and 1.0' in row
+    part = text.split("## Published claims vs this run")[1].split("## ")[0]
+    assert "| claim | the study says | this run | verdict |" in part
+    assert (
+        "| ngram-file-rewrite | n-gram 6.2x on file rewrite | at 0: 1.80x <b>; at 1.0: 2.10x | not reproduced " in part
+    )
+    assert "- **ngram-file-rewrite**: published: 6.25x; temperature: not stated" in part
+    assert max(len(line) for line in part.splitlines() if line.startswith("| ")) < 200

@@ -165,6 +165,9 @@ def test_the_prompt_coordinate_and_the_sweep_reach_the_table_and_the_report(run:
     report = (run["work"] / "results/report.md").read_text()
     assert "a real trained model, not the study's Qwen/Qwen3.5-9B" in report.split("## ")[0]
     assert "135M parameters" in report.split("## ")[0]
+    assert report.split("\n")[2].startswith("> This run measured **another model** than the study's")
+    opening = report.split("## What this run found")[1].split("## Setup")[0]
+    assert "not reproduced" not in opening.lower() and "Does the task decide here too?" in opening
     assert "## Spread across prompts vs across repeats, per task" in report
     assert "## The task, the prompt or the repeat?" in report
     assert "## Sweep 'ngram-n-max': --spec-ngram-mod-n-max" in report

@@ -32,7 +32,7 @@ from specbench.claims.claim import (
     Claim,
     ClaimError,
 )
-from specbench.claims.evaluate import evaluate
+from specbench.claims.evaluate import Setup, evaluate
 from specbench.claims.load import load_claims, parse_claims
 from specbench.report import thesis_figure as thesis_figure_module
 
@@ -115,7 +115,9 @@ def thesis_tables(claim: Claim, verdict: str) -> dict[str, pd.DataFrame]:
 
 
 def judged(claim: Claim, tables: Mapping[str, pd.DataFrame], study: bool = True) -> pd.DataFrame:
-    return evaluate([claim], tables, baseline=BASELINE, comparable=study, device="CPU").set_index("id")
+    return evaluate(
+        [claim], tables, baseline=BASELINE, setup=Setup(comparable=study, same_model=True, device="CPU")
+    ).set_index("id")
 
 
 # --------------------------------------------------------------------------------------------------------------

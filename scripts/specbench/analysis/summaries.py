@@ -21,7 +21,8 @@ temperature: above ``NOISE_LIMIT`` (3 %), no multiplier of that task is trusted 
 Verdict (the study's rule): ``faster`` if every run beats every baseline run, ``slower`` if every run is below every
 baseline run, otherwise ``none``; the baseline itself is ``baseline``. With n runs against m and nothing different,
 "all n beat all m" happens by chance with probability 1 / C(n + m, n) (``verdict_chance``: 1/20 for 3 vs 3): the rule
-is an exact one-sided rank test at that level.
+is an exact one-sided rank test at that level. Below ``VERDICT_LEVEL`` (1/20: 3 vs 3 is the fewest equal runs that reach
+it) the rule's word would be chance as often as not, so the verdict is ``too few runs`` (docs/claims.md).
 
 Acceptance: llama-server reports ``predicted_n`` (generated tokens) and ``draft_n_accepted`` but not the number of
 drafting steps. Each target-model decode step yields one token of its own plus the drafts it accepted, so the
@@ -51,6 +52,8 @@ from .intervals import ratio_interval, runs_for_precision
 from .prompt_spread import prompt_spread, task_or_prompt
 from .thesis import thesis
 
+VERDICT_LEVEL = 1 / 20  # the all-runs rule decides only where chance would give its word at most this often
+TOO_FEW_RUNS = "too few runs"
 SPEED_COLUMNS = [
     "task",
     "condition",
@@ -192,9 +195,12 @@ def speeds(cells: pd.DataFrame, by: Sequence[str] = GROUP) -> pd.DataFrame:
 
 
 def verdict(values: list[float], baseline: list[float]) -> str:
-    """The study's rule: 'faster' if every run beats every baseline run, 'slower' if every one is below."""
+    """The study's rule: 'faster' if every run beats every baseline run, 'slower' if every one is below; 'too few
+    runs' where that happens by chance more often than VERDICT_LEVEL (1 vs 1, 2 vs 2, 2 vs 3: see the docstring)."""
     if not values or not baseline:
         return "none"
+    if 1 / math.comb(len(values) + len(baseline), len(values)) > VERDICT_LEVEL:
+        return TOO_FEW_RUNS
     if min(values) > max(baseline):
         return "faster"
     if max(values) < min(baseline):

@@ -4,7 +4,7 @@ job too)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -12,20 +12,29 @@ from ..core.repo import REPO_ROOT
 from ..core.schema import load_schema
 
 # The verdicts (docs/claims.md says when each is given)
-REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED = "reproduced", "same direction", "not reproduced"
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"  # a kind with neither a size nor a direction (identity, GSM8K answers, ...)
+NOT_SIZE = "not reproduced (size)"  # on the published side of the pivot, outside the tolerance
+NOT_DIRECTION = "not reproduced (direction)"  # on the other side of the pivot (1.0x, 50%), or the all-runs rule's
 CONTRADICTED = "contradicted"  # an ordering with a separated pair in the other order
 NOT_SEPARATED = "not separated"  # an ordering whose pairs' 95 % intervals overlap
 TOO_FEW_RUNS = "too few runs"  # the all-runs rule, or an interval, cannot mean anything with so few runs
 NOT_MEASURED = "not measured in this run"
 BACKGROUND = "background, not checked by a run"
 NOT_COMPARABLE = "not comparable"
-# A relation the study does not claim to transfer (a verdict, an order of methods), on another setup: shown beside
-# the study's, not judged
+# A relation the study does not claim to transfer (a verdict, an order of methods), on another setup of the study's
+# model: shown beside the study's, not judged
 AGREES, DIFFERS = "agrees", "differs"
+# On another model nothing of the study's is judged; the order of tasks is asked of this model instead
+NOT_JUDGED = "not judged: another model"
+SAME_HERE, OTHER_HERE = "yes, on this model too", "no, another order on this model"
+FAILED = (NOT_REPRODUCED, NOT_SIZE, NOT_DIRECTION, CONTRADICTED)  # what the opening lists as not reproduced
+HELD = (REPRODUCED, AGREES, SAME_HERE)  # what a reading counts as borne out
 VERDICTS = (
     REPRODUCED,
-    SAME_DIRECTION,
     NOT_REPRODUCED,
+    NOT_SIZE,
+    NOT_DIRECTION,
     CONTRADICTED,
     NOT_SEPARATED,
     TOO_FEW_RUNS,
@@ -33,10 +42,14 @@ VERDICTS = (
     NOT_COMPARABLE,
     AGREES,
     DIFFERS,
+    NOT_JUDGED,
+    SAME_HERE,
+    OTHER_HERE,
     BACKGROUND,
 )
 # The study's setup itself is the config's study_setup, shown fact by fact in the report's comparability table
 NOT_COMPARABLE_DETAIL = "absolute figure: compared only on the study's setup (see Comparable with the study?)"
+NOT_JUDGED_DETAIL = "a claim about the study's model (Qwen3.5-9B); this run measured another model"
 SCHEMA_PATH = REPO_ROOT / "config" / "claims.schema.yaml"
 KINDS = tuple(load_schema(SCHEMA_PATH)["$defs"]["claim"]["properties"]["kind"]["enum"])
 # Scope (docs/claims.md): absolute figures are compared only on the study's setup; relative ones (verdicts, orders of
@@ -74,6 +87,8 @@ RESULT_COLUMNS = [
     "verdict_t1",
     "measured_t1_text",
     "reading",
+    "sentence",
+    "sentence_reading",
 ]
 
 
@@ -110,6 +125,7 @@ class Claim:
     side: str | None = None  # a multiplier whose point is its side of 1.0x: 'faster' or 'slower' by the verdict rule
     versus: str | None = None  # identity: 'first-repeat' compares a condition's repeats with its own first
     matrix: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # thesis: published multipliers
+    sentence: str = ""  # the claims that share a sentence of the study share its temperature reading
 
 
 def stands_for(variant: str, claim: Claim) -> str | None:
@@ -136,13 +152,18 @@ def variant(claim: Claim, variant: str) -> Claim:
     )
 
 
-def supported_reading(at_zero: str, at_one: str) -> str:
-    """Which reading of an unstated temperature the run supports, from the claim's verdicts under each."""
-    good = (REPRODUCED, AGREES)
-    if at_zero in good and at_one in good:
+def supported_reading(at_zero: Sequence[str], at_one: Sequence[str]) -> str:
+    """Which reading of an unstated temperature the run supports, from the verdicts under each of the claims that
+    share a sentence (one claim: one verdict each): a reading holds where every verdict under it does."""
+    zero = all(v in HELD for v in at_zero)
+    one = all(v in HELD for v in at_one)
+    if zero and one:
         return "both readings"
-    if at_zero in good or at_one in good:
-        return f"temperature {0 if at_zero in good else '1.0'} only"
-    if at_zero == at_one and at_zero in (NOT_MEASURED, NOT_COMPARABLE):
-        return at_zero
+    if zero:
+        return "temperature 0 only"
+    if one:
+        return "temperature 1.0 only"
+    undecided = set(at_zero) | set(at_one)
+    if len(undecided) == 1 and undecided <= {NOT_MEASURED, NOT_COMPARABLE, NOT_JUDGED}:
+        return undecided.pop()
     return "neither reading"

@@ -1,23 +1,33 @@
 """Judging claims on one run's tables (analysis.summaries.tables): one typed row per claim and variant, each judged
-by its kind's judge (judges.py), then by its scope (an absolute figure off the study's setup is not comparable, a
-relative one is shown as agreeing or differing), under both readings when the text gives no temperature."""
+by its kind's judge (judges.py), then by its scope and what differs from the study's setup (another model: nothing
+of the study's judged, the order of tasks asked of this model; the study's model elsewhere: absolute figures not
+comparable, relative ones shown as agreeing or differing), under both readings when the text gives no temperature,
+and the claims that share a sentence read together."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 import pandas as pd
 
 from .claim import (
     AGREES,
+    CONTRADICTED,
     DIFFERS,
     NOT_COMPARABLE,
     NOT_COMPARABLE_DETAIL,
+    NOT_JUDGED,
+    NOT_JUDGED_DETAIL,
     NOT_MEASURED,
+    NOT_SEPARATED,
+    OTHER_HERE,
     READINGS,
     REPRODUCED,
     RESULT_COLUMNS,
+    SAME_HERE,
+    TOO_FEW_RUNS,
     Claim,
     ClaimError,
     supported_reading,
@@ -26,11 +36,25 @@ from .claim import (
 from .judges import JUDGES
 from .tables import Outcome, Run, format_published
 
-_MAYBE_NONE = ["temperature", "variant_of", "verdict_t1", "reading"]
+_MAYBE_NONE = ["temperature", "variant_of", "verdict_t1", "reading", "sentence", "sentence_reading"]
+# Verdicts that decide nothing either way: kept as they are on every setup
+UNDECIDED = (NOT_MEASURED, TOO_FEW_RUNS, NOT_SEPARATED)
+# On another model, an order of tasks is a question about this model: its answers, never a failed reproduction
+QUESTION_ANSWERS = {REPRODUCED: SAME_HERE, CONTRADICTED: OTHER_HERE}
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What differs from the study's setup: ``comparable`` where nothing does, ``same_model`` where the target is
+    the study's model; ``device``: a short label of this run's hardware (e.g. "NVIDIA H200")."""
+
+    comparable: bool
+    same_model: bool
+    device: str
 
 
 def evaluate(
-    claims: Sequence[Claim], tables: Mapping[str, pd.DataFrame], *, baseline: str, comparable: bool, device: str
+    claims: Sequence[Claim], tables: Mapping[str, pd.DataFrame], *, baseline: str, setup: Setup
 ) -> pd.DataFrame:
     """One row per claim and variant (``RESULT_COLUMNS``): id, text, kind (str); published (the claim's value:
     number, [low, high], word, count, tasks, speeds, tiers) and measured (per task a number, verdict or identity
@@ -38,59 +62,90 @@ def evaluate(
     stated one, or None where the text gives none); verdict, detail (str); cells (list of cell files, both readings');
     scope (str), prompt_dependent (bool), variant_of (the claim's id, or None). A claim without a stated
     temperature is judged at temperature 0 (verdict, measured_text) and at 1.0 (verdict_t1, measured_t1_text), and
-    ``reading`` says which reading the run supports; elsewhere those three are None, "" and None. ``comparable``:
-    the run is on the study's setup; ``device``: a short label of this run's hardware (e.g. "NVIDIA H200")."""
-    run, rows = Run(tables, baseline), []
+    ``reading`` says which reading the run supports; ``sentence`` and ``sentence_reading`` the same for the claims
+    that share its sentence, read together; elsewhere those are None, "" and None."""
+    run = Run(tables, baseline)
+    rows = []
     for base in claims:
         for claim in (base, *(variant(base, v) for v in base.variants)):
-            first, *others = READINGS if claim.unstated else (claim.temperature,)
-            outcome = judge_claim(replace(claim, temperature=first), run, comparable, device)
-            t1 = judge_claim(replace(claim, temperature=others[0]), run, comparable, device) if others else None
-            rows.append(
-                {
-                    "id": claim.id,
-                    "text": claim.text,
-                    "kind": claim.kind,
-                    "published": claim.published,
-                    "published_text": format_published(claim),
-                    "temperature": None if claim.unstated or claim.kind == "background" else claim.temperature,
-                    "measured": outcome.measured,
-                    "measured_text": outcome.text,
-                    "verdict": outcome.verdict,
-                    "detail": outcome.detail,
-                    "cells": list(dict.fromkeys(c for c in outcome.cells + (t1.cells if t1 else []) if c)),
-                    "scope": claim.scope,
-                    "prompt_dependent": claim.prompt_dependent,
-                    "variant_of": None if claim is base else base.id,
-                    "verdict_t1": t1.verdict if t1 else None,
-                    "measured_t1_text": t1.text if t1 else "",
-                    "reading": supported_reading(outcome.verdict, t1.verdict) if t1 else None,
-                }
-            )
+            rows.append(_row(claim, base, run, setup))
+    _read_sentences(rows)
     frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
     frame[_MAYBE_NONE] = pd.DataFrame(rows, columns=_MAYBE_NONE, dtype=object)
     return frame  # None stays None (not NaN) in the columns that have it
 
 
-def judge_claim(claim: Claim, run: Run, comparable: bool, device: str) -> Outcome:
-    """The kind's judge, then the scope off the study's setup: an absolute figure is not comparable, a relative one
-    agrees or differs, one that transfers keeps its verdict (each naming the device)."""
+def _row(claim: Claim, base: Claim, run: Run, setup: Setup) -> dict[str, Any]:
+    if claim.unstated:
+        outcome = judge_claim(replace(claim, temperature=READINGS[0]), run, setup)
+        t1: Outcome | None = judge_claim(replace(claim, temperature=READINGS[1]), run, setup)
+    else:
+        outcome = judge_claim(claim, run, setup)
+        t1 = None
+    stated = not claim.unstated and claim.kind != "background"
+    return {
+        "id": claim.id,
+        "text": claim.text,
+        "kind": claim.kind,
+        "published": claim.published,
+        "published_text": format_published(claim),
+        "temperature": claim.temperature if stated else None,
+        "measured": outcome.measured,
+        "measured_text": outcome.text,
+        "verdict": outcome.verdict,
+        "detail": outcome.detail,
+        "cells": list(dict.fromkeys(c for c in outcome.cells + (t1.cells if t1 else []) if c)),
+        "scope": claim.scope,
+        "prompt_dependent": claim.prompt_dependent,
+        "variant_of": None if claim is base else base.id,
+        "verdict_t1": t1.verdict if t1 else None,
+        "measured_t1_text": t1.text if t1 else "",
+        "reading": supported_reading([outcome.verdict], [t1.verdict]) if t1 else None,
+        "sentence": claim.sentence or None,
+        "sentence_reading": None,
+    }
+
+
+def _read_sentences(rows: list[dict[str, Any]]) -> None:
+    """Each sentence's reading, from the rows that share it: the claims as claimed, and per variant the same
+    sentence with the variant's row standing in for its claim's (rows without a variant are shared)."""
+    by_id = {row["id"]: row for row in rows}
+    sentences: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["sentence"] and row["variant_of"] is None:
+            sentences.setdefault(row["sentence"], []).append(row)
+    for members in sentences.values():
+        suffixes = {row["id"].split("@", 1)[1] for row in rows if row["variant_of"] in {m["id"] for m in members}}
+        for suffix in (None, *sorted(suffixes)):
+            read = [by_id.get(f"{m['id']}@{suffix}", m) if suffix else m for m in members]
+            reading = supported_reading([r["verdict"] for r in read], [r["verdict_t1"] for r in read])
+            for r in read:
+                if suffix is None or r["variant_of"] is not None:
+                    r["sentence_reading"] = reading
+
+
+def judge_claim(claim: Claim, run: Run, setup: Setup) -> Outcome:
+    """The kind's judge, then what differs from the study's setup (docs/claims.md, Scope)."""
     try:
         outcome = JUDGES[claim.kind](claim, run)
     except Exception as error:  # name the claim; a bug here should not read as a table problem
         raise ClaimError(f"claim {claim.id!r}: evaluation failed: {type(error).__name__}: {error}") from error
-    if comparable or claim.scope == "background" or (outcome.verdict == NOT_MEASURED and claim.scope != "absolute"):
+    if claim.scope == "background" or setup.comparable:
         return outcome
+    what = claim.kind.replace("_", " ")
+    if not setup.same_model and claim.scope == "transfers":  # a question about this model
+        answer = QUESTION_ANSWERS.get(outcome.verdict, outcome.verdict)
+        return outcome._replace(verdict=answer, detail=f"asked of this model on {setup.device}: {outcome.detail}")
+    if not setup.same_model:
+        return outcome._replace(verdict=NOT_JUDGED, detail=NOT_JUDGED_DETAIL)
     if claim.scope == "absolute":
         return outcome._replace(verdict=NOT_COMPARABLE, detail=NOT_COMPARABLE_DETAIL)
-    what = claim.kind.replace("_", " ")
-    if claim.scope == "relative":  # not claimed to transfer: beside the study's, not judged
-        shown = AGREES if outcome.verdict == REPRODUCED else DIFFERS
-        relation = f"{shown} {'with' if shown == AGREES else 'from'} the study"
-        return outcome._replace(
-            verdict=shown,
-            detail=f"{what} {relation} on {device}: {outcome.detail} "
-            f"('{outcome.verdict}' on the study's terms; not claimed to "
-            "transfer)",
-        )
-    return outcome._replace(detail=f"{what} {outcome.verdict} on {device}: {outcome.detail}")
+    if claim.scope == "transfers" or outcome.verdict in UNDECIDED:
+        return outcome._replace(detail=f"{what} {outcome.verdict} on {setup.device}: {outcome.detail}")
+    shown = AGREES if outcome.verdict == REPRODUCED else DIFFERS  # not claimed to transfer: beside the study's
+    relation = "agrees with" if shown == AGREES else "differs from"
+    detail = (
+        f"{what} {relation} the study on {setup.device}: {outcome.detail} "
+        f"('{outcome.verdict}' on the study's terms; not claimed to transfer)"
+    )
+    return outcome._replace(verdict=shown, detail=detail)

@@ -1,191 +1,317 @@
-"""One judge per claim kind, reading the typed tables of analysis.summaries.tables. Each picks its verdict with
-``decide`` from rules listed in the order of its kind's row in docs/claims.md, so the two can be read side by side."""
+"""One judge per claim kind, reading the typed tables of analysis.summaries.tables. Each returns its verdict from a
+chain of plain ``if`` rules written in the order of its kind's row in docs/claims.md, so the two read side by side."""
 
 from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .claim import BACKGROUND, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, SAME_DIRECTION
-from .tables import METRICS, Outcome, Run, absent, decide, finite, format_published, listed, per_task, side_of
+from ..analysis.summaries import TOO_FEW_RUNS as RULE_TOO_FEW
+from .claim import (
+    BACKGROUND,
+    CONTRADICTED,
+    NOT_DIRECTION,
+    NOT_MEASURED,
+    NOT_REPRODUCED,
+    NOT_SEPARATED,
+    NOT_SIZE,
+    REPRODUCED,
+    TOO_FEW_RUNS,
+)
+from .tables import METRICS, Metric, Outcome, Run, absent, finite, format_published, listed, per_task, side_of
 from .thesis_judge import judge_thesis
 
 if TYPE_CHECKING:
     from .claim import Claim
 
+FEW_RUNS_DETAIL = "the all-runs rule needs at least 3 runs a side (1 in 20 by chance; 1 in 2 with 1 vs 1)"
 
-def _numeric(claim: Claim, run: Run) -> Outcome:
-    """speedup, tokens_per_s, acceptance: every task's value (or every run's, for a cells metric) within the published
-    value or range +- tolerance; with ``side``, also that verdict by the all-runs rule on every task."""
-    metric, values, cells, extras = METRICS[claim.metric or claim.kind], {}, [], []
+
+# ---------------------------------------------------------------------------------------------------------------
+# speedup, tokens_per_s, acceptance: a number against a band
+
+
+def tolerance_band(claim: Claim, metric: Metric) -> tuple[float, float]:
+    """The published value or range, widened by the tolerance (relative or absolute), within the metric's limits."""
+    tolerance = claim.tolerance or 0.0
+    if isinstance(claim.published, list):
+        low, high = claim.published
+    else:
+        low = high = claim.published
+    if metric.relative:
+        low *= 1 - tolerance
+        high *= 1 + tolerance
+    else:
+        low -= tolerance
+        high += tolerance
+    return max(low, metric.limits[0]), min(high, metric.limits[1])
+
+
+def _published_side(claim: Claim, metric: Metric) -> int:
+    """+1 / -1 where the published value (or all of its range) lies above / below the metric's pivot, else 0."""
+    if metric.pivot is None:
+        return 0
+    published = claim.published if isinstance(claim.published, list) else [claim.published]
+    sides = {side_of(value, metric.pivot) for value in published}
+    return sides.pop() if len(sides) == 1 else 0
+
+
+def _numeric_values(claim: Claim, run: Run, metric: Metric) -> tuple[dict[str, float | None], list[str], list[str]]:
+    """Per task (per run, for a cells metric) the measured value; the cells; for acceptance, the counts behind it."""
+    values: dict[str, float | None] = {}
+    cells: list[str] = []
+    counts: list[str] = []
     for task in claim.tasks:
+        prefix = "" if len(claim.tasks) == 1 else f"{task} "
         if metric.table == "cells":
             runs, found = run.speeds(task, claim.condition, claim.temperature, metric.column)
-            prefix = "" if len(claim.tasks) == 1 else f"{task} "
-            values.update({f"{prefix}r{r}": v for r, v in runs.items()} or {task: None})
+            for repeat, value in runs.items():
+                values[f"{prefix}r{repeat}"] = value
+            if not runs:
+                values[task] = None
         else:
             values[task], found = run.value(metric, task, claim.condition, claim.temperature)
         cells += found
         row = run.row(metric.table, task=task, condition=claim.condition, temperature=claim.temperature)
         if metric.table == "acceptance" and row is not None:
-            extras.append(
-                ("" if len(claim.tasks) == 1 else f"{task}: ") + f"{row['accepted']} of {row['drafted']} "
-                f"drafted tokens accepted, {row['drafted'] / row['runs']:.0f} drafted per run"
-            )
-    text = per_task({t: "n/a" if v is None else metric.fmt(v) for t, v in values.items()})
-    seen = (values, text + (f" ({'; '.join(extras)})" if extras else ""), cells)
-    if missing := absent("value", values, claim):
-        return Outcome(*seen, NOT_MEASURED, missing)
-    tol, published, pivot, pivot_text = claim.tolerance or 0.0, claim.published, metric.pivot, metric.pivot_text
-    low, high = published if isinstance(published, list) else (published, published)
-    band_low, band_high = (low * (1 - tol), high * (1 + tol)) if metric.relative else (low - tol, high + tol)
-    band_low, band_high = max(band_low, metric.limits[0]), min(band_high, metric.limits[1])
-    tol_text = f"±{tol:.0%}" if metric.relative else f"±{metric.fmt(tol)}"
-    band = f"{metric.fmt(band_low)} to {metric.fmt(band_high)} (published {format_published(claim)}, {tol_text})"
-    outside = listed(f"{t} {metric.fmt(v)}" for t, v in values.items() if not band_low <= v <= band_high)
-    side = 0 if pivot is None or side_of(low, pivot) != side_of(high, pivot) else side_of(low, pivot)
-    on_its_side = bool(side) and all(side_of(v, pivot) == side for v in values.values())
-    where = "above" if side > 0 else "below"
-    rule = (
-        {
-            t: (
-                row["verdict"]
-                if (row := run.row("summary", task=t, condition=claim.condition, temperature=claim.temperature))
-                is not None
-                else None
-            )
-            for t in claim.tasks
-        }
-        if claim.side
-        else {}
-    )
-    wrong_side = listed(f"{t} {v or 'n/a'}" for t, v in rule.items() if v != claim.side)
-    verdict, detail = decide(
-        (
-            bool(wrong_side),
-            NOT_REPRODUCED,
-            f"not '{claim.side}' by the all-runs rule ({wrong_side}), and that side of "
-            f"1.0x is the published figure's point",
-        ),
-        (not outside, REPRODUCED, f"within {band}" + (f", and '{claim.side}' by the all-runs rule" if rule else "")),
-        (
-            bool(rule),
-            SAME_DIRECTION,
-            f"outside {band}: {outside}; but '{claim.side}' by the all-runs rule like the published figure",
-        ),
-        (pivot is None, NOT_REPRODUCED, f"outside {band}: {outside}"),
-        (on_its_side, SAME_DIRECTION, f"outside {band}: {outside}; but {where} {pivot_text} like the published figure"),
-        (bool(side), NOT_REPRODUCED, f"outside {band}: {outside}; not on the published side of {pivot_text}"),
-        (True, NOT_REPRODUCED, f"outside {band}: {outside}; the published figure is on neither side of {pivot_text}"),
-    )
-    return Outcome(*seen, verdict, detail)
+            per_run = row["drafted"] / row["runs"]
+            accepted = f"{row['accepted']} of {row['drafted']} drafted tokens accepted"
+            counts.append(f"{prefix}{accepted}, {per_run:.0f} drafted per run")
+    return values, cells, counts
+
+
+def _rule_words(claim: Claim, run: Run) -> dict[str, str | None]:
+    """The all-runs rule's word per task for the claim's condition (None where the task has no summary row)."""
+    words: dict[str, str | None] = {}
+    for task in claim.tasks:
+        row = run.row("summary", task=task, condition=claim.condition, temperature=claim.temperature)
+        words[task] = None if row is None else row["verdict"]
+    return words
+
+
+def _numeric(claim: Claim, run: Run) -> Outcome:
+    """speedup, tokens_per_s, acceptance: every task's value (every run's, for a cells metric) within the band; with
+    ``side``, also that word by the all-runs rule on every task."""
+    metric = METRICS[claim.metric or claim.kind]
+    values, cells, counts = _numeric_values(claim, run, metric)
+    text = per_task({key: "n/a" if v is None else metric.fmt(v) for key, v in values.items()})
+    if counts:
+        text += f" ({'; '.join(counts)})"
+    missing = absent("value", values, claim)
+    if missing:
+        return Outcome(values, text, cells, NOT_MEASURED, missing)
+
+    low, high = tolerance_band(claim, metric)
+    tolerance = claim.tolerance or 0.0
+    spread = f"±{tolerance:.0%}" if metric.relative else f"±{metric.fmt(tolerance)}"
+    band = f"{metric.fmt(low)} to {metric.fmt(high)} (published {format_published(claim)}, {spread})"
+    outside = listed(f"{key} {metric.fmt(v)}" for key, v in values.items() if not low <= v <= high)
+    side = _published_side(claim, metric)
+    wrong_side = listed(key for key, v in values.items() if side and side_of(v, metric.pivot) != side)
+    words = _rule_words(claim, run) if claim.side else {}
+    few = listed(task for task, word in words.items() if word == RULE_TOO_FEW)
+    not_side = listed(f"{task} {word or 'n/a'}" for task, word in words.items() if word != claim.side)
+
+    def outcome(verdict: str, detail: str) -> Outcome:
+        return Outcome(values, text, cells, verdict, detail)
+
+    if few:
+        return outcome(TOO_FEW_RUNS, f"{FEW_RUNS_DETAIL}: {few}")
+    if not_side:
+        return outcome(NOT_DIRECTION, f"not '{claim.side}' by the all-runs rule ({not_side}); that side is the point")
+    if not outside:
+        rule = f", and '{claim.side}' by the all-runs rule" if claim.side else ""
+        return outcome(REPRODUCED, f"within {band}{rule}")
+    if wrong_side:
+        return outcome(NOT_DIRECTION, f"outside {band}: {outside}; not on the published side of {metric.pivot_text}")
+    return outcome(NOT_SIZE, f"outside {band}: {outside}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# verdict: the all-runs rule's word
 
 
 def _verdict(claim: Claim, run: Run) -> Outcome:
     """Per task (per condition when the claim names several; per condition and task when both are several)."""
-    one_task, one_condition = len(claim.tasks) == 1, len(claim.conditions) == 1
-    rows = {
-        (t if one_condition else c if one_task else f"{c} {t}"): run.row(
-            "summary", task=t, condition=c, temperature=claim.temperature
-        )
-        for c in claim.conditions
-        for t in claim.tasks
-    }
-    verdicts = {task: None if row is None else row["verdict"] for task, row in rows.items()}
-    speedups = {task: None if row is None else finite(row["speedup"]) for task, row in rows.items()}
-    every = "task" if one_condition else "condition" if one_task else "condition and task"
-    seen = (
-        verdicts,
-        per_task({t: (verdicts[t] or "n/a") + (f" ({s:.2f}x)" if s is not None else "") for t, s in speedups.items()}),
-        [c for row in rows.values() if row is not None for c in row["cells"]],
-    )
-    published, side = claim.published, {"faster": 1, "slower": -1}.get(claim.published, 0)
-    negated, word = published.startswith("not "), published.removeprefix("not ")
-    hit = listed(task for task, v in verdicts.items() if v == word)
-    differing = listed(task for task, v in verdicts.items() if v != published)
-    on_its_side = bool(side) and all(s is not None and side_of(s, 1.0) == side for s in speedups.values())
-    where = "above" if side > 0 else "below"
-    verdict, detail = decide(
-        (None in verdicts.values(), NOT_MEASURED, lambda: absent("verdict", verdicts, claim)),
-        (negated and bool(hit), NOT_REPRODUCED, f"'{word}' by the all-runs rule on {hit}"),
-        (negated, REPRODUCED, f"no {every} is '{word}' by the all-runs rule"),
-        (not differing, REPRODUCED, f"'{published}' by the all-runs rule on every {every}"),
-        (
-            on_its_side,
-            SAME_DIRECTION,
-            f"not '{published}' by the all-runs rule on {differing}, but every multiplier is {where} 1.0x",
-        ),
-        (True, NOT_REPRODUCED, f"not '{published}' on {differing}"),
-    )
-    return Outcome(*seen, verdict, detail)
+    one_task = len(claim.tasks) == 1
+    one_condition = len(claim.conditions) == 1
+    if one_condition:
+        every = "task"
+    elif one_task:
+        every = "condition"
+    else:
+        every = "condition and task"
+    words: dict[str, str | None] = {}
+    shown: dict[str, str] = {}
+    cells: list[str] = []
+    for condition in claim.conditions:
+        for task in claim.tasks:
+            key = f"{condition} {task}"
+            if one_condition:
+                key = task
+            elif one_task:
+                key = condition
+            row = run.row("summary", task=task, condition=condition, temperature=claim.temperature)
+            words[key] = None if row is None else row["verdict"]
+            speedup = None if row is None else finite(row["speedup"])
+            shown[key] = (words[key] or "n/a") + ("" if speedup is None else f" ({speedup:.2f}x)")
+            cells += [] if row is None else list(row["cells"])
+    text = per_task(shown)
+    published = claim.published
+    word = published.removeprefix("not ")
+
+    def outcome(verdict: str, detail: str) -> Outcome:
+        return Outcome(words, text, cells, verdict, detail)
+
+    if None in words.values():
+        return outcome(NOT_MEASURED, absent("verdict", words, claim))
+    few = listed(key for key, v in words.items() if v == RULE_TOO_FEW)
+    if few:
+        return outcome(TOO_FEW_RUNS, f"{FEW_RUNS_DETAIL}: {few}")
+    if published.startswith("not "):
+        hit = listed(key for key, v in words.items() if v == word)
+        if hit:
+            return outcome(NOT_DIRECTION, f"'{word}' by the all-runs rule on {hit}")
+        return outcome(REPRODUCED, f"no {every} is '{word}' by the all-runs rule")
+    differing = listed(f"{key} {v}" for key, v in words.items() if v != published)
+    if not differing:
+        return outcome(REPRODUCED, f"'{published}' by the all-runs rule on every {every}")
+    if published == "none":
+        return outcome(NOT_REPRODUCED, f"a verdict by the all-runs rule on {differing}")
+    return outcome(NOT_DIRECTION, f"not '{published}' by the all-runs rule on {differing}")
 
 
-def _identity(claim: Claim, run: Run) -> Outcome:
+# ---------------------------------------------------------------------------------------------------------------
+# identity: outputs against the baseline's (or the condition's own first repeat)
+
+
+def _identity_state(claim: Claim, run: Run) -> tuple[dict[str, dict[str, Any] | None], list[str]]:
+    """Per task the compared repeats (None where none was compared) and the cells."""
+    control = claim.condition == run.baseline or claim.versus == "first-repeat"
     state: dict[str, dict[str, Any] | None] = {}
-    texts, cells = [], []
+    cells: list[str] = []
     for task in claim.tasks:
-        control = claim.condition == run.baseline or claim.versus == "first-repeat"
         row = run.row("identity", task=task, condition=claim.condition, control=control)
-        cells += [] if row is None else row["cells"]
-        s = state[task] = (
-            None
-            if row is None or not row["repeats_compared"]
-            else {
+        if row is None or not row["repeats_compared"]:
+            state[task] = None
+        else:
+            state[task] = {
                 "compared": int(row["repeats_compared"]),
                 "identical": int(row["identical"]),
                 "missing": int(row["missing"]),
                 "token_counts": [list(pair) for pair in row["token_counts"]],
             }
+        cells += [] if row is None else list(row["cells"])
+    return state, cells
+
+
+def _identity_text(task: str, state: Mapping[str, Any] | None) -> str:
+    if state is None:
+        return f"{task} n/a"
+    if state["token_counts"]:
+        counts = "; ".join(f"{a} vs {b}" for a, b in state["token_counts"])
+        return f"{task} differs in {len(state['token_counts'])}/{state['compared']} ({counts})"
+    return f"{task} identical {state['identical']}/{state['compared']}"
+
+
+def length_difference(own: int, baseline: int) -> float:
+    """An output's length against the baseline's, as a signed fraction of the baseline's (829 vs 898: -7.7 %)."""
+    return (own - baseline) / baseline
+
+
+def _token_counts(claim: Claim, state: Mapping[str, Mapping[str, Any]]) -> tuple[str, str]:
+    """The differing repeats whose length difference is on the other side of the published one, and those on its
+    side but further from it than the tolerance (an absolute one, in fractions of the baseline's length)."""
+    tolerance = claim.tolerance or 0.0
+    wrong_sign: list[str] = []
+    off_size: list[str] = []
+    for task, (own, base) in claim.token_counts.items():
+        published = length_difference(own, base)
+        for a, b in state[task]["token_counts"]:
+            measured = length_difference(a, b)
+            shown = f"{task} {a} vs {b} ({measured:+.1%}; published {own} vs {base}, {published:+.1%})"
+            if side_of(measured, 0.0) != side_of(published, 0.0):
+                wrong_sign.append(shown)
+            elif abs(measured - published) > tolerance:
+                off_size.append(shown)
+    return listed(wrong_sign), listed(off_size)
+
+
+def _identity(claim: Claim, run: Run) -> Outcome:
+    state, cells = _identity_state(claim, run)
+    text = "; ".join(_identity_text(task, s) for task, s in state.items())
+
+    def outcome(verdict: str, detail: str) -> Outcome:
+        gaps = listed(
+            f"{task} ({s['missing']} repeat(s) without a baseline)" for task, s in state.items() if s["missing"]
         )
-        counts = "; ".join(f"{a} vs {b}" for a, b in s["token_counts"]) if s else ""
-        texts.append(
-            f"{task} "
-            + (
-                "n/a"
-                if s is None
-                else f"differs in {len(s['token_counts'])}/{s['compared']} ({counts})"
-                if counts
-                else f"identical {s['identical']}/{s['compared']}"
-            )
-        )
-    seen = (state, "; ".join(texts), cells)
-    if missing := absent("compared repeats", state, claim):
-        return Outcome(*seen, NOT_MEASURED, missing)
-    gaps = listed(f"{task} ({s['missing']} repeat(s) without a baseline)" for task, s in state.items() if s["missing"])
+        return Outcome(state, text, cells, verdict, detail + (f"; not compared: {gaps}" if gaps else ""))
+
+    missing = absent("compared repeats", state, claim)
+    if missing:
+        return Outcome(state, text, cells, NOT_MEASURED, missing)
     differ = [task for task, s in state.items() if s["token_counts"]]
-    same, tol, published = listed(t for t in state if t not in differ), claim.tolerance or 0.0, claim.published
-    off = listed(
-        f"{task} {a} vs {b} (published {own} vs {base})"
-        for task, (own, base) in claim.token_counts.items()
-        for a, b in state[task]["token_counts"]
-        if abs(a - own) > tol * own or abs(b - base) > tol * base
-    )
+    same = listed(task for task in state if task not in differ)
+    published = claim.published
     count = f"differs on {len(differ)} of {len(state)} tasks ({listed(differ) or 'none'})"
-    within = f", token counts within ±{tol:.0%} of the published ones" if claim.token_counts else ""
-    named = published if isinstance(published, list) else None
-    as_published = named and f"published: differs on {listed(named)}" + "".join(
-        f", identical on {t}" for t in claim.tasks if t not in named
-    )
-    verdict, detail = decide(
-        (published == "identical" and bool(differ), NOT_REPRODUCED, f"differs on {listed(differ)}"),
-        (published == "identical", REPRODUCED, "identical on every task"),
-        (published == "not identical" and bool(same), NOT_REPRODUCED, f"identical on {same}"),
-        (bool(off), SAME_DIRECTION, f"differs on every task, but token counts outside ±{tol:.0%}: {off}"),
-        (published == "not identical", REPRODUCED, "differs on every task" + within),
-        (bool(named) and set(differ) == set(named or ()), REPRODUCED, f"{count}, as published"),
-        (bool(named) and bool(set(differ) & set(named or ())), SAME_DIRECTION, f"{count}; {as_published}"),
-        (bool(named), NOT_REPRODUCED, f"{count}; {as_published}"),
-        (len(differ) == published, REPRODUCED, count),
-        (bool(differ) and bool(published), SAME_DIRECTION, f"{count}; published {published}"),
-        (True, NOT_REPRODUCED, f"{count}; published {published}"),
-    )
-    return Outcome(*seen, verdict, detail + (f"; not compared: {gaps}" if gaps else ""))
+
+    if published == "identical":
+        if differ:
+            return outcome(NOT_REPRODUCED, f"differs on {listed(differ)}")
+        return outcome(REPRODUCED, "identical on every task")
+    if published == "not identical":
+        if same:
+            return outcome(NOT_REPRODUCED, f"identical on {same}")
+        if not claim.token_counts:
+            return outcome(REPRODUCED, "differs on every task")
+        wrong_sign, off_size = _token_counts(claim, state)
+        within = f"±{claim.tolerance or 0.0:.0%} of the baseline's length"
+        if wrong_sign:
+            return outcome(NOT_DIRECTION, f"length differs the other way from the published: {wrong_sign}")
+        if off_size:
+            return outcome(NOT_SIZE, f"length difference further than {within} from the published: {off_size}")
+        return outcome(REPRODUCED, f"differs on every task, each length difference within {within} of the published")
+    if isinstance(published, list):
+        identical = "".join(f", identical on {t}" for t in claim.tasks if t not in published)
+        as_published = f"published: differs on {listed(published)}{identical}"
+        if set(differ) == set(published):
+            return outcome(REPRODUCED, f"{count}, as published")
+        return outcome(NOT_REPRODUCED, f"{count}; {as_published}")
+    if len(differ) == published:
+        return outcome(REPRODUCED, count)
+    return outcome(NOT_REPRODUCED, f"{count}; published {published}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# gsm8k: the scores and the wrong answer
+
+
+def number(answer: str) -> float | str:
+    """An answer as a number where it reads as one ('25,000', '$25000' and '25000.0' are one answer)."""
+    text = answer.replace(",", "").replace("$", "").strip()
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _gsm8k_text(scored: Any) -> str:
+    parts = []
+    for r in scored.itertuples():
+        wrong = ", ".join(
+            f"problem {w['problem']}: {w['extracted'] or 'none'} vs {w['reference']}" for w in r.gsm8k_wrong
+        )
+        parts.append(f"r{int(r.repeat)} {int(r.gsm8k_correct)}/{int(r.gsm8k_total)}" + (f" ({wrong})" if wrong else ""))
+    return "; ".join(parts) or "n/a"
 
 
 def _gsm8k(claim: Claim, run: Run) -> Outcome:
-    task, score, problem = claim.tasks[0], f"{claim.published}/{claim.total}", (claim.wrong or {}).get("problem")
+    task = claim.tasks[0]
+    score = f"{claim.published}/{claim.total}"
+    problem = (claim.wrong or {}).get("problem")
+    answer = (claim.wrong or {}).get("answer")
     rows = run.rows("cells", task=task, condition=claim.condition, temperature=claim.temperature)
     scored = rows[rows.gsm8k_total.notna()].sort_values("repeat")
     runs = [
@@ -197,252 +323,300 @@ def _gsm8k(claim: Claim, run: Run) -> Outcome:
         }
         for r in scored.itertuples()
     ]
-    text = "; ".join(
-        f"r{r['repeat']} {r['correct']}/{r['total']}"
-        + (
-            " ("
-            + ", ".join(f"problem {w['problem']}: {w['extracted'] or 'none'} vs {w['reference']}" for w in wrong)
-            + ")"
-            if wrong
-            else ""
-        )
-        for r, wrong in zip(runs, scored.gsm8k_wrong, strict=True)
-    )
-    totals, matching = sorted({r["total"] for r in runs}), [r for r in runs if r["correct"] == claim.published]
+    text = _gsm8k_text(scored)
+
+    def outcome(verdict: str, detail: str) -> Outcome:
+        return Outcome(runs, text, list(rows.cell_file), verdict, detail)
+
+    if not runs:
+        where = f"{claim.condition} at temperature {claim.temperature:g}"
+        return outcome(NOT_MEASURED, f"no scored {task} run for {where} in this run's tables")
+    totals = sorted({r["total"] for r in runs})
+    if totals != [claim.total]:
+        scored_on = "/".join(map(str, totals))
+        return outcome(NOT_MEASURED, f"this run scored {scored_on} problems, the claim is about {claim.total}")
+    matching = [r for r in runs if r["correct"] == claim.published]
     right = [r for r in matching if problem is None or problem in r["wrong"]]
-    answers, answer = sorted({r["wrong"][problem] for r in right}) if problem else [], (claim.wrong or {}).get("answer")
-    exact = [r for r in right if not answer or _number(r["wrong"][problem]) == _number(answer)]
-    wrong_too = f", problem {problem} wrong ({listed(answers)})" if problem else ""
+    exact = [r for r in right if not answer or number(r["wrong"][problem]) == number(answer)]
+    if len(exact) == len(runs):
+        answers = listed(sorted({r["wrong"][problem] for r in right})) if problem else ""
+        return outcome(
+            REPRODUCED, f"every run scored {score}" + (f", problem {problem} wrong ({answers})" if problem else "")
+        )
+    if len(right) == len(runs):
+        other = listed(f"{r['wrong'][problem]} in r{r['repeat']}" for r in right if r not in exact)
+        return outcome(
+            NOT_REPRODUCED, f"every run scored {score} with problem {problem} wrong, but answered {other}, not {answer}"
+        )
     in_some = f"; problem {problem} wrong in {len(right)}" if problem else ""
-    verdict, detail = decide(
-        (
-            not runs,
-            NOT_MEASURED,
-            f"no scored {task} run for {claim.condition} at temperature {claim.temperature:g} in this run's tables",
-        ),
-        (
-            totals != [claim.total],
-            NOT_MEASURED,
-            f"this run scored {'/'.join(map(str, totals))} problems, the claim is about {claim.total}",
-        ),
-        (len(exact) == len(runs), REPRODUCED, f"every run scored {score}{wrong_too}"),
-        (
-            len(right) == len(runs),
-            SAME_DIRECTION,
-            lambda: (
-                f"every run scored {score} with problem {problem} wrong, but answered "
-                + listed(f"{r['wrong'][problem]} in r{r['repeat']}" for r in right if r not in exact)
-                + f", not {answer}"
-            ),
-        ),
-        (bool(matching), SAME_DIRECTION, f"{len(matching)} of {len(runs)} run(s) scored {score}{in_some}"),
-        (True, NOT_REPRODUCED, f"no run scored {score}"),
-    )
-    return Outcome(runs, text or "n/a", list(rows.cell_file), verdict, detail)
+    return outcome(NOT_REPRODUCED, f"{len(matching)} of {len(runs)} run(s) scored {score}{in_some}")
 
 
-def _number(answer: str) -> float | str:
-    """An answer as a number where it reads as one ('25,000', '$25000' and '25000.0' are one answer)."""
-    text = answer.replace(",", "").replace("$", "").strip()
-    try:
-        return float(text)
-    except ValueError:
-        return text
+# ---------------------------------------------------------------------------------------------------------------
+# warm_vs_fresh: a server that stays up across repeats
+
+
+def _rising(values: list[float]) -> bool:
+    return all(b > a for a, b in itertools.pairwise(values))
+
+
+def _speeds_text(speeds: Mapping[int, float]) -> str:
+    return ", ".join(f"r{r} {v:.1f}" for r, v in sorted(speeds.items())) + " tok/s" if speeds else "n/a"
 
 
 def _warm_repeats(claim: Claim, run: Run) -> Outcome:
-    task, tol, needed = claim.tasks[0], claim.tolerance or 0.0, range(1, len(claim.published) + 1)
+    """Per-repeat speeds of one task: each within the relative tolerance of the published one."""
+    task = claim.tasks[0]
+    tolerance = claim.tolerance or 0.0
     speeds, cells = run.speeds(task, claim.condition, claim.temperature)
+    needed = range(1, len(claim.published) + 1)
     values = [speeds.get(r) for r in needed]
+    text = _speeds_text(speeds)
+    if None in values:
+        lacking = listed(str(r) for r, v in zip(needed, values, strict=True) if v is None)
+        detail = f"needs repeats 1-{needed.stop - 1} of {claim.condition} on {task}; missing {lacking}"
+        return Outcome(speeds, text, cells, NOT_MEASURED, detail)
     outside = listed(
         f"r{r} {v:.1f} (published {p:g})"
         for r, v, p in zip(needed, values, claim.published, strict=True)
-        if v is not None and abs(v - p) > tol * p
+        if abs(v - p) > tolerance * p
     )
-    rising = None not in values and all(b > a for a, b in itertools.pairwise(values))
-    lacking = listed(str(r) for r, v in zip(needed, values, strict=True) if v is None)
-    verdict, detail = decide(
-        (
-            None in values,
-            NOT_MEASURED,
-            f"needs repeats 1-{needed.stop - 1} of {claim.condition} on {task}; missing {lacking}",
-        ),
-        (not outside, REPRODUCED, f"every repeat within ±{tol:.0%} of the published speed"),
-        (rising, SAME_DIRECTION, f"outside ±{tol:.0%}: {outside}; but faster with each repeat"),
-        (True, NOT_REPRODUCED, f"outside ±{tol:.0%}: {outside}; not faster with each repeat"),
-    )
-    text = ", ".join(f"r{r} {v:.1f}" for r, v in speeds.items()) + " tok/s" if speeds else "n/a"
-    return Outcome(speeds, text, cells, verdict, detail)
+    if not outside:
+        return Outcome(speeds, text, cells, REPRODUCED, f"every repeat within ±{tolerance:.0%} of the published speed")
+    if _rising(values):
+        return Outcome(speeds, text, cells, NOT_SIZE, f"outside ±{tolerance:.0%}: {outside}; faster with each repeat")
+    detail = f"outside ±{tolerance:.0%}: {outside}; not faster with each repeat"
+    return Outcome(speeds, text, cells, NOT_DIRECTION, detail)
 
 
 def _warm_rising(claim: Claim, run: Run) -> Outcome:
     """Each warm repeat faster than the one before, per task (the study's "got faster as the same request
     repeated")."""
-    measured, cells = {}, []
+    measured: dict[str, dict[int, float] | None] = {}
+    cells: list[str] = []
     for task in claim.tasks:
         speeds, found = run.speeds(task, claim.condition, claim.temperature)
-        measured[task], cells = (speeds if len(speeds) >= 2 else None), cells + found
-    ordered = {t: [v for _, v in sorted(m.items())] for t, m in measured.items() if m}
-    rising = [t for t, v in ordered.items() if all(b > a for a, b in itertools.pairwise(v))]
-    ahead = [t for t, v in ordered.items() if v[-1] > v[0]]
-    text = per_task(
-        {
-            t: "n/a" if m is None else ", ".join(f"r{r} {v:.1f}" for r, v in sorted(m.items())) + " tok/s"
-            for t, m in measured.items()
-        }
-    )
-    verdict, detail = decide(
-        (None in measured.values(), NOT_MEASURED, lambda: absent("two or more warm repeats", measured, claim)),
-        (len(rising) == len(claim.tasks), REPRODUCED, "each repeat faster than the one before"),
-        (
-            len(ahead) == len(claim.tasks),
-            SAME_DIRECTION,
-            "the last repeat faster than the first, but not each one "
-            "faster than the one before on " + listed(t for t in claim.tasks if t not in rising),
-        ),
-        (
-            True,
-            NOT_REPRODUCED,
-            f"the last repeat not faster than the first on {listed(t for t in claim.tasks if t not in ahead)}",
-        ),
-    )
-    return Outcome(measured, text, cells, verdict, detail)
+        measured[task] = speeds if len(speeds) >= 2 else None
+        cells += found
+    text = per_task({task: "n/a" if m is None else _speeds_text(m) for task, m in measured.items()})
+    if None in measured.values():
+        return Outcome(measured, text, cells, NOT_MEASURED, absent("two or more warm repeats", measured, claim))
+    not_rising = listed(task for task, m in measured.items() if not _rising([v for _, v in sorted(m.items())]))
+    if not not_rising:
+        return Outcome(measured, text, cells, REPRODUCED, "each repeat faster than the one before")
+    return Outcome(measured, text, cells, NOT_REPRODUCED, f"not each repeat faster than the one before on {not_rising}")
 
 
-def _warm(claim: Claim, run: Run) -> Outcome:
-    if claim.published == "faster each repeat":
-        return _warm_rising(claim, run)
-    if claim.published != "faster":
-        return _warm_repeats(claim, run)
-    measured, cells, strict, ahead = {}, [], [], []
+def _warm_faster(claim: Claim, run: Run) -> Outcome:
+    """Every warm repeat from the second on faster than every fresh run, per task."""
+    measured: dict[str, dict[str, float] | None] = {}
+    behind: list[str] = []
+    cells: list[str] = []
     for task in claim.tasks:
-        (warm, warm_cells), (fresh, fresh_cells) = (
-            run.speeds(task, c, claim.temperature) for c in (claim.condition, claim.fresh)
-        )
+        warm, warm_cells = run.speeds(task, claim.condition, claim.temperature)
+        fresh, fresh_cells = run.speeds(task, claim.fresh, claim.temperature)
         cells += warm_cells + fresh_cells
-        measured[task] = (
-            None
-            if len(warm) < 2 or not fresh
-            else {"warm": statistics.median(warm.values()), "fresh": statistics.median(fresh.values())}
-        )
-        strict += (
-            [task] if measured[task] and min(v for r, v in warm.items() if r != min(warm)) > max(fresh.values()) else []
-        )
-        ahead += [task] if measured[task] and measured[task]["warm"] > measured[task]["fresh"] else []
+        if len(warm) < 2 or not fresh:
+            measured[task] = None
+            continue
+        measured[task] = {"warm": statistics.median(warm.values()), "fresh": statistics.median(fresh.values())}
+        later = [v for r, v in warm.items() if r != min(warm)]
+        if min(later) <= max(fresh.values()):
+            behind.append(task)
     text = "; ".join(
         f"{task} n/a" if m is None else f"{task} warm {m['warm']:.1f} vs fresh {m['fresh']:.1f} tok/s (median)"
         for task, m in measured.items()
     )
     missing = listed(task for task, m in measured.items() if m is None)
-    verdict, detail = decide(
-        (
-            bool(missing),
-            NOT_MEASURED,
-            f"needs at least two {claim.condition} repeats and a {claim.fresh} run on {missing}",
-        ),
-        (len(strict) == len(claim.tasks), REPRODUCED, "every warm repeat after the first beats every fresh run"),
-        (
-            len(ahead) == len(claim.tasks),
-            SAME_DIRECTION,
-            "warm median ahead on every task, but not every later warm "
-            "repeat beats every fresh run on " + listed(t for t in claim.tasks if t not in strict),
-        ),
-        (True, NOT_REPRODUCED, f"warm median not ahead of fresh on {listed(t for t in claim.tasks if t not in ahead)}"),
-    )
-    return Outcome(measured, text, cells, verdict, detail)
+    if missing:
+        detail = f"needs at least two {claim.condition} repeats and a {claim.fresh} run on {missing}"
+        return Outcome(measured, text, cells, NOT_MEASURED, detail)
+    if not behind:
+        return Outcome(measured, text, cells, REPRODUCED, "every warm repeat after the first beats every fresh run")
+    detail = f"not every warm repeat after the first beats every fresh run on {listed(behind)}"
+    return Outcome(measured, text, cells, NOT_REPRODUCED, detail)
+
+
+def _warm(claim: Claim, run: Run) -> Outcome:
+    if claim.published == "faster each repeat":
+        return _warm_rising(claim, run)
+    if claim.published == "faster":
+        return _warm_faster(claim, run)
+    return _warm_repeats(claim, run)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ordering: pairs of tasks (or conditions), each decided by its 95 % intervals
 
 
 def _ranked(values: Mapping[str, float | None], fmt: Callable[[float], str]) -> str:
     known = sorted(((v, k) for k, v in values.items() if v is not None), key=lambda item: -item[0])
-    absent = listed(k for k, v in values.items() if v is None)
-    return " > ".join(f"{k} {fmt(v)}" for v, k in known) + (f" (n/a: {absent})" if absent else "") if known else "n/a"
+    if not known:
+        return "n/a"
+    unknown = listed(k for k, v in values.items() if v is None)
+    return " > ".join(f"{k} {fmt(v)}" for v, k in known) + (f" (n/a: {unknown})" if unknown else "")
 
 
-def _pairs(
-    claim: Claim,
-    values: Mapping[str, Any],
-    reference: Mapping[str, Any] | None = None,
-    bounds: Mapping[str, tuple[float, float] | None] | None = None,
-) -> Iterator[tuple[str, bool | None]]:
-    """('a vs b', ordered as the reference?): pairs across the published tiers, or the pairs the reference orders
-    clearly (None for a pair it does not: equal, or with ``bounds``, intervals that overlap or are unknown)."""
-    if reference is None:
-        for i, upper in enumerate(claim.published):
-            for a, b in itertools.product(upper, [m for lower in claim.published[i + 1 :] for m in lower]):
-                yield f"{a} vs {b}", values[a] > values[b]
-        return
-    for a, b in itertools.combinations(claim.tasks, 2):
-        clear = reference[a] != reference[b] and (bounds is None or _apart(bounds[a], bounds[b]))
-        yield f"{a} vs {b}", side_of(values[a], values[b]) == side_of(reference[a], reference[b]) if clear else None
+def _members(claim: Claim) -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """The groups an ordering ranks: per condition its tasks, or the one task's conditions; each member as (name,
+    task, condition)."""
+    if claim.over == "tasks":
+        return [(c, [(t, t, c) for t in claim.tasks]) for c in claim.conditions]
+    task = claim.tasks[0]
+    return [(task, [(c, task, c) for c in claim.conditions])]
 
 
-def _apart(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
-    """Two intervals that do not overlap (unknown ones never are apart)."""
-    return a is not None and b is not None and (a[0] > b[1] or b[0] > a[1])
+class _Measured:
+    """One group's values and 95 % intervals at one temperature."""
+
+    def __init__(self, claim: Claim, run: Run, members: list[tuple[str, str, str]], temperature: float) -> None:
+        metric = METRICS[claim.metric]
+        self.metric = metric
+        self.values: dict[str, float | None] = {}
+        self.bounds: dict[str, tuple[float, float] | None] = {}
+        self.cells: list[str] = []
+        for name, task, condition in members:
+            self.values[name], found = run.value(metric, task, condition, temperature)
+            self.bounds[name] = run.interval(metric, task, condition, temperature)
+            self.cells += found
+
+    def order(self, a: str, b: str) -> int:
+        """+1 where a is above b with intervals apart (values apart, for a metric without intervals), -1 below, 0
+        where they are not separated."""
+        if self.metric.interval is None:
+            return side_of(self.values[a], self.values[b])
+        low_a, high_a = self.bounds[a]
+        low_b, high_b = self.bounds[b]
+        if low_a > high_b:
+            return 1
+        if low_b > high_a:
+            return -1
+        return 0
+
+    def lacking(self) -> tuple[list[str], list[str]]:
+        """Members without a value; members without an interval (where the metric has one)."""
+        no_value = [m for m, v in self.values.items() if v is None]
+        no_interval = [m for m, b in self.bounds.items() if b is None and self.metric.interval is not None]
+        return no_value, no_interval
+
+
+def _tier_pairs(claim: Claim) -> list[tuple[str, str]]:
+    """(upper, lower) for every pair across the published tiers."""
+    pairs = []
+    for i, upper in enumerate(claim.published):
+        lower = [m for tier in claim.published[i + 1 :] for m in tier]
+        pairs += list(itertools.product(upper, lower))
+    return pairs
+
+
+def _ordering_verdict(reversed_: list[str], unseparated: list[str], judged: int, what: str) -> tuple[str, str]:
+    """Contradicted by any separated pair in the other order; not separated while any pair is; else reproduced."""
+    kept = judged - len(reversed_) - len(unseparated)
+    summary = f"{kept} of {judged} pairs ordered as {what} with 95 % intervals apart"
+    if unseparated:
+        summary += f"; not separated (intervals overlap): {listed(unseparated)}"
+    if reversed_:
+        return CONTRADICTED, f"{summary}; in the other order, intervals apart: {listed(reversed_)}"
+    if unseparated:
+        return NOT_SEPARATED, summary
+    return REPRODUCED, summary
 
 
 def _ordering(claim: Claim, run: Run) -> Outcome:
-    """Rankings per group (a condition over tasks, or the task over conditions), pairs judged across groups. Against
-    another temperature, only the pairs whose order is clear there (intervals apart, where the metric has them) are
-    judged; the others are named."""
-    metric, temperature, versus = METRICS[claim.metric], claim.temperature, claim.versus_temperature
-    groups = (
-        [(c, [(t, t, c) for t in claim.tasks]) for c in claim.conditions]
-        if claim.over == "tasks"
-        else [(claim.tasks[0], [(c, claim.tasks[0], c) for c in claim.conditions])]
-    )
-    measured, parts, missing, cells, judged, unclear = {}, [], [], [], [], []
-    several, clear_only = len(groups) > 1 or versus is not None, versus is not None and metric.interval is not None
+    """Each published pair (upper tier above lower) per group: ordered, reversed, or not separated."""
+    if claim.versus_temperature is not None:
+        return _same_shape(claim, run)
+    groups = _members(claim)
+    several = len(groups) > 1
+    measured: dict[str, dict[str, float | None]] = {}
+    parts: list[str] = []
+    cells: list[str] = []
+    no_value: list[str] = []  # members without a value
+    no_interval: list[str] = []  # members without an interval
+    reversed_: list[str] = []  # pairs in the other order, intervals apart
+    unseparated: list[str] = []  # pairs whose intervals overlap
     for label, members in groups:
-        at: dict[float, dict[str, float | None]] = {when: {} for when in (temperature, versus) if when is not None}
-        for (member, task, condition), when in itertools.product(members, at):
-            at[when][member], found = run.value(metric, task, condition, when)
-            cells += found
-        bounds = (
-            None
-            if not clear_only
-            else {member: run.interval(metric, task, condition, versus) for member, task, condition in members}
-        )
-        measured[label] = at[temperature] if versus is None else at
+        group = _Measured(claim, run, members, claim.temperature)
+        prefix = f"{label}: " if several else ""
+        measured[label] = group.values
+        parts.append(prefix + _ranked(group.values, group.metric.fmt))
+        cells += group.cells
+        lacking_value, lacking_interval = group.lacking()
+        no_value += [prefix + m for m in lacking_value]
+        no_interval += [prefix + m for m in lacking_interval]
+        if lacking_value or lacking_interval:
+            continue
+        for a, b in _tier_pairs(claim):
+            order = group.order(a, b)
+            pair = f"{prefix}{a} vs {b}"
+            if order < 0:
+                reversed_.append(pair)
+            elif order == 0:
+                unseparated.append(pair)
+    text = "; ".join(parts)
+    if no_value:
+        detail = f"no {claim.metric} for {listed(no_value)} at temperature {claim.temperature:g}"
+        return Outcome(measured, text, cells, NOT_MEASURED, detail)
+    if no_interval:
+        detail = f"no 95 % interval for {listed(no_interval)} (it needs 2 runs a side)"
+        return Outcome(measured, text, cells, TOO_FEW_RUNS, detail)
+    judged = len(_tier_pairs(claim)) * len(groups)
+    verdict, detail = _ordering_verdict(reversed_, unseparated, judged, "published")
+    return Outcome(measured, text, cells, verdict, detail)
+
+
+def _same_shape(claim: Claim, run: Run) -> Outcome:
+    """Per condition, every pair of tasks separated at the reference temperature, ordered the same way at this
+    one; pairs the reference does not separate are left out and named."""
+    versus = claim.versus_temperature
+    measured: dict[str, dict[float, dict[str, float | None]]] = {}
+    parts: list[str] = []
+    cells: list[str] = []
+    no_value: list[str] = []
+    no_interval: list[str] = []
+    reversed_: list[str] = []
+    unseparated: list[str] = []
+    left_out: list[str] = []  # pairs the reference temperature does not separate
+    judged = 0
+    for label, members in _members(claim):
+        here = _Measured(claim, run, members, claim.temperature)
+        there = _Measured(claim, run, members, versus)
+        measured[label] = {claim.temperature: here.values, versus: there.values}
+        fmt = here.metric.fmt
         parts.append(
-            (f"{label}: " if several else "")
-            + " vs ".join(
-                _ranked(values, metric.fmt) + (f" at {when:g}" if versus is not None else "")
-                for when, values in at.items()
-            )
+            f"{label}: {_ranked(here.values, fmt)} at {claim.temperature:g} "
+            f"vs {_ranked(there.values, fmt)} at {versus:g}"
         )
-        missing += [f"{label}/{m}" if several else m for m, *_ in members if None in (v[m] for v in at.values())]
-        if not missing:
-            for pair, ok in _pairs(claim, *at.values(), bounds=bounds):
-                (unclear if ok is None else judged).append((f"{label} {pair}" if several else pair, ok))
-    what = "published" if versus is None else f"at temperature {versus:g}"
-    concordant, discordant = sum(ok for _, ok in judged), listed(pair for pair, ok in judged if not ok)
-    left_out = (
-        clear_only
-        and unclear
-        and (
-            f"; left out, not clearly ordered at temperature {versus:g} (intervals overlap): "
-            + listed(pair for pair, _ in unclear)
-        )
-    )
-    ordered = (
-        f"{concordant} of {len(judged)} {'clear ' if clear_only else ''}pairs ordered as {what}"
-        + (f"; out of order: {discordant}" if discordant else "")
-        + (left_out or "")
-    )
-    verdict, detail = decide(
-        (
-            bool(missing),
-            NOT_MEASURED,
-            f"no {claim.metric} for {listed(missing)} at temperature {temperature:g}"
-            + ("" if versus is None else f" or {versus:g}"),
-        ),
-        (not judged, NOT_MEASURED, f"no clearly ordered pair to compare ({what}){left_out or ''}"),
-        (not discordant, REPRODUCED, ordered),
-        (2 * concordant > len(judged), SAME_DIRECTION, ordered),
-        (True, NOT_REPRODUCED, ordered),
-    )
-    return Outcome(measured, "; ".join(parts), cells, verdict, detail)
+        cells += here.cells + there.cells
+        lacking = [here.lacking(), there.lacking()]
+        no_value += [f"{label}/{m}" for value, _ in lacking for m in value]
+        no_interval += [f"{label}/{m}" for _, interval in lacking for m in interval]
+        if any(value or interval for value, interval in lacking):
+            continue
+        for a, b in itertools.combinations(claim.tasks, 2):
+            pair = f"{label} {a} vs {b}"
+            reference = there.order(a, b)
+            if reference == 0:
+                left_out.append(pair)
+                continue
+            judged += 1
+            order = here.order(a, b)
+            if order == -reference:
+                reversed_.append(pair)
+            elif order == 0:
+                unseparated.append(pair)
+    text = "; ".join(parts)
+    if no_value:
+        detail = f"no {claim.metric} for {listed(no_value)} at temperature {claim.temperature:g} or {versus:g}"
+        return Outcome(measured, text, cells, NOT_MEASURED, detail)
+    if no_interval:
+        detail = f"no 95 % interval for {listed(set(no_interval))} (it needs 2 runs a side)"
+        return Outcome(measured, text, cells, TOO_FEW_RUNS, detail)
+    left = f"; left out, not separated at temperature {versus:g}: {listed(left_out)}" if left_out else ""
+    if not judged:
+        return Outcome(measured, text, cells, NOT_SEPARATED, f"no pair separated at temperature {versus:g}{left}")
+    verdict, detail = _ordering_verdict(reversed_, unseparated, judged, f"at temperature {versus:g}")
+    return Outcome(measured, text, cells, verdict, detail + left)
 
 
 def _background(claim: Claim, run: Run) -> Outcome:

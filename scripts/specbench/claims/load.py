@@ -61,7 +61,11 @@ def _claim(entry: Mapping[str, Any]) -> Claim:
         tasks, conditions = (members, conditions) if entry["over"] == "tasks" else (tasks, members)
     speeds = entry["kind"] == "warm_vs_fresh" and isinstance(entry["published"], list)  # per-repeat speeds
     over_tasks = entry["kind"] == "ordering" and entry.get("over") == "tasks"  # the one claim that transfers
-    scope = entry.get("scope") or ("absolute" if speeds else "transfers" if over_tasks else SCOPES[entry["kind"]])
+    scope = entry.get("scope") or SCOPES[entry["kind"]]
+    if "scope" not in entry and speeds:
+        scope = "absolute"
+    if "scope" not in entry and over_tasks:
+        scope = "transfers"
     unstated = entry.get("temperature") == "unstated"
     return Claim(
         **{**e, "conditions": tuple(conditions), "variants": tuple(entry.get("variants", ()))},
@@ -98,6 +102,8 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "tasks", "per-repeat speeds are about one task: use 'task'"
     if e.get("temperature") == "unstated" and e.get("versus_temperature") is not None:
         yield "temperature", "a comparison with another temperature states its own"
+    if e.get("sentence") and e.get("temperature") != "unstated":
+        yield "sentence", "a sentence shares its temperature reading: only a claim whose temperature is unstated"
     if kind == "ordering" and e.get("versus_temperature") == e["temperature"]:
         yield "versus_temperature", "must differ from temperature"
     if tiers and e["over"] == "tasks" and given & {"task", "tasks"}:

@@ -1,6 +1,5 @@
 """What the judges read and share: this run's tables (``Run``), the numbers claims are judged on (``METRICS``), a
-judge's ``Outcome``, the published value as the study writes it, and ``decide``, which picks a verdict from rules
-written in the order of docs/claims.md's tables."""
+judge's ``Outcome`` and the published value as the study writes it."""
 
 from __future__ import annotations
 
@@ -149,7 +148,9 @@ def side_of(value: float, pivot: float) -> int:
 
 def format_published(claim: Claim) -> str:
     """The published value as the study writes it (e.g. 6.25x, 1.5-1.8x, 41%, 2/3 correct)."""
-    published, kind, wrong = claim.published, claim.kind, claim.wrong
+    published = claim.published
+    kind = claim.kind
+    wrong = claim.wrong
     if kind in METRICS or kind == "acceptance":
         metric = METRICS[claim.metric or claim.kind]
         text = "-".join(map(metric.number, published if isinstance(published, list) else [published])) + metric.unit
@@ -162,15 +163,16 @@ def format_published(claim: Claim) -> str:
     if kind == "identity" and claim.versus:
         return f"{published} to its own first repeat"
     if kind == "identity" and claim.token_counts:
-        return published + " (" + "; ".join(f"{t} {a} vs {b}" for t, (a, b) in claim.token_counts.items()) + ")"
-    if kind == "gsm8k":
-        problem = (
-            f", problem {wrong['problem']}"
-            + (f": {wrong['answer']} vs {wrong['reference']}" if wrong["answer"] else " wrong")
-            if wrong
-            else ""
+        counts = "; ".join(f"{t} {a} vs {b} ({(a - b) / b:+.0%})" for t, (a, b) in claim.token_counts.items())
+        return f"{published}, length vs the baseline's: {counts}"
+    if kind == "gsm8k" and wrong and wrong["answer"]:
+        return (
+            f"{published}/{claim.total} correct, problem {wrong['problem']}: {wrong['answer']} vs {wrong['reference']}"
         )
-        return f"{published}/{claim.total} correct{problem}"
+    if kind == "gsm8k" and wrong:
+        return f"{published}/{claim.total} correct, problem {wrong['problem']} wrong"
+    if kind == "gsm8k":
+        return f"{published}/{claim.total} correct"
     if kind == "warm_vs_fresh" and isinstance(published, str):
         return "warm faster than fresh" if published == "faster" else "warm server faster with each repeat"
     if kind == "warm_vs_fresh":
@@ -180,16 +182,3 @@ def format_published(claim: Claim) -> str:
     if kind == "ordering":
         return " > ".join(tier[0] if len(tier) == 1 else "{" + ", ".join(tier) + "}" for tier in published)
     return str(published)  # verdict words, background figures as the study writes them
-
-
-Rule = tuple[bool, str, "str | Callable[[], str]"]
-
-
-def decide(*rules: Rule) -> tuple[str, str]:
-    """The verdict and detail of the first rule that applies. Each rule is (applies, verdict, detail), listed in the
-    order of the kind's row in docs/claims.md; a detail may be a function, called only for the rule that applies.
-    The last rule should always apply."""
-    for applies, verdict, detail in rules:
-        if applies:
-            return verdict, detail() if callable(detail) else detail
-    raise ValueError("no rule applies")

@@ -4,12 +4,13 @@ give; the verdict follows the ratio's interval over the repeats (docs/claims.md,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import thesis as figure
 from .claim import CONTRADICTED, NOT_MEASURED, NOT_SEPARATED, REPRODUCED, TOO_FEW_RUNS
-from .tables import Outcome, Run, decide, listed
+from .tables import Outcome, Run, listed
 
 if TYPE_CHECKING:
     from .claim import Claim
@@ -20,12 +21,12 @@ def effect_text(row: Mapping[str, Any]) -> str:
 
     def interval(name: str) -> str:
         low, high = row[f"{name}_low"], row[f"{name}_high"]
-        if low != low or high != high:  # NaN: no interval
+        if math.isnan(low) or math.isnan(high):  # no interval
             return ""
         shown = (figure.factor(low), figure.factor(high)) if name != "ratio" else (low, high)
         return f" [{shown[0]:.2f}-{shown[1]:.2f}]"
 
-    if row["task_effect"] != row["task_effect"] or row["method_effect"] != row["method_effect"]:
+    if math.isnan(row["task_effect"]) or math.isnan(row["method_effect"]):
         return "n/a"
     return (
         f"task {figure.factor(row['task_effect']):.2f}x{interval('task')} vs method "
@@ -60,25 +61,22 @@ def judge_thesis(claim: Claim, run: Run) -> Outcome:
     lacking = [c for c in claim.conditions if c not in row["methods"]] + [
         t for t in claim.tasks if t not in row["tasks"]
     ]
-    verdict, detail = decide(
-        (row["decides"] == figure.CANNOT, NOT_MEASURED, f"cannot be judged: {row['reason']}"),
-        (
-            bool(lacking),
-            NOT_MEASURED,
+    if row["decides"] == figure.CANNOT:
+        verdict, detail = NOT_MEASURED, f"cannot be judged: {row['reason']}"
+    elif lacking:
+        verdict = NOT_MEASURED
+        detail = (
             f"no cells of {listed(lacking)} at temperature {claim.temperature:g} (the claim is about "
-            f"{listed(claim.tasks)} x {listed(claim.conditions)})",
-        ),
-        (row["decides"] == figure.TOO_FEW, TOO_FEW_RUNS, f"{row['reason']} {what}"),
-        (
-            row["decides"] == figure.TASK,
-            REPRODUCED,
-            f"the task moves the multiplier more than the method {what}: {row['reason']}",
-        ),
-        (
-            row["decides"] == figure.METHOD,
-            CONTRADICTED,
-            f"the method moves the multiplier more than the task {what}: {row['reason']}",
-        ),
-        (True, NOT_SEPARATED, f"task and method effects not separated {what}: {row['reason']}"),
-    )
+            f"{listed(claim.tasks)} x {listed(claim.conditions)})"
+        )
+    elif row["decides"] == figure.TOO_FEW:
+        verdict, detail = TOO_FEW_RUNS, f"{row['reason']} {what}"
+    elif row["decides"] == figure.TASK:
+        verdict = REPRODUCED
+        detail = f"the task moves the multiplier more than the method {what}: {row['reason']}"
+    elif row["decides"] == figure.METHOD:
+        verdict = CONTRADICTED
+        detail = f"the method moves the multiplier more than the task {what}: {row['reason']}"
+    else:
+        verdict, detail = NOT_SEPARATED, f"task and method effects not separated {what}: {row['reason']}"
     return Outcome({"run": row, "published": published}, effect_text(row), row["cells"], verdict, detail + beside)

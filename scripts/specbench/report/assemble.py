@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import pandas as pd
 from ..analysis.cell_table import csv_copy, read_table
 from ..analysis.summaries import combined, tables_by_machine
 from ..claims.claim import Claim
-from ..claims.evaluate import evaluate
+from ..claims.evaluate import Setup, evaluate
 from ..claims.load import load_claims
 from ..claims.predictions import integrity
 from ..core.entry import logged_to
@@ -112,16 +112,19 @@ def machine_views(
     model: Mapping[str, Any],
     baseline: str,
     descriptions: Mapping[str, str],
+    same_model: bool,
 ) -> list[MachineView]:
     """With several machines, each one's view: the study's claims judged on its own cells, on its own device (never
-    comparable: only the relative claims are shown per machine). None for one machine."""
+    comparable: only the relative claims are shown per machine; on another model, the questions). None for one
+    machine."""
     if len(by_machine) < 2:
         return []
     views = []
     for label, tables in by_machine.items():
         where = index["machines"].get(label, {})
         device = device_label(where.get("device", {}), where.get("machine", {}))
-        judged = evaluate(study, tables, baseline=baseline, comparable=False, device=device)
+        setup = Setup(comparable=False, same_model=same_model, device=device)
+        judged = evaluate(study, tables, baseline=baseline, setup=setup)
         views.append(machine_view(label, tables, where, judged, model, descriptions.get(label, "")))
     return views
 
@@ -156,17 +159,14 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
         server_args=settings.server_args,
     )
     study = load_claims(inputs.claims, settings.names)
-    claims = evaluate(
-        study, tables, baseline=settings.baseline, comparable=comparability.comparable, device=comparability.device
-    )
+    claims = evaluate(study, tables, baseline=settings.baseline, setup=comparability.setup())
     predictions, integrity_check = None, None
     if inputs.predictions:
         predictions = evaluate(
             load_claims(inputs.predictions, settings.names),
             tables,
             baseline=settings.baseline,
-            comparable=comparability.comparable,
-            device=comparability.device,
+            setup=replace(comparability.setup(), same_model=True),  # a prediction is about this run's model
         )
         started = tables["cells"].started_at.dropna()
         integrity_check = integrity(
@@ -199,7 +199,15 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
         predictions_integrity=integrity_check,
         model_note=settings.model_note or real_model_note(model, settings.study_setup),
     )
-    views = machine_views(study, by_machine, index, model, settings.baseline, settings.machine_descriptions or {})
+    views = machine_views(
+        study,
+        by_machine,
+        index,
+        model,
+        settings.baseline,
+        settings.machine_descriptions or {},
+        comparability.same_model,
+    )
     report = build_report(
         tables,
         facts=facts,

@@ -1,6 +1,6 @@
-"""The report's claims: the table of claims judged on this run (both readings where the text gives no
-temperature, and the reading the run supports), which DFlash setting each DFlash claim matches, and the counts and
-failures "What this run found" opens with."""
+"""The report's claims: one short row per claim (what the study says, what this run measured, the verdict) with the
+long detail folded beside it, which DFlash setting each DFlash claim matches, and the counts, failures and questions
+"What this run found" opens with."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..claims.claim import AGREES, NOT_REPRODUCED, REPRODUCED, SAME_DIRECTION
-from .document import Column, Note, Section, Table, is_missing, records, verdict_tone
+from ..claims.claim import FAILED, HELD, NOT_SEPARATED, TOO_FEW_RUNS
+from .document import Column, Note, Section, Table, is_missing, records
+
+SUPPORTED_READINGS = ("both readings", "temperature 0 only", "temperature 1.0 only")
 
 
 def _optional(value: Any) -> str:
@@ -18,22 +20,55 @@ def _optional(value: Any) -> str:
 
 
 def _temperature(value: Any) -> str:
-    return "not stated" if is_missing(value) else f"{value:g}"
+    return "not stated: judged at 0 and at 1.0" if is_missing(value) else f"{value:g}"
+
+
+def _measured(row: Any) -> str:
+    """What this run measured, at both temperatures where the text gives none."""
+    if is_missing(row["verdict_t1"]):
+        return str(row["measured_text"])
+    return f"at 0: {row['measured_text']}; at 1.0: {row['measured_t1_text']}"
+
+
+def shown_verdict(row: Any) -> str:
+    """A row's verdict as one phrase: the verdict, or where the text gives no temperature both, and the reading."""
+    if is_missing(row["verdict_t1"]):
+        return str(row["verdict"])
+    if row["verdict"] == row["verdict_t1"]:
+        return f"{row['verdict']} at 0 and 1.0"
+    return f"{row['verdict']} at 0; {row['verdict_t1']} at 1.0"
+
+
+def _tone(row: Any) -> str:
+    """Good where this run bears the claim out (under its sentence's reading), bad where a verdict failed and no
+    reading holds; no colour otherwise (undecided, not judged, another model's other order)."""
+    if supported(row):
+        return "good"
+    if {row["verdict"], row["verdict_t1"]} & set(FAILED):
+        return "bad"
+    return ""
+
+
+def _sentence(row: Any) -> str:
+    if is_missing(row.get("sentence")):
+        return ""
+    return f"{row['sentence']}: {row['sentence_reading']} (the figures of one sentence share its temperature)"
 
 
 CLAIM_COLUMNS = [
     Column("claim", "id", text=True),
-    Column("text", "text", text=True),
-    Column("scope", "scope", text=True),
-    Column("prompt-dependent", "prompt_dependent", lambda v: "yes" if v is True else "", text=True),
+    Column("the study says", "text", text=True),
+    Column("this run", _measured, str, text=True),
+    Column("verdict", lambda row: row, shown_verdict, text=True, tone=lambda row: _tone(row)),
+]
+CLAIM_DETAIL = [
     Column("published", "published_text", text=True),
     Column("temperature", "temperature", _temperature, text=True),
-    Column("this run (T=0, or as stated)", "measured_text", text=True),
-    Column("verdict", "verdict", text=True, tone=verdict_tone),
-    Column("this run (T=1.0)", "measured_t1_text", _optional, text=True),
-    Column("verdict (T=1.0)", "verdict_t1", _optional, text=True, tone=verdict_tone),
     Column("reading supported", "reading", _optional, text=True),
-    Column("detail", "detail", text=True),
+    Column("sentence", _sentence, str, text=True),
+    Column("scope", "scope", text=True),
+    Column("prompt-dependent", "prompt_dependent", lambda v: "yes" if v is True else "", text=True),
+    Column("why", "detail", text=True),
 ]
 
 
@@ -43,32 +78,32 @@ def claims_section(
     key: str = "claims",
     notes: Sequence[Note] = (),
 ) -> Section:
-    """Every claim and variant row, judged; a claim whose temperature the text does not give under both readings."""
+    """Every claim and variant row, judged, one short row each with its detail folded beside it."""
     if claims is None or claims.empty:
         return Section(key, title, [*notes, Note("No claims were evaluated.")])
     readings = Note(
-        "Where the study's text gives no temperature (the results section's six multipliers and every "
-        "figure of its explanation), a claim is judged on this run's temperature-0 cells (*verdict*) and "
-        "on its temperature-1.0 cells (*verdict (T=1.0)*); *reading supported* says which reading this "
-        "run bears out. Scope: *absolute* figures are compared on the study's setup only; *relative* ones "
-        "(verdicts, orders of methods) are shown elsewhere as agrees / differs; only the order of tasks "
-        "per method (*transfers*) is judged on any setup."
+        "Where the study's text gives no temperature (the results section's six multipliers and every figure of its "
+        "explanation), a claim is judged on this run's temperature-0 cells and on its temperature-1.0 cells; the "
+        "figures of one sentence share one reading. Orderings count only pairs whose 95 % intervals are apart; the "
+        "all-runs rule needs at least 3 runs a side. Each row's detail (published value, scope, why) is folded "
+        "beside it."
     )
-    return Section(key, title, [*notes, readings], Table(CLAIM_COLUMNS, records(claims)))
+    table = Table(CLAIM_COLUMNS, records(claims), folded=CLAIM_DETAIL)
+    return Section(key, title, [*notes, readings], table)
+
+
+def _reading(row: Any) -> Any:
+    """The reading that decides a row: its sentence's where it shares one, else its own."""
+    sentence = row.get("sentence_reading")
+    return row["reading"] if is_missing(sentence) else sentence
 
 
 def supported(row: Any) -> bool:
-    """A claim row this run bears out: reproduced (or agrees) at its stated temperature, or under either reading."""
-    if not is_missing(row["reading"]):
-        return str(row["reading"]) in ("both readings", "temperature 0 only", "temperature 1.0 only")
-    return row["verdict"] in (REPRODUCED, AGREES)
-
-
-def _shown(row: Any) -> str:
-    """A row's verdict as one phrase: the verdict, and which reading where the text gives no temperature."""
-    if is_missing(row["reading"]):
-        return str(row["verdict"])
-    return f"{row['verdict']} at 0, {row['verdict_t1']} at 1.0 ({row['reading']})"
+    """A claim row this run bears out: borne out at its stated temperature, or under a reading of its sentence."""
+    reading = _reading(row)
+    if not is_missing(reading):
+        return str(reading) in SUPPORTED_READINGS
+    return row["verdict"] in HELD
 
 
 def settings_section(claims: pd.DataFrame | None) -> list[Section]:
@@ -85,8 +120,8 @@ def settings_section(claims: pd.DataFrame | None) -> list[Section]:
         rows.append(
             {
                 "id": base["id"],
-                "base": _shown(base),
-                **{name: _shown(own[name]) if name in own else "" for name in suffixes},
+                "base": shown_verdict(base),
+                **{name: shown_verdict(own[name]) if name in own else "" for name in suffixes},
                 "matches": " and ".join(held) or "neither",
             }
         )
@@ -96,66 +131,99 @@ def settings_section(claims: pd.DataFrame | None) -> list[Section]:
         *(Column(name, name, text=True) for name in suffixes),
         Column("matches", "matches", text=True),
     ]
-    return [
-        Section(
-            "settings",
-            "Which DFlash setting each claim matches",
-            [
-                Note(
-                    'The study says DFlash proposes "up to 15 tokens at once" and ran each method "at its default or '
-                    'documented settings"; it names no draft-length flag. *dflash* is `-md <draft> '
-                    "--spec-type draft-dflash` "
-                    "at the build's default draft length (the server logs n_max), the command the study recommends to "
-                    "readers; *dflash-n15* adds the documented `--spec-draft-n-max 15`. Neither is a "
-                    "command the study says "
-                    "it measured; each DFlash claim is judged on both."
-                )
-            ],
-            Table(columns, rows),
-        )
-    ]
+    note = Note(
+        'The study says DFlash proposes "up to 15 tokens at once" and ran each method "at its default or documented '
+        "settings\"; it names no draft-length flag. *dflash* is `-md <draft> --spec-type draft-dflash` at the build's "
+        "default draft length (the server logs n_max), the command the study recommends to readers; *dflash-n15* "
+        "adds the documented `--spec-draft-n-max 15`. Neither is a command the study says it measured; each DFlash "
+        "claim is judged on both."
+    )
+    return [Section("settings", "Which DFlash setting each claim matches", [note], Table(columns, rows))]
 
 
-def claim_notes(claims: pd.DataFrame) -> tuple[list[Note], list[Note]]:
-    """The opening's notes on the claims (verdict counts, readings supported) and the claims this run bears out
-    under no reading, as items."""
+def _counts(claims: pd.DataFrame) -> list[Note]:
     counts = ", ".join(f"**{n}** {verdict}" for verdict, n in claims.verdict.value_counts().items())
     notes = [Note(f"Claims (at temperature 0 where the text states none): {counts}.")]
     readings = claims.reading.dropna().value_counts()
     if len(readings):
+        by_reading = ", ".join(f"**{n}** {reading}" for reading, n in readings.items())
+        notes.append(
+            Note(f"Claims whose temperature the text does not give, by the reading this run supports: {by_reading}.")
+        )
+    return notes
+
+
+def _failure(row: Any) -> Note:
+    """One claim this run bears out under no reading, with the kind of miss."""
+    measured = str(row["measured_text"])
+    if not is_missing(row["verdict_t1"]):
+        measured += f"; at 1.0: {row['measured_t1_text']}"
+    return Note(
+        f"Not reproduced: **{row['id']}** ({shown_verdict(row)}): {row['text']} "
+        f"(published {row['published_text']}; this run {measured})",
+        "bad",
+    )
+
+
+def _sentence_failures(rows: list[dict[str, Any]]) -> list[Note]:
+    """Each sentence that holds under neither reading as a whole while some of its figures hold one by one (the
+    failures one by one are items of their own)."""
+    notes = []
+    sentences = dict.fromkeys(r["sentence"] for r in rows if not is_missing(r["sentence"]) and r["variant_of"] is None)
+    for sentence in sentences:
+        members = [r for r in rows if r["sentence"] == sentence and r["variant_of"] is None]
+        alone = [r for r in members if str(r["reading"]) in SUPPORTED_READINGS]
+        if members[0]["sentence_reading"] != "neither reading" or not alone:
+            continue
+        at_zero = ", ".join(f"{r['id']} {r['verdict']}" for r in members if r["verdict"] not in HELD)
+        at_one = ", ".join(f"{r['id']} {r['verdict_t1']}" for r in members if r["verdict_t1"] not in HELD)
         notes.append(
             Note(
-                "Claims whose temperature the text does not give, by the reading this run supports: "
-                + ", ".join(f"**{n}** {reading}" for reading, n in readings.items())
-                + "."
+                f"Not reproduced as one sentence: **{sentence}** ({len(members)} figures, one temperature) holds "
+                f"under neither reading; at 0 not: {at_zero or 'none'}; at 1.0 not: {at_one or 'none'}",
+                "bad",
             )
         )
-    failed = [
-        r
-        for r in records(claims)
-        if not supported(r)
-        and NOT_REPRODUCED in (r["verdict"], r["verdict_t1"])
-        and (is_missing(r["reading"]) or r["reading"] == "neither reading")
-    ]
-    items = [
-        Note(
-            f"Not reproduced: **{r['id']}**: {r['text']} (published {r['published_text']}; this run "
-            f"{r['measured_text']}" + (f"; at 1.0: {r['measured_t1_text']}" if r["measured_t1_text"] else "") + ")",
-            "bad",
-        )
-        for r in failed
-    ]
-    return notes, items
+    return notes
+
+
+def claim_notes(claims: pd.DataFrame) -> tuple[list[Note], list[Note]]:
+    """The opening's notes on the claims (verdict counts, readings supported) and, as items, every claim this run
+    bears out under no reading with the kind of miss, each sentence that holds under no reading as a whole, and how
+    many claims were left undecided (too few runs, not separated)."""
+    rows = records(claims)
+    failed = [r for r in rows if not supported(r) and {r["verdict"], r["verdict_t1"]} & set(FAILED)]
+    items = [_failure(r) for r in failed] + _sentence_failures(rows)
+    undecided = [r["id"] for r in rows if r["verdict"] in (TOO_FEW_RUNS, NOT_SEPARATED)]
+    if undecided:
+        items.append(Note(f"Undecided (too few runs, or intervals not separated): {', '.join(undecided)}"))
+    return _counts(claims), items
 
 
 def ordering_notes(claims: pd.DataFrame) -> list[Note]:
-    """On another setup: the orderings the study expects to transfer, as judged on this one (those not reproduced
-    are among claim_notes' items already)."""
-    judged = claims[(claims.kind == "ordering") & claims.verdict.isin([REPRODUCED, SAME_DIRECTION])]
+    """On another setup of the study's model: the orderings the study expects to transfer, as judged on this one
+    (those not reproduced are among claim_notes' items already)."""
+    judged = claims[(claims.scope == "transfers") & claims.verdict.isin(HELD)]
     return [
         Note(
-            f"Ordering judged on this setup: **{r['id']}**: {r['text']}: **{r['verdict']}** (this run "
-            f"{r['measured_text']})"
+            f"Ordering judged on this setup: **{r['id']}**: {r['text']}: **{r['verdict']}** "
+            f"(this run {r['measured_text']})"
         )
         for r in records(judged)
     ]
+
+
+def question_notes(claims: pd.DataFrame) -> list[Note]:
+    """On another model: the study's thesis and orders of tasks, asked of this model (never a failed reproduction:
+    the study's claims are about its own model)."""
+    asked = claims[(claims.scope == "transfers") & claims.variant_of.isna()]
+    return [
+        Note(f"{_question(r)} **{r['id']}** ({r['text']}): **{shown_verdict(r)}** (this model: {_measured(r)})")
+        for r in records(asked)
+    ]
+
+
+def _question(row: Any) -> str:
+    if row["published"] == "same ordering":
+        return "The same order of tasks at both temperatures here too?"
+    return "Does the task decide here too?"

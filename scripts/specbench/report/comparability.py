@@ -1,7 +1,8 @@
 """Is this run the study's setup? Decided from what the run recorded (the device the server used: NVML's on CUDA,
 llama.cpp's own device list on the other backends; the llama.cpp source,
 the model and draft files, the server flags), each fact set beside the study's value from the config's
-``study_setup``. Absolute figures are compared only when every fact matches; orderings and verdicts on any setup."""
+``study_setup``. Absolute figures are compared only when every fact matches; the study's other claims only where the
+model does (docs/claims.md, Scope)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..claims.evaluate import Setup
 from ..core.backends import devices_of
+
+MODEL_FACT = "model"
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,19 @@ class Comparability:
     @property
     def comparable(self) -> bool:
         return bool(self.facts) and all(f.matches for f in self.facts)
+
+    @property
+    def same_model(self) -> bool:
+        """The target is the study's model (the claims are about it); hardware, build or flags may still differ."""
+        return any(f.name == MODEL_FACT and f.matches for f in self.facts)
+
+    @property
+    def differing(self) -> list[str]:
+        return [f.name for f in self.facts if not f.matches]
+
+    def setup(self) -> Setup:
+        """What the claims' judging needs to know of it (claims.evaluate.Setup)."""
+        return Setup(self.comparable, self.same_model, self.device)
 
 
 def used_devices(device: Mapping[str, Any], machine: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -110,20 +127,26 @@ def real_model_note(model: Mapping[str, Any], study: Mapping[str, Any]) -> str |
 
 
 def _model_fact(study: Mapping[str, Any], model: Mapping[str, Any]) -> Fact:
+    """The study's model: its repository and architecture (the claims are about it, in any quantization)."""
     source = model.get("source") or {}
-    repo, mtp = source.get("repo"), bool(model.get("mtp", {}).get("present"))
-    ok = (
-        repo == study["repo"]
-        and model.get("file_type_name") == study["file_type"]
-        and model.get("architecture") == study["architecture"]
-        and mtp == study["mtp"]
-    )
+    repo = source.get("repo")
+    ok = repo == study["repo"] and model.get("architecture") == study["architecture"]
     return Fact(
-        "model",
-        f"{study['repo']} as {study['file_type']} ({study['architecture']}, MTP "
-        f"{'kept' if study['mtp'] else 'dropped'})",
-        f"{repo or model_origin(source)} as {model.get('file_type_name')} ({model.get('architecture')}, MTP "
-        f"{'kept' if mtp else 'absent'})",
+        MODEL_FACT,
+        f"{study['repo']} ({study['architecture']})",
+        f"{repo or model_origin(source)} ({model.get('architecture')})",
+        ok,
+    )
+
+
+def _quantization_fact(study: Mapping[str, Any], model: Mapping[str, Any]) -> Fact:
+    """The study's quantization of it, with or without its MTP head."""
+    mtp = bool(model.get("mtp", {}).get("present"))
+    ok = model.get("file_type_name") == study["file_type"] and mtp == study["mtp"]
+    return Fact(
+        "quantization",
+        f"{study['file_type']} (MTP {'kept' if study['mtp'] else 'dropped'})",
+        f"{model.get('file_type_name')} (MTP {'kept' if mtp else 'absent'})",
         ok,
     )
 
@@ -154,6 +177,7 @@ def assess(
         _gpu_fact(study["gpu"], device, machine, label),
         _llama_fact(study["llama_cpp"], build),
         _model_fact(study["model"], model),
+        _quantization_fact(study["model"], model),
         _draft_fact(study["draft"], draft),
         _args_fact(study["server_args"], server_args),
     ]

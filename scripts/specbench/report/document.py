@@ -65,11 +65,13 @@ class Column:
 @dataclass(frozen=True)
 class Table:
     """Rows (typed values) and the columns that show them; ``anchor``: the row field holding the number id that the
-    row is the provenance entry of."""
+    row is the provenance entry of; ``folded``: columns of long detail, shown folded beside each row (HTML) or as a
+    list after the table (Markdown), each row named by its first column."""
 
     columns: Sequence[Column]
     rows: Sequence[Row]
     anchor: str | None = None
+    folded: Sequence[Column] = ()
 
 
 @dataclass(frozen=True)
@@ -146,10 +148,12 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return frame.to_dict("records")
 
 
-VERDICT_TONES = {
+VERDICT_TONES = {  # a verdict not listed (too few runs, not separated, another model's answers) has no colour
     "reproduced": "good",
-    "same direction": "warn",
     "not reproduced": "bad",
+    "not reproduced (size)": "bad",
+    "not reproduced (direction)": "bad",
+    "contradicted": "bad",
     "agrees": "good",
     "differs": "warn",
     "faster": "good",

@@ -23,6 +23,7 @@ td.good{background:#e3f2e6}td.warn{background:#fff1dc;color:inherit}td.bad{backg
 a.n{color:inherit;text-decoration:none;border-bottom:1px dotted #777}
 img{max-width:100%;border:1px solid #ddd}
 code{font-size:.88em}
+details summary{cursor:pointer;color:#005a9c}dl{margin:.3em 0;max-width:40em}dt{font-weight:600}dd{margin:0 0 .3em 1em}
 @media print{a.n{border:none}}
 """
 _INLINE = [
@@ -73,16 +74,28 @@ def _classes(align: str, column: Column, row: Row) -> str:
     return " ".join(c for c in (align, tone) if c)
 
 
+def _folded(data: Table, row: Row, numbers: Mapping[str, Any]) -> str:
+    """The row's folded columns as one cell: a <details> whose list opens on a click."""
+    if not data.folded:
+        return ""
+    shown = [(c.header, _cell(c, row, numbers)) for c in data.folded]
+    items = "".join(f"<dt>{esc(header)}</dt><dd>{value}</dd>" for header, value in shown if value)
+    return f'<td class="t"><details><summary>detail</summary><dl>{items}</dl></details></td>'
+
+
 def table(data: Table, numbers: Mapping[str, Any]) -> str:
-    """An HTML table; text columns left-aligned, an anchored row carries its provenance id."""
+    """An HTML table; text columns left-aligned, an anchored row carries its provenance id, folded columns in a
+    last cell of <details>."""
     align = ["t" if c.text else "" for c in data.columns]
     head = "".join(f'<th class="{a}">{esc(c.header)}</th>' for a, c in zip(align, data.columns, strict=True))
+    head += '<th class="t">detail</th>' if data.folded else ""
     body = "".join(
         (f"<tr id='p-{esc(row[data.anchor])}'>" if data.anchor else "<tr>")
         + "".join(
             f'<td class="{_classes(a, c, row)}">{_cell(c, row, numbers)}</td>'
             for a, c in zip(align, data.columns, strict=True)
         )
+        + _folded(data, row, numbers)
         + "</tr>"
         for row in data.rows
     )

@@ -10,10 +10,22 @@ def _markdown_cell(text: str) -> str:
 
 
 def markdown_table(table: Table) -> str:
-    """A GitHub-flavoured Markdown table."""
+    """A GitHub-flavoured Markdown table (and its folded columns as a list after it)."""
     lines = ["| " + " | ".join(c.header for c in table.columns) + " |", "|" + "---|" * len(table.columns)]
     lines += ["| " + " | ".join(_markdown_cell(c.show(c.get(row))) for c in table.columns) + " |" for row in table.rows]
-    return "\n".join(lines)
+    return "\n".join(lines + _folded(table))
+
+
+def _folded(table: Table) -> list[str]:
+    """The folded columns as a list after the table: one item per row, named by its first column."""
+    if not table.folded:
+        return []
+    lines = [""]
+    for row in table.rows:
+        shown = [(c.header, c.show(c.get(row))) for c in table.folded]
+        detail = "; ".join(f"{header}: {value}" for header, value in shown if value)
+        lines.append(f"- **{table.columns[0].show(table.columns[0].get(row))}**: {_markdown_cell(detail)}")
+    return lines
 
 
 def render_markdown(report: Report) -> str:

@@ -11,10 +11,11 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.repetition import WINDOW
-from ..analysis.summaries import NOISE_LIMIT
+from ..analysis.summaries import NOISE_LIMIT, VERDICT_LEVEL
 from ..core.backends import WATCH_NONE
 from ..core.explanations import TOP_K
-from .claim_sections import claim_notes, claims_section, ordering_notes, settings_section
+from .claim_sections import claim_notes, claims_section, ordering_notes, question_notes, settings_section
+from .comparability import Comparability
 from .document import (
     CONDITION,
     REPEAT,
@@ -103,33 +104,39 @@ def _matrix(summary: pd.DataFrame, baseline: str, conditions: Sequence[str]) -> 
     return Table([TASK, TEMPERATURE, *(cell(c) for c in shown)], rows)
 
 
+def _scope_line(comparability: Comparability) -> str:
+    if comparability.comparable:
+        return "the study's setup: every claim is compared."
+    if not comparability.same_model:
+        return (
+            "another model than the study's: the study's claims are not judged; the order of tasks per method is "
+            "asked of this model (does the task decide here too?)."
+        )
+    return (
+        "not the study's setup (see Comparable with the study?): absolute figures are not compared, verdicts and "
+        "orders of methods are shown as agreeing or differing, the order of tasks per method is judged."
+    )
+
+
 def _answer(summary: pd.DataFrame, claims: pd.DataFrame | None, facts: Facts, conditions: Sequence[str]) -> Section:
-    """What this run found, first: the claims' verdicts (counts, then the rows that failed) and the multipliers."""
+    """What this run found, first: the claims' verdicts (counts, then the rows that failed, each with its kind of
+    miss) or, on another model, the questions asked of it; and the multipliers."""
     comparability = facts.comparability
-    notes = [
-        Note(
-            f"Measured on **{comparability.device}**; "
-            + (
-                "the study's setup: every claim is compared."
-                if comparability.comparable
-                else "not the study's setup (see Comparable with the study?): absolute figures are not compared, "
-                "verdicts and orders of methods are shown as agreeing or differing, the order of tasks per "
-                "method is judged."
-            )
-        ),
-        Note(PROMPTS_NOTE),
-    ]
+    notes = [Note(f"Measured on **{comparability.device}**; {_scope_line(comparability)}"), Note(PROMPTS_NOTE)]
     items: list[Note] = []
-    if claims is not None and not claims.empty:
+    if claims is not None and not claims.empty and not comparability.same_model:
+        items = question_notes(claims)
+    elif claims is not None and not claims.empty:
         counted, items = claim_notes(claims)
         notes += counted
         if not comparability.comparable:
             items += ordering_notes(claims)
     notes.append(
         Note(
-            f"Multiplier vs '{facts.baseline}' (mean over mean) with its 95 % interval and the study's "
-            "verdict rule; *noisy*: the baseline's own runs spread by more than "
-            f"{NOISE_LIMIT:.0%} on that task."
+            f"Multiplier vs '{facts.baseline}' (mean over mean) with its 95 % interval and the study's verdict rule "
+            "(*too few runs* where chance alone would give its word more often than 1 in 20, as with fewer than 3 "
+            f"runs against 3); *noisy*: the baseline's own runs spread by more than {NOISE_LIMIT:.0%} on "
+            "that task."
         )
     )
     return Section("answer", "What this run found", notes, _matrix(summary, facts.baseline, conditions), items)
@@ -138,13 +145,17 @@ def _answer(summary: pd.DataFrame, claims: pd.DataFrame | None, facts: Facts, co
 def _comparability(facts: Facts) -> Section:
     comparability = facts.comparability
     verdict = (
-        "Every fact matches: absolute figures are compared with the study's."
-        if comparability.comparable
-        else "Not every fact matches: absolute figures (tokens/s, multipliers, acceptance, token counts) are "
-        "shown but not compared; verdicts and orders of methods are shown beside the study's (agrees / "
-        "differs); the order of tasks per method, the one thing the study expects to transfer, is "
-        "judged on this setup."
+        "Not every fact matches: absolute figures (tokens/s, multipliers, acceptance, token counts) are shown but not "
+        "compared; verdicts and orders of methods are shown beside the study's (agrees / differs); the order of tasks "
+        "per method, the one thing the study expects to transfer, is judged on this setup."
     )
+    if comparability.comparable:
+        verdict = "Every fact matches: absolute figures are compared with the study's."
+    elif not comparability.same_model:
+        verdict = (
+            "The model differs: the study's claims are about its own model, so none is judged here; the order of "
+            "tasks per method is asked of this model instead."
+        )
     return Section(
         "comparability",
         "Comparable with the study?",
@@ -206,7 +217,10 @@ def _speed_sections(summary: pd.DataFrame, baseline: str) -> list[Section]:
         Note(
             "Verdict (the study's rule): *faster* if every run beats every baseline run, *slower* if every run is "
             "below, else *none*. With nothing different, 3 runs all beating 3 happens by chance 1 time in 20: an "
-            "exact one-sided rank test" + (f" (here: {', '.join(f'{c:.3g}' for c in chance)})." if chance else ".")
+            "exact one-sided rank test"
+            + (f" (here: {', '.join(f'{c:.3g}' for c in chance)})" if chance else "")
+            + f". Where chance would give the word more often than {VERDICT_LEVEL:.0%} (1 run against 1: 1 in 2; 2 "
+            "against 2: 1 in 6), the verdict is *too few runs*."
         ),
     ]
     if noisy:
@@ -563,6 +577,22 @@ def _provenance(numbers: Mapping[str, Any], run_context: Mapping[str, Any]) -> S
     )
 
 
+def _scope_warning(comparability: Comparability) -> str:
+    """The report's first line off the study's setup: what differs, and so what is judged (docs/claims.md, Scope)."""
+    differing = ", ".join(comparability.differing)
+    if not comparability.same_model:
+        return (
+            f"This run measured **another model** than the study's ({differing} differ): none of the study's claims "
+            "is judged (they are about its model); whether the task decides the multiplier here too is asked of this "
+            "model instead."
+        )
+    return (
+        f"This run is **not** on the published study's setup ({differing} differ): absolute figures are not compared "
+        f"with the published ones; the order of tasks per method is judged on {comparability.device}, verdicts and "
+        "orders of methods are shown as agreeing or differing."
+    )
+
+
 def build_report(
     tables: Mapping[str, pd.DataFrame],
     *,
@@ -579,16 +609,7 @@ def build_report(
     provenance numbers and the figures (``sweeps``: each swept condition's facts; ``thesis``: the thesis section's
     figure)."""
     cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
-    differing = [f.name for f in facts.comparability.facts if not f.matches]
-    warnings = (
-        []
-        if facts.comparability.comparable
-        else [
-            f"This run is **not** on the published study's setup ({', '.join(differing)} differ): absolute figures are "
-            f"not compared with the published ones; the order of tasks per method is judged on "
-            f"{facts.comparability.device}, verdicts and orders of methods are shown as agreeing or differing."
-        ]
-    )
+    warnings = [_scope_warning(facts.comparability)] if not facts.comparability.comparable else []
     warnings += [facts.model_note] if facts.model_note else []
     banner = Note(" ".join(warnings), "warn") if warnings else None
     count = len(facts.missing_cells)
