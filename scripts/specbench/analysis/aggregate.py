@@ -11,8 +11,8 @@ from ..core.files import read_json, sha256_file, write_atomic, write_json_atomic
 from .cell_index import cells_index, imported_records
 from .divergence import ExplanationError
 from .records import load_records
-from .summaries import combined, tables_by_machine
-from .table import MixedCodeError, cell_table, check_code, csv_copy, write_table
+from .summaries import combined_builds, tables_by_build
+from .table import BUILD, MixedCodeError, cell_table, check_code, csv_copy, write_table
 
 
 def aggregate_step(
@@ -22,6 +22,7 @@ def aggregate_step(
     baseline: str,
     machines: Sequence[str],
     code_fingerprint: str,
+    builds: Sequence[str] = (),
     table: Path,
     runs_csv: Path,
     summaries: Mapping[str, Path],
@@ -31,7 +32,8 @@ def aggregate_step(
 ) -> None:
     """The typed per-cell table of every cell measured here (refused when made by other measurement code) and every
     imported one, with what the explanations of their temperature-0 divergences say, its CSV copy, each summary as
-    CSV (``summaries``: name -> file), and the cell index."""
+    CSV (``summaries``: name -> file), and the cell index; with ``builds`` (their labels), summaries per build and a
+    build column in every CSV."""
     with logged_to(log):
         records = load_records(cells)
         try:  # cells measured here must come from the current code; imported ones say which code made them
@@ -48,9 +50,10 @@ def aggregate_step(
         except ExplanationError as error:
             fail(str(error), log)
         write_table(frame, table)
-        for name, summary in combined(tables_by_machine(frame, baseline, machines)).items():
+        for name, summary in combined_builds(tables_by_build(frame, baseline, machines, builds)).items():
             if name in summaries:
                 write_atomic(summaries[name], csv_copy(summary).to_csv(index=False).encode("utf-8"))
-        write_atomic(runs_csv, csv_copy(frame).to_csv(index=False).encode("utf-8"))
+        runs = frame if builds else frame.drop(columns=[BUILD])
+        write_atomic(runs_csv, csv_copy(runs).to_csv(index=False).encode("utf-8"))
         write_json_atomic(index, cells_index(records, machines))
         print(f"{len(frame)} cells aggregated ({len(frame) - len(cells)} imported)")

@@ -15,6 +15,7 @@ import jsonschema
 import yaml
 
 from .backends import backend_options_in
+from .builds import expand_builds
 from .errors import ConfigError
 from .files import sha256_file
 from .matrix import prompt_key, prompt_spec, task_prompts
@@ -137,8 +138,11 @@ def validate_config(config: dict, base: Path = REPO_ROOT, schema: dict | None = 
             f"was replaced by llama_cpp.backend (cuda, metal, hip, vulkan or cpu): "
             f"write `backend: {'cuda' if old is True else 'cpu'}` instead of `cuda: {old}`".lower(),
         )
-    validate_document(config, schema if schema is not None else load_schema())
+    schema = schema if schema is not None else load_schema()
+    validate_document(config, schema)
     expand_sweeps(config)
+    build_schema = {**schema["properties"]["llama_cpp"], "$defs": schema["$defs"]}
+    expand_builds(config, lambda block: validate_document(block, build_schema))
     _check_semantics(config, base)
     return config
 

@@ -11,6 +11,7 @@ from .matrix import Cell
 EXPLANATION_VERSION = 1
 EXPLANATIONS_DIR = "results/explanations"
 EXPLANATION_PATTERN = EXPLANATIONS_DIR + "/{machine}/{task}/{condition}/t0.0/r{repeat}.json"
+BUILD_EXPLANATION_PATTERN = EXPLANATION_PATTERN.replace("{machine}/", "{machine}/{build}/")  # a run with builds
 # The requests, by name, in the order they are sent (each recorded with its body, sha256 and answer):
 TOKENIZE = "tokenize"  # the prompt's token ids (as /completion tokenizes a text prompt)
 SEQUENTIAL = "sequential"  # (a) the reference's own request again, with n_probs, just past the difference
@@ -51,17 +52,21 @@ def reference_repeat(condition: str, repeat: int, baseline: str) -> int | None:
 
 
 def compared_cells(cells: Iterable[Cell], baseline: str) -> list[Cell]:
-    """The temperature-0 cells whose reference (the same prompt's) is among ``cells``, in their order."""
-    present = {(c.machine, c.key, c.condition, c.temperature, c.repeat) for c in cells}
+    """The temperature-0 cells whose reference (the same prompt's, on the same machine and build) is among
+    ``cells``, in their order."""
+    present = {(c.machine, c.build, c.key, c.condition, c.temperature, c.repeat) for c in cells}
     return [
         c
         for c in cells
         if c.temperature == 0.0
         and (ref := reference_repeat(c.condition, c.repeat, baseline)) is not None
-        and (c.machine, c.key, baseline, 0.0, ref) in present
+        and (c.machine, c.build, c.key, baseline, 0.0, ref) in present
     ]
 
 
 def explanation_path(cell: Cell) -> str:
-    """The explanation record of a temperature-0 cell."""
-    return EXPLANATION_PATTERN.format(machine=cell.machine, task=cell.key, condition=cell.condition, repeat=cell.repeat)
+    """The explanation record of a temperature-0 cell (with its build component when it has one)."""
+    pattern = BUILD_EXPLANATION_PATTERN if cell.build else EXPLANATION_PATTERN
+    return pattern.format(
+        machine=cell.machine, build=cell.build, task=cell.key, condition=cell.condition, repeat=cell.repeat
+    )

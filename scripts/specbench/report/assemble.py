@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis.summaries import tables_by_machine
+from ..analysis.summaries import tables_by_build
 from ..analysis.table import csv_copy, read_table
 from ..claims.evaluate import evaluate
 from ..claims.load import load_claims
@@ -21,6 +21,7 @@ from ..claims.model import Claim
 from ..claims.predictions import integrity
 from ..core.entry import logged_to
 from ..core.files import read_json, write_atomic, write_json_atomic
+from .build_sections import build_sections
 from .comparability import assess, device_label, real_model_note
 from .environment import environment, missing_cells
 from .figure_style import png_data_uri
@@ -87,6 +88,8 @@ class ReportSettings:
     stand_in_tasks: Sequence[str] = ()
     model_note: str | None = None
     sweeps: Mapping[str, Mapping[str, Any]] | None = None  # swept condition -> {of, flag, value}
+    builds: Sequence[str] = ()  # the builds' labels (none for a run without builds)
+    build_descriptions: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -121,10 +124,12 @@ def machine_views(
 
 
 def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Sequence[str] = ()) -> Assembled:
-    """Everything the report shows, computed once from its inputs; the detailed sections show the first machine.
-    ``figure_links``: where the Markdown report finds each figure's file (FIGURE_FILES order), if they are written."""
+    """Everything the report shows, computed once from its inputs; the detailed sections show the first machine (of
+    the first build, after Builds compared). ``figure_links``: where the Markdown report finds each figure's file
+    (FIGURE_FILES order), if they are written."""
     all_cells = read_table(inputs.table)
-    by_machine = tables_by_machine(all_cells, settings.baseline, settings.machines)
+    by_build = tables_by_build(all_cells, settings.baseline, settings.machines, settings.builds)
+    by_machine = next(iter(by_build.values()))
     tables = next(iter(by_machine.values()))
     index = read_json(inputs.cells_index)
     build = read_json(inputs.build_dir / "manifest.json")
@@ -137,7 +142,8 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
     }
     numbers = {
         key: number
-        for machine_tables in by_machine.values()
+        for build_tables in by_build.values()
+        for machine_tables in build_tables.values()
         for key, number in report_numbers(machine_tables, settings.baseline).items()
     }
     comparability = assess(
@@ -195,6 +201,11 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
         conditions=settings.condition_order,
         machines=views,
         sweeps=settings.sweeps,
+        opening=build_sections(
+            {build: next(iter(machines.values())) for build, machines in by_build.items()},
+            settings.baseline,
+            settings.build_descriptions,
+        ),
     )
     provenance = {"context": run_context, "numbers": numbers, "cells": index["cells"]}
     images = dict(zip(FIGURE_FILES, (png for _, png in drawn[: len(FIGURE_FILES)]), strict=True))

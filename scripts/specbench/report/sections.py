@@ -556,9 +556,11 @@ def build_report(
     conditions: Sequence[str] = (),
     machines: Sequence[MachineView] = (),
     sweeps: Mapping[str, Mapping[str, Any]] | None = None,
+    opening: Sequence[Section] = (),
 ) -> Report:
     """The report's sections, in order, from the summary tables (summaries.tables), the claims evaluation, the
-    provenance numbers and the figures (``sweeps``: each swept condition's facts)."""
+    provenance numbers and the figures (``sweeps``: each swept condition's facts; ``opening``: sections shown
+    first, the builds compared)."""
     cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
     differing = [f.name for f in facts.comparability.facts if not f.matches]
     warnings = (
@@ -597,6 +599,7 @@ def build_report(
     )
     shown = conditions or list(dict.fromkeys(summary.condition))
     sections = [
+        *opening,
         _answer(summary, claims, facts, shown),
         *_machines(machines, baseline, shown),
         _setup(cells, facts),
