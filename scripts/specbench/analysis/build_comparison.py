@@ -41,7 +41,7 @@ def _settings(cells: pd.DataFrame) -> dict[str, str]:
     """'implementation: key' -> the value(s) the cells' server logs gave it (several values joined)."""
     found: dict[str, set[str]] = {}
     for entries in cells.spec_settings:
-        for entry in entries if isinstance(entries, (list, tuple)) else list(entries or []):
+        for entry in [] if entries is None else list(entries):
             found.setdefault(f"{entry['implementation']}: {entry['key']}", set()).add(str(entry["value"]))
     return {key: " / ".join(sorted(values)) for key, values in sorted(found.items())}
 

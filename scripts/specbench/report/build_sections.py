@@ -70,7 +70,10 @@ def _columns(builds: Sequence[str], baseline: str) -> list[Column]:
     ]
     columns += [
         Column(
-            f"{b} vs {first}" if several else "builds", lambda r, b=b: r["separated"].get(b), fmt_separated, text=True
+            f"{b} vs {first}" if several else "separated?",
+            lambda r, b=b: r["separated"].get(b),
+            fmt_separated,
+            text=True,
         )
         for b in later
     ]
@@ -90,14 +93,32 @@ def _columns(builds: Sequence[str], baseline: str) -> list[Column]:
     return columns
 
 
-def _settings_rows(comparison: pd.DataFrame, builds: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per condition: the speculative settings each build's log reported for it."""
+def _settings_rows(comparison: pd.DataFrame, builds: Sequence[str], baseline: str) -> list[dict[str, Any]]:
+    """One row per condition but the baseline: the speculative settings each build's log reported for it."""
     rows: dict[str, dict[str, Any]] = {}
-    for r in records(comparison):
+    for r in records(comparison[comparison.condition != baseline]):
         row = rows.setdefault(r["condition"], {"condition": r["condition"], "values": {b: {} for b in builds}})
         for build, settings in r["settings"].items():
             row["values"][build].update(settings)
-    return [r for r in rows.values() if any(r["values"].values())]
+    return list(rows.values())
+
+
+def _settings_note(comparison: pd.DataFrame) -> Note:
+    """What the logs say about the settings: the ones that differ (a default that changed: the flags are the
+    same), that they agree, or that no server logged any."""
+    changed = list(dict.fromkeys(c for cs in comparison.changed_settings for c in cs))
+    if changed:
+        return Note(
+            "Settings the builds' logs report differently for the same condition (the same flags: a default that "
+            "changed): " + "; ".join(changed) + ".",
+            "warn",
+        )
+    if not any(s for settings in comparison.settings for s in settings.values()):
+        return Note(
+            "No build's server logged its effective speculative settings (no settings lines among the log lines "
+            "the cells kept): the logs name no changed default."
+        )
+    return Note("Every speculative setting the servers logged is the same in every build.")
 
 
 def _settings_text(settings: Mapping[str, str]) -> str:
@@ -128,14 +149,7 @@ def build_sections(
         )
         for b in builds
     ]
-    changed = list(dict.fromkeys(c for cs in comparison.changed_settings for c in cs))
-    settings_note = (
-        "Settings the builds' logs report differently for the same condition (the same flags: a default that "
-        "changed): " + "; ".join(changed) + "."
-        if changed
-        else "Every speculative setting the servers logged is the same in every build."
-    )
-    settings_rows = _settings_rows(comparison, builds)
+    settings_rows = _settings_rows(comparison, builds, baseline)
     return [
         Section(
             "builds",
@@ -148,7 +162,7 @@ def build_sections(
                     f"at temperature 0 are compared token by token with {builds[0]}'s of the same prompt and repeat. "
                     f"The sections after this one show the first build, **{builds[0]}**."
                 ),
-                Note(settings_note, "warn" if changed else ""),
+                _settings_note(comparison),
             ],
             Table(_columns(builds, baseline), records(comparison)),
             items=facts,
