@@ -46,21 +46,20 @@ RUN_ORDER = {
 PREPARE_PRIORITY = len(RUN_ORDER) + 1
 HOST_CPU = host_cpu()
 # The llama.cpp builds (config 'builds'; the one build of llama_cpp without it). Each build's folders are
-# resources/llama.cpp{build_dir}/ with build_dir '' for the top-level llama_cpp build (its folders as they always
-# were) and '/builds/<label>' for another: the llama_cpp rules are one pattern over that wildcard.
+# resources/llama.cpp{build_dir}/ with build_dir empty for the top-level llama_cpp build (its folders as they
+# always were) and builds/<label> below it for another: the llama_cpp rules are one pattern over that wildcard.
 BUILDS = sb_builds.builds(config)
 BUILDS_DECLARED = sb_builds.declared(config)
 BUILD_OF_DIR = {b.suffix: b for b in BUILDS}
 BUILD_OF_LABEL = {b.label: b for b in BUILDS}
 # The builds' labels as the tables and the report name them (none for the one build of a run without builds)
 BUILD_LABELS = [b.label for b in BUILDS] if BUILDS_DECLARED else []
-LLAMA_ROOT = sb_builds.LLAMA_DIR + "{build_dir}"
-# (a group: '' alone is a constraint that matches the empty folder suffix, not "no constraint")
-BUILD_DIRS_REGEX = (
-    "(?:"
-    + "|".join(re.escape(d) for d in sorted(BUILD_OF_DIR, key=len, reverse=True))
-    + ")"
+LLAMA_ROOT = f"{sb_builds.LLAMA_DIR}{{build_dir}}"
+# (a group: an empty alternative alone is a constraint that matches the empty suffix, not "no constraint")
+_BUILD_DIRS = "|".join(
+    re.escape(d) for d in sorted(BUILD_OF_DIR, key=len, reverse=True)
 )
+BUILD_DIRS_REGEX = f"(?:{_BUILD_DIRS})"
 
 
 def llama_source(wildcards):
@@ -74,18 +73,25 @@ def llama_setting(key):
     return lambda wildcards: BUILD_OF_DIR[wildcards.build_dir].llama_cpp[key]
 
 
+def llama_work_dir(wildcards):
+    """A build folder's CMake build tree (scratch, not an output)."""
+    return f"{sb_builds.LLAMA_DIR}{wildcards.build_dir}/cmake-build"
+
+
 # What llama_cpp_fetch downloads (on the submitting host of a cluster run) - the git checkout, or the archive (every
 # build fetches the same kind: core.builds refuses a mix)
 FETCHED_GIT = BUILDS[0].llama_cpp["source"] == "git"
-LLAMA_FETCHED = LLAMA_ROOT + ("/source-git" if FETCHED_GIT else "/source-archive")
+LLAMA_FETCHED = (
+    f"{LLAMA_ROOT}/source-git" if FETCHED_GIT else f"{LLAMA_ROOT}/source-archive"
+)
 # The first build's tree converts the models and its llama-quantize quantizes them (every build serves them)
-LLAMA_SRC_DIR = BUILDS[0].root + "/src"
-LLAMA_BIN_DIR = BUILDS[0].root + "/bin"
+LLAMA_SRC_DIR = f"{BUILDS[0].root}/src"
+LLAMA_BIN_DIR = f"{BUILDS[0].root}/bin"
 
 
 def build_bin_dir(label):
     """The folder of a build's installed binaries and manifest."""
-    return BUILD_OF_LABEL[label].root + "/bin"
+    return f"{BUILD_OF_LABEL[label].root}/bin"
 
 
 CELL_PATTERN = sb_cells.cell_pattern(config)

@@ -70,10 +70,7 @@ rule llama_cpp_build:
         backend=llama_setting("backend"),
         targets=llama_setting("targets"),
         host_cpu=HOST_CPU,
-        work_dir=lambda wildcards: LLAMA_ROOT.replace(
-            "{build_dir}", wildcards.build_dir
-        )
-        + "/cmake-build",
+        work_dir=llama_work_dir,
     script:
         "../scripts/llama_cpp_build.py"
 
