@@ -28,7 +28,7 @@ from specbench.report.markdown import render_markdown
 from specbench.report.model import Facts
 from specbench.report.provenance import row_id
 from specbench.report.sections import build_report
-from workflow_helpers import REPO, snakemake, write_yaml
+from workflow_helpers import REPO, job_counts, snakemake, write_yaml
 
 B11434 = {
     "pypi-sdist": {
@@ -38,6 +38,8 @@ B11434 = {
         "subdir": "llama.cpp",
     }
 }
+
+BUILD_ROOTS = {"b11223": "resources/llama.cpp", "b11434": "resources/llama.cpp/builds/b11434"}
 
 
 @pytest.fixture
@@ -218,6 +220,23 @@ def test_the_report_opens_with_builds_compared() -> None:
     assert "Builds compared" not in _markdown(one)  # one build: no comparison
 
 
+def test_each_build_is_fetched_and_built_once_and_serves_its_own_cells(tmp_path) -> None:
+    configs = [REPO / "config" / "tiny.yaml", REPO / "config" / "tiny-builds.yaml"]
+    result = snakemake(tmp_path, ["all"], configs, "-n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts = job_counts(result.stdout)
+    for rule in ("llama_cpp_fetch", "llama_cpp_source", "llama_cpp_build", "llama_cpp_install"):
+        assert counts[rule] == 2, counts
+    assert counts["convert_target"] == counts["quantize_target"] == 1  # the first build's tools make the models
+    assert counts["cell"] == 12 and counts["condition_setup"] == 6
+    jobs = result.stdout.split("\nrule ")
+    builds_made = sorted(job.split("output: ")[1].split()[0] for job in jobs if job.startswith("llama_cpp_build:"))
+    assert builds_made == ["resources/llama.cpp/build", "resources/llama.cpp/builds/b11434/build"]
+    for job in (job for job in jobs if job.startswith("condition_setup:")):
+        build = job.split("output: results/setup/")[1].split("/")[0]
+        assert f"{BUILD_ROOTS[build]}/bin" in job.split("output:")[0]  # a build's setup reads its own binary
+
+
 # --- the real workflow: config/tiny-builds.yaml (b11223 and b11434 on the tiny models, CPU)
 
 
@@ -230,9 +249,6 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     result = snakemake(work, ["all"], configs, env={"HF_HUB_OFFLINE": "1"})
     assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
     return {"work": work, "config": yaml.safe_load((REPO / "config" / "tiny-builds.yaml").read_text())}
-
-
-BUILD_ROOTS = {"b11223": "resources/llama.cpp", "b11434": "resources/llama.cpp/builds/b11434"}
 
 
 @pytest.mark.workflow
