@@ -1,6 +1,6 @@
 # One cell = one fresh llama-server on 127.0.0.1, one request, one atomically written record. Every cell rule
 # reads its condition's setup (condition_setup: build, models, measurement code, server argv, settings) and its
-# tasks' prompt manifests; its cells, in serving order, follow from its wildcards (specbench.cells.job_cells).
+# tasks' prompt manifests; its cells, in serving order, follow from its wildcards (specbench.core.matrix.job_cells).
 # A "warm" condition runs several cells on one server, in order (each cell still its own file): per config
 # 'warm_scope', a task's repeats at one temperature (cell_sequence) or every selected cell of the condition
 # (condition_sequence); only the configured scope's rule exists (the other's many outputs would slow planning).
@@ -61,11 +61,11 @@ if WARM_SCOPE == "condition":
     rule condition_sequence:
         input:
             setup=CONDITION_SETUP,
-            prompt=expand(PROMPT_MANIFEST, task=SELECTED_TASKS),
+            prompt=expand(PROMPT_MANIFEST, prompt=SELECTED_PROMPT_KEYS),
         output:
             expand(
                 CELL_PATTERN,
-                task=SELECTED_TASKS,
+                prompt=SELECTED_PROMPT_KEYS,
                 temperature=TEMPERATURES,
                 repeat=REPEATS,
                 allow_missing=True,

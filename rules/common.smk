@@ -9,13 +9,15 @@ from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
-from specbench.analysis.progress import ProgressWatch  # noqa: E402
+from specbench.hooks.progress import ProgressWatch  # noqa: E402
 from specbench.claims import load as sb_claims  # noqa: E402
 from specbench.core import builds as sb_builds  # noqa: E402
 from specbench.core import config as sb_config  # noqa: E402
+from specbench.core import config_error as sb_config_error  # noqa: E402
 from specbench.core import files as sb_files  # noqa: E402
-from specbench.core import matrix as sb_cells  # noqa: E402
+from specbench.core import matrix as sb_matrix  # noqa: E402
 from specbench.core import plan as sb_plan  # noqa: E402
+from specbench.core import sources as sb_sources  # noqa: E402
 from specbench.core.code import (
     fingerprint,
     import_closure,
@@ -29,14 +31,14 @@ BASE = Path(workflow.basedir)
 
 try:
     sb_config.validate_config(config, base=BASE)
-except sb_config.ConfigError as error:
+except sb_config_error.ConfigError as error:
     raise WorkflowError(str(error)) from None
 
-CELLS = sb_cells.selected_cells(config)
+CELLS = sb_matrix.selected_cells(config)
 RUN_ORDER = {
     (c.machine, c.build, c.key, c.condition, c.temperature, c.repeat): position
     for position, c in enumerate(
-        sb_cells.run_order(CELLS, list(config["tasks"]), list(config["conditions"]))
+        sb_matrix.run_order(CELLS, list(config["tasks"]), list(config["conditions"]))
     )
 }
 # What the cells wait for (the builds, models, prompts, code manifests and condition setups) runs first. At
@@ -63,9 +65,9 @@ BUILD_DIRS_REGEX = f"(?:{_BUILD_DIRS})"
 
 
 def llama_source(wildcards):
-    """The source route of a build folder's build as one dict (sb_config.llama_source)."""
+    """The source route of a build folder's build as one dict (sb_sources.llama_source)."""
     block = BUILD_OF_DIR[wildcards.build_dir].llama_cpp
-    return sb_config.llama_source({"llama_cpp": block}, base=BASE)
+    return sb_sources.llama_source({"llama_cpp": block}, base=BASE)
 
 
 def llama_setting(key):
@@ -94,29 +96,29 @@ def build_bin_dir(label):
     return f"{BUILD_OF_LABEL[label].root}/bin"
 
 
-CELL_PATTERN = sb_cells.cell_pattern(config)
+CELL_PATTERN = sb_matrix.cell_pattern(config)
 CELL_STEM = CELL_PATTERN.removesuffix(".json")
 SEQUENCE_STEM = CELL_STEM.replace("r{repeat}", "warm")
-REPEATS = sb_cells.repeats(config)
+REPEATS = sb_matrix.repeats(config)
 # What one server of a warm condition answers (config 'warm_scope'): a task's repeats at one temperature (rule
 # cell_sequence), or every selected cell of the condition (rule condition_sequence); only that rule is defined.
 WARM_SCOPE = config["warm_scope"]
 # The selected prompt keys (a task's name, or <task>.<prompt> for each member of its prompt set), in config order
-SELECTED_TASKS = sb_cells.prompt_keys(config, sb_cells.selected_tasks(config))
+SELECTED_PROMPT_KEYS = sb_matrix.prompt_keys(config, sb_matrix.selected_tasks(config))
 # Task names, for what is per task whatever its prompts (a hub dataset's split)
 TASK_NAMES_REGEX = "|".join(
     re.escape(t) for t in sorted(config["tasks"], key=len, reverse=True)
 )
-TEMPERATURES = [sb_cells.format_temperature(t) for t in config["temperatures"]]
+TEMPERATURES = [sb_matrix.format_temperature(t) for t in config["temperatures"]]
 # One server for the whole condition: its logs under a folder no task can be named ('_', see schema $defs.name).
-CONDITION_STEM = CELL_STEM.replace("{task}", "_all-tasks").replace(
+CONDITION_STEM = CELL_STEM.replace("{prompt}", "_all-tasks").replace(
     "t{temperature}/r{repeat}", "warm"
 )
 
 
 def config_path(value):
     """A path from the config, resolved against the workflow directory."""
-    return str(sb_config.resolve_path(value, BASE))
+    return str(sb_sources.resolve_path(value, BASE))
 
 
 PREDICTIONS = config_path(config["predictions"]) if config["predictions"] else None
@@ -135,7 +137,7 @@ for key, path in (
 
 def model_source(role):
     """The chosen source of 'target' or 'draft' as one dict (kind 'none' when not configured)."""
-    return sb_config.model_source(config, role)
+    return sb_sources.model_source(config, role)
 
 
 ROLES = sb_plan.roles(config)
@@ -158,7 +160,7 @@ WHEELS = sb_plan.wheel_models(config, BASE)
 
 
 wildcard_constraints:
-    **sb_cells.wildcard_constraints(config),
+    **sb_matrix.wildcard_constraints(config),
     model="|".join(re.escape(i) for i in MODEL_IDS.values()),
     build_dir=BUILD_DIRS_REGEX,
 
@@ -201,7 +203,7 @@ def _code(script):
 # per-job params - so planning a large matrix stays fast.
 SETUP_STEM = "{build}/{condition}" if BUILDS_DECLARED else "{condition}"
 CONDITION_SETUP = f"results/setup/{SETUP_STEM}.json"
-PROMPT_MANIFEST = "results/prompts/{task}.json"
+PROMPT_MANIFEST = "results/prompts/{prompt}.json"
 
 
 def setup_inputs(wildcards):
@@ -240,7 +242,7 @@ def setup_settings(wildcards):
 
 def cell_priority(wildcards):
     """Earlier in the interleaved run order (cells.run_order) = higher priority; a warm sequence by its first cell."""
-    first = sb_cells.job_cells(config, dict(wildcards.items()))[0]
+    first = sb_matrix.job_cells(config, dict(wildcards.items()))[0]
     key = (
         first.machine,
         first.build,
@@ -292,7 +294,7 @@ IMPORTS_REGEX = (
     or "(?!)"
 )
 # Every machine of the report, in order: those measured here, then the imported ones
-MACHINE_LABELS = [*sb_cells.machine_labels(config), *IMPORTS]
+MACHINE_LABELS = [*sb_matrix.machine_labels(config), *IMPORTS]
 
 
 def import_source(wildcards):
@@ -305,10 +307,10 @@ def import_indexes():
 
 def prompt_spec(wildcards):
     """One prompt's settings (the task's, with its prompt-set member's over them), from the prompt key wildcard."""
-    return sb_cells.prompt_spec(config, wildcards.task)
+    return sb_matrix.prompt_spec(config, wildcards.prompt)
 
 
-def task_inputs(wildcards):
+def prompt_inputs(wildcards):
     spec = prompt_spec(wildcards)
     inputs = {"template": config_path(spec["prompt"]), "code": code("render_prompt.py")}
     inputs.update(
@@ -316,7 +318,7 @@ def task_inputs(wildcards):
     )
     dataset = spec.get("dataset")
     if dataset:
-        inputs["dataset"] = dataset_file(wildcards.task, dataset)
+        inputs["dataset"] = dataset_file(wildcards.prompt, dataset)
     return inputs
 
 
@@ -324,7 +326,7 @@ def dataset_file(key, dataset):
     """A prompt's dataset rows come from: a local JSONL file, or its task's split fetched from the hub."""
     if dataset["kind"] == "local-jsonl":
         return config_path(dataset["path"])
-    return f"resources/datasets/{sb_cells.split_key(key)[0]}.jsonl"
+    return f"resources/datasets/{sb_matrix.split_key(key)[0]}.jsonl"
 
 
 # --- what each job asks for, from config 'resources' (specbench.core.plan), so the same workflow runs locally or
@@ -347,7 +349,7 @@ def rule_resources(name):
     condition becomes a function of the job's wildcards."""
     try:
         planned = sb_plan.rule_resources(config, name, CELLS)
-    except sb_config.ConfigError as error:
+    except sb_config_error.ConfigError as error:
         raise WorkflowError(str(error)) from None
     return {
         key: (
@@ -362,7 +364,7 @@ def rule_resources(name):
 # --- explanations of temperature-0 outputs that differ from their reference's (rules/explain.smk)
 BASELINE = config["baseline"]
 BASELINE_SETUP = CONDITION_SETUP.replace("{condition}", BASELINE)
-GREEDY_CELL = CELL_PATTERN.replace("{temperature}", sb_cells.format_temperature(0.0))
+GREEDY_CELL = CELL_PATTERN.replace("{temperature}", sb_matrix.format_temperature(0.0))
 EXPLANATION_PATTERN = (
     sb_explanations.BUILD_EXPLANATION_PATTERN
     if BUILDS_DECLARED
@@ -392,7 +394,7 @@ def explanation_files():
     ]
 
 
-# --- what the user sees while it runs (specbench.analysis.progress): a thread of this Snakemake process that prints
+# --- what the user sees while it runs (specbench.hooks.progress): a thread of this Snakemake process that prints
 # the working stage's last log line and the cells done / total with the time left, from the cells' wall times
 _PROGRESS = {}
 

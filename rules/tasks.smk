@@ -4,13 +4,13 @@
 
 rule render_prompt:
     input:
-        unpack(task_inputs),
+        unpack(prompt_inputs),
     output:
         PROMPT_MANIFEST,
     log:
-        "logs/prompts/{task}.log",
+        "logs/prompts/{prompt}.log",
     benchmark:
-        "benchmarks/prompts/{task}.tsv"
+        "benchmarks/prompts/{prompt}.tsv"
     priority: PREPARE_PRIORITY
     conda:
         "../envs/pipeline.yaml"

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from specbench.models.hub import download_step
+from specbench.models.snapshot import download_step
 
 snakemake = globals()["snakemake"]
 download_step(

@@ -1,13 +1,13 @@
-"""Snakemake entry: render one task's prompt manifest (specbench.tasks.steps.prompt_step)."""
+"""Snakemake entry: render one task's prompt manifest (specbench.tasks.render.prompt_step)."""
 
 from pathlib import Path
 
-from specbench.tasks.prompts import prompt_step
+from specbench.tasks.render import prompt_step
 
 snakemake = globals()["snakemake"]
 inp = snakemake.input
 prompt_step(
-    snakemake.wildcards.task,
+    snakemake.wildcards.prompt,
     snakemake.params.task,
     Path(inp.template),
     {name[3:]: Path(path) for name, path in inp.items() if name.startswith("in_")},

@@ -14,18 +14,19 @@ import pandas as pd
 import pytest
 import yaml
 
+from config_helpers import merge_into
 from specbench.analysis.build_comparison import compare_builds, separated
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import combined_builds, tables, tables_by_build
-from specbench.analysis.table import frame_of
 from specbench.core.builds import builds
-from specbench.core.config import ConfigError, merge_into, validate_config
+from specbench.core.config import ConfigError, validate_config
 from specbench.core.explanations import compared_cells, explanation_path
 from specbench.core.files import read_json
 from specbench.core.matrix import Cell, selected_cells, wildcard_constraints
 from specbench.report.build_sections import build_sections, fmt_same_tokens
 from specbench.report.comparability import Comparability, Fact
+from specbench.report.document import Facts
 from specbench.report.markdown import render_markdown
-from specbench.report.model import Facts
 from specbench.report.provenance import row_id
 from specbench.report.sections import build_report
 from workflow_helpers import REPO, job_counts, snakemake, write_yaml

@@ -79,7 +79,7 @@ def test_wildcard_constraints_accept_only_configured_names(study_config: dict) -
         return re.fullmatch(constraints[key], text) is not None
 
     assert full("condition", "ngram-mod") and full("condition", "off") and not full("condition", "ngram")
-    assert full("task", "gsm8k") and not full("task", "gsm8")
+    assert full("prompt", "gsm8k") and not full("prompt", "gsm8")
     assert full("temperature", "0.0") and full("temperature", "1.0") and not full("temperature", "1")
     assert full("repeat", "3") and not full("repeat", "4")
 
@@ -131,9 +131,9 @@ def test_condition_sequence_is_one_machine_s(study_config: dict) -> None:
 
 def test_a_cell_job_s_cells_follow_from_its_wildcards(study_config: dict) -> None:
     config = validate_config({**study_config, "machines": [{"label": "a100"}, {"label": "h200"}]}, REPO)
-    fresh = {"machine": "h200", "task": "essay", "condition": "mtp", "temperature": "1.0", "repeat": "2"}
+    fresh = {"machine": "h200", "prompt": "essay", "condition": "mtp", "temperature": "1.0", "repeat": "2"}
     assert job_cells(config, fresh) == [Cell("essay", "mtp", 1.0, 2, "h200")]
-    task = {"machine": "a100", "task": "gsm8k", "condition": "ngram-mod-warm", "temperature": "0.0"}
+    task = {"machine": "a100", "prompt": "gsm8k", "condition": "ngram-mod-warm", "temperature": "0.0"}
     assert job_cells(config, task) == [Cell("gsm8k", "ngram-mod-warm", 0.0, r, "a100") for r in (1, 2, 3)]
     whole = job_cells(config, {"machine": "a100", "condition": "ngram-mod-warm"})
     assert whole == condition_sequence(selected_cells(config), "ngram-mod-warm", list(config["tasks"]), "a100")

@@ -12,11 +12,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from config_helpers import load_config
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables as summary_tables
-from specbench.analysis.table import frame_of
-from specbench.claims.evaluate import evaluate
-from specbench.claims.load import load_claims, parse_claims
-from specbench.claims.model import (
+from specbench.claims.claim import (
     AGREES,
     BACKGROUND,
     DIFFERS,
@@ -32,7 +31,8 @@ from specbench.claims.model import (
     Claim,
     ClaimError,
 )
-from specbench.core.config import load_config
+from specbench.claims.evaluate import evaluate
+from specbench.claims.load import load_claims, parse_claims
 
 REPO = Path(__file__).resolve().parents[1]
 CLAIMS_FILE = REPO / "config" / "claims.yaml"

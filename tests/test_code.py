@@ -28,6 +28,7 @@ ALLOWED = {
     "analysis": {"core", "analysis"},
     "claims": {"core", "analysis", "claims"},
     "report": {"core", "analysis", "claims", "report"},
+    "hooks": {"core", "hooks"},
 }
 
 
@@ -81,14 +82,14 @@ def test_the_measurement_rules_code_is_the_measurement_contention_and_core_only(
     assert {
         "run_cells.py",
         "runner.py",
-        "record.py",
+        "cell_record.py",
         "client.py",
         "server.py",
         "guard.py",
         "watch.py",
-        "judge.py",
+        "verdict.py",
     } <= closure
-    assert not closure & {"gsm8k.py", "server_log.py", "derived.py", "table.py"}
+    assert not closure & {"gsm8k.py", "server_log.py", "derived.py", "cell_table.py"}
     used = set().union(*(_third_party(p) for p in import_closure(SCRIPTS / "run_cells.py")))
     assert not used & {"pandas", "pyarrow", "matplotlib", "scipy"}, used
 
@@ -243,7 +244,7 @@ def test_fingerprint_names_files_by_their_place_in_the_package(tmp_path: Path) -
 
 
 def test_the_repository_root_is_found_from_any_depth(tmp_path: Path) -> None:
-    from specbench.core.config import REPO_ROOT, find_repo_root
+    from specbench.core.repo import REPO_ROOT, find_repo_root
 
     assert (REPO_ROOT / "Snakefile").is_file() and REPO_ROOT == REPO
     (tmp_path / "Snakefile").write_text("")

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specbench.core.config import ConfigError, llama_source, merge_into, model_source, validate_config
+from config_helpers import merge_into
+from specbench.core.config import validate_config
+from specbench.core.config_error import ConfigError
+from specbench.core.sources import llama_source, model_source
 
 REPO = Path(__file__).resolve().parents[1]
 

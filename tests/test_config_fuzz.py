@@ -14,11 +14,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from config_helpers import merge_into
+from specbench.claims.claim import ClaimError
 from specbench.claims.load import parse_claims
-from specbench.claims.model import ClaimError
-from specbench.core.config import ConfigError, merge_into, validate_config
+from specbench.core.config import validate_config
+from specbench.core.config_error import ConfigError
 from specbench.core.templates import fill_template, template_fields
-from specbench.tasks.prompts import render_prompt
+from specbench.tasks.render import render_prompt
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

@@ -11,10 +11,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from specbench.analysis.cell_table import cell_table
 from specbench.analysis.divergence import NEAR_TIE_NATS, ExplanationError, divergence
-from specbench.analysis.records import as_current
+from specbench.analysis.record_reader import as_current
 from specbench.analysis.summaries import tables
-from specbench.analysis.table import cell_table
 from specbench.core.explanations import (
     BATCHED,
     SEQUENTIAL,
@@ -27,7 +27,7 @@ from specbench.core.explanations import (
 from specbench.core.files import sha256_file
 from specbench.core.matrix import Cell
 from specbench.measure.explain import request_sha256
-from specbench.report.model import fmt_divergence, fmt_outputs, multiplier_cell
+from specbench.report.document import fmt_divergence, fmt_outputs, multiplier_cell
 
 DATA = Path(__file__).resolve().parent / "data" / "divergence"
 OFF, NGRAM = "results/cells/local/essay/off/t0.0/r1.json", "results/cells/local/essay/ngram-mod/t0.0/r1.json"
@@ -35,7 +35,7 @@ EXPLANATION = "results/explanations/local/essay/ngram-mod/t0.0/r1.json"
 
 
 def recorded() -> tuple[list[tuple[str, dict]], dict[str, Any], dict[str, str]]:
-    # recorded as version 7: read as the table reads any cell file (analysis.records)
+    # recorded as version 7: read as the table reads any cell file (analysis.record_reader)
     records = [
         (OFF, as_current(json.loads((DATA / "essay-off-r1.json").read_text()))),
         (NGRAM, as_current(json.loads((DATA / "essay-ngram-mod-r1.json").read_text()))),

@@ -10,7 +10,7 @@ import datetime as dt
 import pandas as pd
 import pytest
 
-from specbench.analysis.table import read_table
+from specbench.analysis.cell_table import read_table
 from specbench.core.explanations import BATCHED, SEQUENTIAL, explanation_path
 from specbench.core.files import read_json, sha256_file
 from specbench.core.matrix import Cell

@@ -19,9 +19,9 @@ import psutil
 import pytest
 
 from specbench.contention.cpu import CpuSampler, command_of
-from specbench.contention.judge import busiest, foreign_cpu, judge
 from specbench.contention.quiet import wait_for_quiet
 from specbench.contention.samples import Sample
+from specbench.contention.verdict import busiest, foreign_cpu, judge
 from specbench.measure.server import RunningServer, ServerError, check_identity, listening_addresses, port_holders
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import cell_multipliers, tables
-from specbench.analysis.table import frame_of
 from specbench.report import figure_style
 from specbench.report import figures as figures_module
 from specbench.report.figure_style import (

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from specbench.contention import devices, nvml, samples
-from specbench.contention.judge import judge
 from specbench.contention.nvml import NvmlSampler, device_info
 from specbench.contention.samples import Sample, Verdict, read_samples
+from specbench.contention.verdict import judge
 from specbench.contention.watch import GpuWatch
 
 DATA = Path(__file__).resolve().parent / "data" / "nvml"

@@ -9,13 +9,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables
-from specbench.analysis.table import frame_of
 from specbench.report.comparability import Comparability, Fact
+from specbench.report.document import Facts, Figure, fmt
 from specbench.report.environment import ceiling_rows
 from specbench.report.html import linked, render_html, table
 from specbench.report.markdown import render_markdown
-from specbench.report.model import Facts, Figure, fmt
 from specbench.report.provenance import report_numbers
 from specbench.report.sections import build_report
 

@@ -1,4 +1,4 @@
-"""Importing the cell records of a run made elsewhere (specbench.imports) from a directory or an archive."""
+"""Importing the cell records of a run made elsewhere (specbench.analysis.imports) from a directory or an archive."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from specbench.analysis.imports import ImportRefused, import_cells
 from specbench.core.files import sha256_file
-from specbench.core.records import RECORD_VERSION
+from specbench.core.record_version import RECORD_VERSION
 
 CONFIG = {"tasks": ["essay", "gsm8k"], "conditions": ["off", "mtp"], "temperatures": [0.0, 1.0]}
 

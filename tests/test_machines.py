@@ -10,14 +10,15 @@ from collections.abc import Callable
 import pandas as pd
 import pytest
 
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import combined, tables, tables_by_machine
-from specbench.analysis.table import frame_of
-from specbench.core.config import ConfigError, validate_config
+from specbench.core.config import validate_config
+from specbench.core.config_error import ConfigError
 from specbench.report.comparability import Comparability, Fact
+from specbench.report.document import Facts, Report
 from specbench.report.html import render_html
 from specbench.report.machines import machine_view
 from specbench.report.markdown import render_markdown
-from specbench.report.model import Facts, Report
 from specbench.report.provenance import report_numbers, row_id
 from specbench.report.sections import build_report
 from workflow_helpers import REPO, write_yaml

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from specbench.core.config import ConfigError, validate_config
+from specbench.core.config import validate_config
+from specbench.core.config_error import ConfigError
 from specbench.core.matrix import selected_cells
 from specbench.core.plan import (
     checkpoint_dir,

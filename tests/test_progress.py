@@ -1,4 +1,4 @@
-"""What the user sees while the workflow runs (specbench.analysis.progress): the working stage's last log line, and
+"""What the user sees while the workflow runs (specbench.hooks.progress): the working stage's last log line, and
 the cells done / total with the time left estimated from the records' wall times."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.analysis.progress import (
+from specbench.hooks.progress import (
     PREFIX,
     ProgressWatch,
     cells_line,

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specbench.core.config import ConfigError, merge_into, validate_config
+from config_helpers import merge_into
+from specbench.core.config import validate_config
+from specbench.core.config_error import ConfigError
 from specbench.core.matrix import (
     Cell,
     condition_sequence,
@@ -26,7 +28,7 @@ from specbench.core.matrix import (
 )
 from specbench.core.plan import model_gguf, model_id
 from specbench.measure.setup import job_setup
-from specbench.tasks.prompts import prompt_step
+from specbench.tasks.render import prompt_step
 
 REPO = Path(__file__).resolve().parents[1]
 SMOLLM2 = REPO / "config" / "smollm2.yaml"
@@ -69,7 +71,7 @@ def test_smollm2_runs_every_prompt_of_every_task_as_its_own_cells(smollm2: dict)
     assert {c.condition for c in cells} == {"off", "ngram-mod", "ngram-mod-warm"}
     assert {c.key for c in cells if c.task == "gsm8k"} == {"gsm8k.triple1", "gsm8k.triple2", "gsm8k.triple3"}
     assert len({c.path for c in cells}) == len(cells)
-    constraint = wildcard_constraints(smollm2)["task"]
+    constraint = wildcard_constraints(smollm2)["prompt"]
     assert re.fullmatch(constraint, "file-rewrite.loans") and not re.fullmatch(constraint, "file-rewrite")
 
 
@@ -99,7 +101,7 @@ def test_serving_order_interleaves_prompts_and_a_warm_sequence_is_one_prompts_re
         "ngram-mod-warm",
     ]
     warm = job_cells(
-        smollm2, {"machine": "local", "task": "essay.trees", "condition": "ngram-mod-warm", "temperature": "1.0"}
+        smollm2, {"machine": "local", "prompt": "essay.trees", "condition": "ngram-mod-warm", "temperature": "1.0"}
     )
     assert [c.key for c in warm] == ["essay.trees"] * 3 and [c.repeat for c in warm] == [1, 2, 3]
     whole = condition_sequence(cells, "ngram-mod-warm", list(smollm2["tasks"]), "local")

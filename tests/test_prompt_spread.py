@@ -1,14 +1,14 @@
 """Task, prompt or repeat? The spread of the multiplier across a task's prompts beside its spread across repeats
-(specbench.analysis.prompts), on hand-made tables whose answer is known."""
+(specbench.analysis.prompt_spread), on hand-made tables whose answer is known."""
 
 from __future__ import annotations
 
 import pytest
 
-from specbench.analysis.records import as_current
+from specbench.analysis.cell_table import cell_row, frame_of
+from specbench.analysis.record_reader import as_current
 from specbench.analysis.summaries import tables
-from specbench.analysis.table import cell_row, frame_of
-from specbench.core.records import RECORD_VERSION
+from specbench.core.record_version import RECORD_VERSION
 from specbench.report.variations import prompt_sections
 
 NOISE = (0.98, 1.0, 1.02)  # each repeat's factor: about +-2 % between repeats

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables
-from specbench.analysis.table import frame_of
 from specbench.report.environment import missing_cells
 from specbench.report.provenance import describe, number_id, report_numbers, row_id, unresolved
 
@@ -124,8 +124,8 @@ def test_partial_run_names_the_missing_cells() -> None:
 
 def test_html_report_of_a_partial_run_lists_what_is_missing() -> None:
     from specbench.report.comparability import Comparability
+    from specbench.report.document import Facts
     from specbench.report.html import render_html
-    from specbench.report.model import Facts
     from specbench.report.sections import build_report
 
     rows = json.loads((Path(__file__).parent / "data" / "report" / "cells.json").read_text())

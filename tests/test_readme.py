@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specbench.core.config import load_schema, merge_into, validate_document
+from config_helpers import merge_into
+from specbench.core.schema import load_schema, validate_document
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = ["README.md", "config/README.md", "docs/development.md", "docs/backends.md"]

@@ -1,12 +1,12 @@
-"""Reading cell records of every readable version as the current one (specbench.analysis.records)."""
+"""Reading cell records of every readable version as the current one (specbench.analysis.record_reader)."""
 
 from __future__ import annotations
 
 import pytest
 
-from specbench.analysis.records import READABLE_VERSIONS, RecordVersionError, as_current
-from specbench.analysis.table import cell_row
-from specbench.core.records import RECORD_VERSION
+from specbench.analysis.cell_table import cell_row
+from specbench.analysis.record_reader import READABLE_VERSIONS, RecordVersionError, as_current
+from specbench.core.record_version import RECORD_VERSION
 
 V6 = {
     "record_version": 6,

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from specbench.analysis.table import frame_of, write_table
+from specbench.analysis.cell_table import frame_of, write_table
 from specbench.report.assemble import ReportInputs, ReportSettings, assemble, write_report
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from specbench.analysis.cell_table import read_table
 from specbench.analysis.gsm8k import normalise_number
 from specbench.analysis.summaries import tables
-from specbench.analysis.table import read_table
 from specbench.core.files import read_json, sha256_file
 from specbench.core.matrix import Cell
 from specbench.measure.replay import replay

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from specbench.analysis.cell_table import csv_copy, frame_of, read_table, write_table
 from specbench.analysis.intervals import ratio_interval, runs_for_precision
 from specbench.analysis.summaries import (
     acceptance,
@@ -19,7 +20,6 @@ from specbench.analysis.summaries import (
     tokens_per_step,
     verdict,
 )
-from specbench.analysis.table import csv_copy, frame_of, read_table, write_table
 from specbench.core.explanations import first_difference
 
 BASE = [151644, 872, 198, 2610, 525, 264, 10950, 17847, 13, 151645]

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 import yaml
 
+from config_helpers import merge_into
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables
-from specbench.analysis.table import frame_of
-from specbench.core.config import ConfigError, merge_into, validate_config
+from specbench.core.config import validate_config
+from specbench.core.config_error import ConfigError
 from specbench.core.matrix import selected_cells
 from specbench.core.plan import rule_resources, server_args
 from specbench.core.sweeps import sweep_member

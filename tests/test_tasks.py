@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from specbench.core.files import sha256_file
-from specbench.tasks.prompts import read_dataset_rows, reference_answer, render_prompt
+from specbench.tasks.render import read_dataset_rows, reference_answer, render_prompt
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = REPO / "config" / "tasks"
@@ -78,7 +78,7 @@ def test_without_the_hub_the_gsm8k_download_says_what_to_do_in_one_line(tmp_path
 
 def test_without_the_hub_the_model_download_says_what_to_do(tmp_path: Path) -> None:
     result = _offline_step(
-        "from pathlib import Path; from specbench.models.hub import download_step; "
+        "from pathlib import Path; from specbench.models.snapshot import download_step; "
         f"download_step('Qwen/Qwen3.5-9B', 'main', Path('{tmp_path}/hf-out'), Path('{tmp_path}/m.json'), "
         f"Path('{tmp_path}/download.log'))",
         tmp_path,

@@ -397,8 +397,8 @@ def test_dflash_for_a_random_target_is_unchanged(pair: tuple[Path, Path]) -> Non
 def test_identity_check_fails_on_a_diverging_pair() -> None:
     """The lossless check must be able to fail: a recorded off / DFlash pair that diverged at token 5, through the
     same table and summary the report shows."""
+    from specbench.analysis.cell_table import frame_of
     from specbench.analysis.summaries import identity
-    from specbench.analysis.table import frame_of
     from specbench.core.explanations import first_difference
 
     off = [248_068, 198, 248_069, 271, 40, 1_079, 3_686, 13, 576, 1_879]
@@ -426,7 +426,10 @@ def test_identity_check_fails_on_a_diverging_pair() -> None:
 def test_config_chooses_the_tiny_weights(study_config: dict, weights: str | None) -> None:
     import yaml
 
-    from specbench.core.config import ConfigError, merge_into, model_source, validate_config
+    from config_helpers import merge_into
+    from specbench.core.config import validate_config
+    from specbench.core.config_error import ConfigError
+    from specbench.core.sources import model_source
 
     repo = Path(__file__).resolve().parents[1]
     demo = yaml.safe_load((repo / "config" / "tiny.yaml").read_text())

@@ -20,11 +20,11 @@ import pandas as pd
 import psutil
 import pytest
 
+from config_helpers import load_config
+from specbench.analysis.cell_table import read_table
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.analysis.summaries import tables
-from specbench.analysis.table import read_table
 from specbench.core.backends import CMAKE_OPTIONS
-from specbench.core.config import load_config
 from specbench.core.files import read_json, sha256_file
 from specbench.core.matrix import Cell, run_order, selected_cells
 from specbench.tiny.checkpoints import write_tiny_target
@@ -700,7 +700,7 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
     }
     cases = {
         "measure/client.py": {**cells, "code_manifest": 2},  # the explanations' code too
-        "contention/judge.py": cells,
+        "contention/verdict.py": cells,
         "measure/explain.py": {"code_manifest": 1, **explained, "aggregate": 1, "report": 1, "all": 1},
         "analysis/gsm8k.py": {"aggregate": 1, "report": 1, "all": 1},
         "analysis/server_log.py": {"aggregate": 1, "report": 1, "all": 1},

@@ -9,10 +9,10 @@ from pathlib import Path
 from ..core.entry import fail, logged_to
 from ..core.files import read_json, sha256_file, write_atomic, write_json_atomic
 from .cell_index import cells_index, imported_records
+from .cell_table import BUILD, MixedCodeError, cell_table, check_code, csv_copy, write_table
 from .divergence import ExplanationError
-from .records import load_records
+from .record_reader import load_records
 from .summaries import combined_builds, tables_by_build
-from .table import BUILD, MixedCodeError, cell_table, check_code, csv_copy, write_table
 
 
 def aggregate_step(

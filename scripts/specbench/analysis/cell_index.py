@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core.files import read_json
 from ..core.matrix import DEFAULT_MACHINE
-from .records import as_current
+from .record_reader import as_current
 
 
 def cell_chain(record: dict[str, Any], path: str) -> dict[str, Any]:

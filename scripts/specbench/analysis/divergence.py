@@ -19,7 +19,7 @@ from ..core.explanations import BATCHED, EXPLANATION_VERSION, SEQUENTIAL
 
 NEAR_TIE_NATS = 0.1
 NEAR_TIE, DISAGREEMENT, LENGTH, REPLAY_DIFFERS = "near-tie", "disagreement", "length", "replay differs"
-# the per-cell columns an explanation fills (analysis.table.SCHEMA has their types)
+# the per-cell columns an explanation fills (analysis.cell_table.SCHEMA has their types)
 COLUMNS = (
     "explanation_file",
     "divergence_token",

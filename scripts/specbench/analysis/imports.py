@@ -20,7 +20,7 @@ from typing import Any
 from ..core.entry import fail, logged_to
 from ..core.files import read_json, sha256_file, write_json_atomic
 from ..core.matrix import DEFAULT_MACHINE, ONE_PROMPT, Cell
-from .records import READABLE_VERSIONS
+from .record_reader import READABLE_VERSIONS
 
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".zip")
 SIBLINGS = (".server.log", ".gpu.jsonl")  # a cell's logs beside its record: r1.json -> r1.server.log, ...

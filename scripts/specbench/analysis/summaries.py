@@ -41,9 +41,9 @@ import pandas as pd
 from ..core.builds import ONE_BUILD
 from ..core.explanations import first_difference
 from ..core.matrix import DEFAULT_MACHINE
+from .cell_table import BUILD, GROUP, MACHINE, PROMPT_GROUP, builds_of, machines_of
 from .intervals import ratio_interval, runs_for_precision
-from .prompts import prompt_spread, task_or_prompt
-from .table import BUILD, GROUP, MACHINE, PROMPT_GROUP, builds_of, machines_of
+from .prompt_spread import prompt_spread, task_or_prompt
 
 SPEED_COLUMNS = [
     "task",

@@ -9,8 +9,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from .judges import JUDGES
-from .model import (
+from .claim import (
     AGREES,
     DIFFERS,
     NOT_COMPARABLE,
@@ -24,6 +23,7 @@ from .model import (
     supported_reading,
     variant,
 )
+from .judges import JUDGES
 from .tables import Outcome, Run, format_published
 
 _MAYBE_NONE = ["temperature", "variant_of", "verdict_t1", "reading"]

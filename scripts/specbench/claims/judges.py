@@ -8,11 +8,11 @@ import statistics
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .model import BACKGROUND, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, SAME_DIRECTION
+from .claim import BACKGROUND, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, SAME_DIRECTION
 from .tables import METRICS, Outcome, Run, absent, decide, finite, format_published, listed, per_task, side_of
 
 if TYPE_CHECKING:
-    from .model import Claim
+    from .claim import Claim
 
 
 def _numeric(claim: Claim, run: Run) -> Outcome:

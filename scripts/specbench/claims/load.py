@@ -4,15 +4,15 @@ config; every problem names the claim and the key."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..core.config import ConfigError, load_schema, validate_document
-from .model import READINGS, SCHEMA_PATH, SCOPES, Claim, ClaimError, stands_for
+from ..core.config_error import ConfigError, did_you_mean
+from ..core.schema import load_schema, validate_document
+from .claim import READINGS, SCHEMA_PATH, SCOPES, Claim, ClaimError, stands_for
 
 
 def load_claims(path: str | Path, config: Mapping[str, Any]) -> list[Claim]:
@@ -123,5 +123,4 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
     }
     for key, (what, names) in named.items():
         for name in (n for n in names or [] if n is not None and n not in config[what]):
-            hint = difflib.get_close_matches(name, list(config[what]), n=1)
-            yield key, f"{name!r} is not one of the config's {what}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            yield key, f"{name!r} is not one of the config's {what}{did_you_mean(name, config[what])}"

@@ -10,9 +10,9 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
+from ..analysis.cell_table import SCHEMA
 from ..analysis.summaries import ACCEPTANCE_COLUMNS, IDENTITY_COLUMNS, SUMMARY_COLUMNS
-from ..analysis.table import SCHEMA
-from .model import Claim
+from .claim import Claim
 
 COLUMNS = {
     "summary": SUMMARY_COLUMNS,

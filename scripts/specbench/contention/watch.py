@@ -13,9 +13,9 @@ from types import TracebackType
 from typing import Any
 
 from .cpu import CpuSampler, cpu_load
-from .judge import judge
 from .nvml import NvmlSampler, error_text
 from .samples import MARKS, PHASES, Sample, Verdict
+from .verdict import judge
 
 # --- the pure decision -------------------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .backends import backend_options_in
-from .errors import ConfigError
+from .config_error import ConfigError
 
 LLAMA_DIR = "resources/llama.cpp"  # the one build's folders; another build's are under builds/<label>/
 ONE_BUILD = ""  # the build coordinate of a run without ``builds``

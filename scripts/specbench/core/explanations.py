@@ -10,7 +10,7 @@ from .matrix import Cell
 
 EXPLANATION_VERSION = 1
 EXPLANATIONS_DIR = "results/explanations"
-EXPLANATION_PATTERN = EXPLANATIONS_DIR + "/{machine}/{task}/{condition}/t0.0/r{repeat}.json"
+EXPLANATION_PATTERN = EXPLANATIONS_DIR + "/{machine}/{prompt}/{condition}/t0.0/r{repeat}.json"
 BUILD_EXPLANATION_PATTERN = EXPLANATION_PATTERN.replace("{machine}/", "{machine}/{build}/")  # a run with builds
 # The requests, by name, in the order they are sent (each recorded with its body, sha256 and answer):
 TOKENIZE = "tokenize"  # the prompt's token ids (as /completion tokenizes a text prompt)
@@ -68,5 +68,5 @@ def explanation_path(cell: Cell) -> str:
     """The explanation record of a temperature-0 cell (with its build component when it has one)."""
     pattern = BUILD_EXPLANATION_PATTERN if cell.build else EXPLANATION_PATTERN
     return pattern.format(
-        machine=cell.machine, build=cell.build, task=cell.key, condition=cell.condition, repeat=cell.repeat
+        machine=cell.machine, build=cell.build, prompt=cell.key, condition=cell.condition, repeat=cell.repeat
     )

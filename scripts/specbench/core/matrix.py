@@ -15,7 +15,7 @@ from typing import Any
 from .builds import ONE_BUILD, build_labels, declared
 
 CELLS_DIR = "results/cells"
-CELL_PATTERN = CELLS_DIR + "/{machine}/{task}/{condition}/t{temperature}/r{repeat}.json"
+CELL_PATTERN = CELLS_DIR + "/{machine}/{prompt}/{condition}/t{temperature}/r{repeat}.json"
 BUILD_CELL_PATTERN = CELL_PATTERN.replace("{machine}/", "{machine}/{build}/")  # a run with builds
 DEFAULT_MACHINE = "local"  # the machine the workflow runs on, when the config names no machines
 ONE_PROMPT = ""  # the prompt coordinate of a task without a prompt set
@@ -66,7 +66,7 @@ class Cell:
         return (BUILD_CELL_PATTERN if self.build else CELL_PATTERN).format(
             machine=self.machine,
             build=self.build,
-            task=self.key,
+            prompt=self.key,
             condition=self.condition,
             temperature=format_temperature(self.temperature),
             repeat=self.repeat,
@@ -87,16 +87,16 @@ class Cell:
     @classmethod
     def from_wildcards(
         cls,
-        task: str,
+        key: str,
         condition: str,
         temperature: str,
         repeat: str | int,
         machine: str = DEFAULT_MACHINE,
         build: str = ONE_BUILD,
     ) -> Cell:
-        """Build a cell from Snakemake wildcard strings (``task``: the prompt key)."""
-        name, prompt = split_key(task)
-        return cls(name, condition, float(temperature), int(repeat), machine, prompt, build)
+        """Build a cell from Snakemake wildcard strings (``key``: the prompt key, wildcard ``prompt``)."""
+        task, prompt = split_key(key)
+        return cls(task, condition, float(temperature), int(repeat), machine, prompt, build)
 
 
 def cell_pattern(config: dict) -> str:
@@ -211,12 +211,12 @@ def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:
     if "repeat" in wildcards:
         return [
             Cell.from_wildcards(
-                wildcards["task"], condition, wildcards["temperature"], wildcards["repeat"], machine, build
+                wildcards["prompt"], condition, wildcards["temperature"], wildcards["repeat"], machine, build
             )
         ]
-    if "task" in wildcards:
+    if "prompt" in wildcards:
         return [
-            Cell.from_wildcards(wildcards["task"], condition, wildcards["temperature"], repeat, machine, build)
+            Cell.from_wildcards(wildcards["prompt"], condition, wildcards["temperature"], repeat, machine, build)
             for repeat in repeats(config)
         ]
     return condition_sequence(selected_cells(config), condition, list(config["tasks"]), machine, build)
@@ -231,7 +231,7 @@ def wildcard_constraints(config: dict) -> dict[str, str]:
     return {
         "machine": alternatives(machine_labels(config)),
         **({"build": alternatives(build_labels(config))} if declared(config) else {}),
-        "task": alternatives(prompt_keys(config)),
+        "prompt": alternatives(prompt_keys(config)),
         "condition": alternatives(list(config["conditions"])),
         "temperature": alternatives([format_temperature(t) for t in config["temperatures"]]),
         "repeat": alternatives([str(r) for r in repeats(config)]),

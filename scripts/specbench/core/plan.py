@@ -1,7 +1,7 @@
 """What the workflow plans from a validated config, as pure functions: each model's identity and files, each
 condition's server argv and measurement settings, and each rule's resources (built-in < resources.default <
 resources.rules.<rule> < the condition's < the machine's). rules/common.smk turns them into Snakemake's inputs,
-params and resources; the rule names themselves are listed here once (``RULES``)."""
+params and resources; the rule names themselves are in core/rules.py (``RULES``)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import model_source, resolve_path
-from .errors import ConfigError
+from .config_error import ConfigError
 from .files import sha256_text
 from .matrix import Cell
 from .rules import CELL_RULES, EXPLAIN_RULES
+from .sources import model_source, resolve_path
 
 BUILTIN_RESOURCES = {"threads": 1, "mem_mb": 2048, "runtime": 30, "gpu": 0}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .errors import ConfigError
+from .config_error import ConfigError
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")  # schema $defs.name: a path component
 

@@ -18,15 +18,15 @@ from typing import Any
 import httpx
 
 from ..contention.devices import DeviceError, assigned_devices
-from ..contention.judge import busiest, judge
 from ..contention.nvml import NVML_NOT_USED, device_info
 from ..contention.quiet import wait_for_quiet
 from ..contention.samples import Sample, Verdict
+from ..contention.verdict import busiest, judge
 from ..contention.watch import GpuWatch, NoGpuSampler
 from ..core.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
 from ..core.matrix import Cell
+from .cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
 from .client import RequestRefused, run_exchange
-from .record import cell_record, last_log_section, machine_info, provenance, speculative_lines
 from .server import RunningServer, ServerError, check_identity, exit_description, llama_server
 from .setup import Setup
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.commands import run_command
 from ..core.entry import logged_to
-from .errors import PreparationError
+from .preparation_error import PreparationError
 
 
 def convert_checkpoint(llama_src: Path, checkpoint: Path, out: Path, outtype: str, extra: list[str]) -> None:

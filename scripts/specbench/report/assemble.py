@@ -13,23 +13,23 @@ from typing import Any
 
 import pandas as pd
 
+from ..analysis.cell_table import csv_copy, read_table
 from ..analysis.summaries import tables_by_build
-from ..analysis.table import csv_copy, read_table
+from ..claims.claim import Claim
 from ..claims.evaluate import evaluate
 from ..claims.load import load_claims
-from ..claims.model import Claim
 from ..claims.predictions import integrity
 from ..core.entry import logged_to
 from ..core.files import read_json, write_atomic, write_json_atomic
 from .build_sections import build_sections
 from .comparability import assess, device_label, real_model_note
+from .document import Facts, Figure, Report
 from .environment import environment, missing_cells
 from .figure_style import png_data_uri
 from .figures import FIGURE_FILES, report_figures
 from .html import render_html
 from .machines import MachineView, machine_view
 from .markdown import render_markdown
-from .model import Facts, Figure, Report
 from .provenance import report_numbers
 from .sections import build_report
 

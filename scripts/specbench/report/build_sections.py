@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.build_comparison import compare_builds
-from .model import (
+from .document import (
     CONDITION,
     TASK,
     TEMPERATURE,

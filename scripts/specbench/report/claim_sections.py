@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..claims.model import AGREES, NOT_REPRODUCED, REPRODUCED, SAME_DIRECTION
-from .model import Column, Note, Section, Table, is_missing, records, verdict_tone
+from ..claims.claim import AGREES, NOT_REPRODUCED, REPRODUCED, SAME_DIRECTION
+from .document import Column, Note, Section, Table, is_missing, records, verdict_tone
 
 
 def _optional(value: Any) -> str:

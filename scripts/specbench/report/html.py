@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .model import Column, Note, Report, Row, Section, Table, fmt
+from .document import Column, Note, Report, Row, Section, Table, fmt
 from .provenance import row_id
 
 STYLE = """

@@ -10,10 +10,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..claims.model import AGREES, NOT_MEASURED, REPRODUCED
+from ..claims.claim import AGREES, NOT_MEASURED, REPRODUCED
 from .comparability import device_label
-from .environment import bandwidth
-from .model import (
+from .document import (
     CONDITION,
     TASK,
     Column,
@@ -25,6 +24,7 @@ from .model import (
     records,
     verdict_tone,
 )
+from .environment import bandwidth
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def _by_machine(
     ]
 
 
-def _machines(views: Sequence[MachineView], baseline: str, conditions: Sequence[str]) -> list[Section]:
+def machines_sections(views: Sequence[MachineView], baseline: str, conditions: Sequence[str]) -> list[Section]:
     """Machines side by side (only when there are several): what each is, the baseline's speed and every
     multiplier at temperature 0 per machine, whether the study's ordering and verdict claims hold on each, and each
     device's memory-bandwidth ceiling."""

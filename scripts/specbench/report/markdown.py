@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import Report, Table
+from .document import Report, Table
 
 
 def _markdown_cell(text: str) -> str:

@@ -15,10 +15,7 @@ from ..analysis.summaries import NOISE_LIMIT
 from ..core.backends import WATCH_NONE
 from ..core.explanations import TOP_K
 from .claim_sections import claim_notes, claims_section, ordering_notes, settings_section
-from .contention import contention_parts
-from .environment import ceiling_rows
-from .machines import MachineView, _machines
-from .model import (
+from .document import (
     CONDITION,
     REPEAT,
     TASK,
@@ -42,6 +39,8 @@ from .model import (
     records,
     verdict_tone,
 )
+from .environment import ceiling_rows
+from .machines import MachineView, machines_sections
 from .variations import prompt_column, prompt_sections, sweep_sections
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -463,8 +462,24 @@ def _unwatched(cells: pd.DataFrame) -> list[Note]:
 
 
 def _contention(cells: pd.DataFrame) -> Section:
-    note, table = contention_parts(cells)
-    return Section("contention", "Contention", [note, *_unwatched(cells)], table)
+    """Attempts rejected as contended and the waits for a quiet machine: their count, and the table of the cells that
+    had any (none when none had)."""
+    rejected = cells[cells.rejected_attempts > 0]
+    note = Note(
+        f"{int(cells.rejected_attempts.sum())} attempt(s) rejected as contended and measured again, in "
+        f"{len(rejected)} cell(s); {int(cells.quiet_waits.sum())} wait(s) for a quiet machine before "
+        f"measuring again, {float(cells.quiet_wait_s.sum()):.0f} s in all."
+    )
+    table = Table(
+        [
+            Column("cell", "cell_file", files=True, text=True),
+            Column("rejected attempts", "rejected_attempts"),
+            Column("waited s", "quiet_wait_s", digits(1)),
+            Column("reasons", "rejected_reasons", lambda r: joined(r, "; "), text=True),
+        ],
+        records(rejected),
+    )
+    return Section("contention", "Contention", [note, *_unwatched(cells)], table if len(rejected) else None)
 
 
 def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
@@ -601,7 +616,7 @@ def build_report(
     sections = [
         *opening,
         _answer(summary, claims, facts, shown),
-        *_machines(machines, baseline, shown),
+        *machines_sections(machines, baseline, shown),
         _setup(cells, facts),
         _comparability(facts),
         claims_section(claims),
@@ -622,7 +637,3 @@ def build_report(
         _provenance(numbers, facts.run_context),
     ]
     return Report(f"Speculative decoding benchmark: {facts.name}", banner, lead, sections, numbers)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Markdown

@@ -1,5 +1,5 @@
 """The report's sections on what the study held fixed: several prompts per task (is it the task, the prompt or the
-repeat that decides the multiplier? analysis.prompts) and sweeps of one server flag (the multiplier against the
+repeat that decides the multiplier? analysis.prompt_spread) and sweeps of one server flag (the multiplier against the
 flag's value, per task)."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis.prompts import ALPHA
-from .figures import sweeps_of
-from .model import (
+from ..analysis.prompt_spread import ALPHA
+from .document import (
     CONDITION,
     TASK,
     TEMPERATURE,
@@ -25,6 +24,7 @@ from .model import (
     records,
     verdict_tone,
 )
+from .figures import sweeps_of
 
 
 def prompt_column(cells: pd.DataFrame) -> list[Column]:

@@ -1,2 +1,2 @@
-"""Tasks: prompt manifests rendered from templates, input files and dataset rows (prompts), and dataset rows from
+"""Tasks: prompt manifests rendered from templates, input files and dataset rows (render), and dataset rows from
 the hub (datasets)."""

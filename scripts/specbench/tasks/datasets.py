@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.entry import fail, logged_to
-from ..core.hub import HubUnreachable, snapshot
+from ..core.hf_hub import HubUnreachable, snapshot
 
 
 class DatasetError(RuntimeError):

@@ -11,8 +11,8 @@ from typing import Any
 
 from ..core.entry import fail, logged_to
 from ..core.files import sha256_file, write_json_atomic
-from ..core.hub import HubUnreachable, snapshot
-from .errors import PreparationError
+from ..core.hf_hub import HubUnreachable, snapshot
+from .preparation_error import PreparationError
 
 # How to run without the hub, for a model (the config's alternatives to models.<role>.source: hf)
 LOCAL_MODEL = (

@@ -19,7 +19,7 @@ from typing import Any
 from ..core.backends import backend_of, watch_of
 from ..core.files import read_json
 from ..core.matrix import ONE_PROMPT
-from ..core.records import RECORD_VERSION
+from ..core.record_version import RECORD_VERSION
 
 READABLE_VERSIONS = (6, 7, RECORD_VERSION)
 _TIMING = ("cell_wall_s", "server_ready_s", "request_wall_s", "loadavg_1m_at_end")

@@ -9,7 +9,7 @@ import platform
 from typing import Any
 
 from ..core.matrix import Cell
-from ..core.records import RECORD_VERSION
+from ..core.record_version import RECORD_VERSION
 from .setup import Setup
 
 # What a batch scheduler tells its job about itself (absent when not run by one).

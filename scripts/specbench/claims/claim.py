@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.config import REPO_ROOT, load_schema
+from ..core.repo import REPO_ROOT
+from ..core.schema import load_schema
 
 # The verdicts (docs/claims.md says when each is given)
 REPRODUCED, SAME_DIRECTION, NOT_REPRODUCED = "reproduced", "same direction", "not reproduced"
