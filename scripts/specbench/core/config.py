@@ -18,8 +18,7 @@ from .sweeps import expand_sweeps
 
 def validate_config(config: dict, base: Path = REPO_ROOT, schema: dict | None = None) -> dict:
     """Validate ``config`` in place (filling defaults, expanding sweeps, resolving builds) and return it; raise
-    ConfigError on the first
-    problem."""
+    ConfigError on the first problem."""
     if "cuda" in (config.get("llama_cpp") or {}):
         old = config["llama_cpp"]["cuda"]
         raise ConfigError(
