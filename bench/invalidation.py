@@ -3,7 +3,7 @@
 Runs a copy of a workflow (this checkout, or any other, e.g. an older commit for a before/after comparison) once,
 then for each case makes a real edit, prints the dry run's job counts, and undoes the edit (content and mtime):
 
-* measurement code (the client)  * the GSM8K scorer  * the server log's parser  * aggregation code (the summaries)
+* measurement code (the client)  * the GSM8K scorer  * the server log's parser  * the summaries
   * report code (the figures)  * trying another model in the same directory (it fails verification) and switching
   back. Modules are found by name anywhere in the package, so an older checkout (modules side by side, before the
   sub-packages) is measured with the same rows.
@@ -115,7 +115,7 @@ def main() -> int:
         ("measurement code", "client.py"),
         ("GSM8K scorer", "gsm8k.py"),
         ("server-log parser", "server_log.py" if _module(package, "server_log.py") else "parse.py"),
-        ("aggregation code", "summaries.py"),
+        ("summaries", "summaries.py"),
         ("report code", "figures.py"),
     ):
         path = _module(package, name)

@@ -1,6 +1,7 @@
 # One cell = one fresh llama-server on 127.0.0.1, one request, one atomically written record. Every cell rule
 # reads its condition's setup (condition_setup: build, models, measurement code, server argv, settings) and its
-# tasks' prompt manifests; its cells, in serving order, follow from its wildcards (specbench.core.matrix.job_cells).
+# tasks' prompt manifests; its outputs are its cells, in the order its server answers them (run_cells.py measures
+# them in that order).
 # A "warm" condition runs several cells on one server, in order (each cell still its own file): per config
 # 'warm_scope', a task's repeats at one temperature (cell_sequence) or every selected cell of the condition
 # (condition_sequence); only the configured scope's rule exists (the other's many outputs would slow planning).
@@ -63,13 +64,7 @@ if WARM_SCOPE == "condition":
             setup=CONDITION_SETUP,
             prompt=expand(PROMPT_MANIFEST, prompt=SELECTED_PROMPT_KEYS),
         output:
-            expand(
-                CELL_PATTERN,
-                prompt=SELECTED_PROMPT_KEYS,
-                temperature=TEMPERATURES,
-                repeat=REPEATS,
-                allow_missing=True,
-            ),
+            CONDITION_SEQUENCE_FILES,
         log:
             server=f"{CONDITION_STEM}.server.log",
             gpu=f"{CONDITION_STEM}.gpu.jsonl",

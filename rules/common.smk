@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 from specbench.hooks.progress import ProgressWatch  # noqa: E402
 from specbench.claims import load as sb_claims  # noqa: E402
 from specbench.core import builds as sb_builds  # noqa: E402
+from specbench.core import chat_template as sb_chat  # noqa: E402
 from specbench.core import config as sb_config  # noqa: E402
 from specbench.core import config_error as sb_config_error  # noqa: E402
 from specbench.core import files as sb_files  # noqa: E402
@@ -24,7 +25,11 @@ from specbench.core.code import (
     workflow_commit,
 )  # noqa: E402
 from specbench.core import explanations as sb_explanations  # noqa: E402
-from specbench.core.rules import CELL_RULES, EXPLAIN_RULES  # noqa: E402
+from specbench.core.rules import (
+    CELL_RULES,
+    EVERY_CPU_RULES,
+    EXPLAIN_RULES,
+)  # noqa: E402
 from specbench.llama_cpp.cmake import host_cpu  # noqa: E402
 
 BASE = Path(workflow.basedir)
@@ -36,15 +41,15 @@ except sb_config_error.ConfigError as error:
 
 CELLS = sb_matrix.selected_cells(config)
 RUN_ORDER = {
-    (c.machine, c.build, c.key, c.condition, c.temperature, c.repeat): position
-    for position, c in enumerate(
+    cell: position
+    for position, cell in enumerate(
         sb_matrix.run_order(CELLS, list(config["tasks"]), list(config["conditions"]))
     )
 }
-# What the cells wait for (the builds, models, prompts, code manifests and condition setups) runs first. At
-# Snakemake's default priority 0 a condition's setup waited behind every ready cell of the conditions set up
-# before it, and the cells ran condition by condition (off for 20 minutes, then ngram-mod) however RUN_ORDER
-# interleaved them, so a machine's drift became part of the multiplier. What reads the cells keeps priority 0.
+# What the cells wait for (the builds, models, prompts, code manifests and condition setups) runs first, above
+# every cell's priority: at an equal priority a condition's setup would wait behind every ready cell of the
+# conditions set up before it, and the cells would run condition by condition however RUN_ORDER interleaves them,
+# so a machine's drift would become part of the multiplier. What reads the cells keeps priority 0.
 PREPARE_PRIORITY = len(RUN_ORDER) + 1
 HOST_CPU = host_cpu()
 # The llama.cpp builds (config 'builds'; the one build of llama_cpp without it). Each build's folders are
@@ -109,7 +114,8 @@ SELECTED_PROMPT_KEYS = sb_matrix.prompt_keys(config, sb_matrix.selected_tasks(co
 TASK_NAMES_REGEX = "|".join(
     re.escape(t) for t in sorted(config["tasks"], key=len, reverse=True)
 )
-TEMPERATURES = [sb_matrix.format_temperature(t) for t in config["temperatures"]]
+# The cell files of one warm condition's server (rule condition_sequence), in the order it answers them
+CONDITION_SEQUENCE_FILES = sb_matrix.condition_sequence_files(config)
 # One server for the whole condition: its logs under a folder no task can be named ('_', see schema $defs.name).
 CONDITION_STEM = CELL_STEM.replace("{prompt}", "_all-tasks").replace(
     "t{temperature}/r{repeat}", "warm"
@@ -236,6 +242,7 @@ def setup_settings(wildcards):
     return {
         "server_args": sb_plan.server_args(config, wildcards.condition, BASE),
         "requires": list(config["conditions"][wildcards.condition]["requires"]),
+        "chat_template": sb_chat.setting(config),
         **sb_plan.measurement_settings(config),
     }
 
@@ -243,15 +250,7 @@ def setup_settings(wildcards):
 def cell_priority(wildcards):
     """Earlier in the interleaved run order (cells.run_order) = higher priority; a warm sequence by its first cell."""
     first = sb_matrix.job_cells(config, dict(wildcards.items()))[0]
-    key = (
-        first.machine,
-        first.build,
-        first.key,
-        first.condition,
-        first.temperature,
-        first.repeat,
-    )
-    return len(RUN_ORDER) - RUN_ORDER[key]
+    return len(RUN_ORDER) - RUN_ORDER[first]
 
 
 def report_inputs(wildcards):
@@ -336,12 +335,21 @@ workflow.localrules(*config["resources"]["local_rules"])
 
 def rule_threads(name):
     """The threads a rule's job asks for. A cell (or an explanation, which starts a server too) run locally claims
-    every core Snakemake has, so they never overlap; under a cluster executor each is a job of its own and asks for
-    the configured number (decided per job: the executor is known only then)."""
+    every core Snakemake has, so they never overlap; so do the build and the quantization, which use every CPU
+    (every_cpu). Under a cluster executor each is a job of its own and asks for the configured number (decided per
+    job: the executor is known only then)."""
     threads = sb_plan.rule_settings(config, name)["threads"]
-    if name not in (*CELL_RULES, *EXPLAIN_RULES):
+    if name not in (*CELL_RULES, *EXPLAIN_RULES, *EVERY_CPU_RULES):
         return threads
     return lambda wildcards: workflow.cores if workflow.local_exec else threads
+
+
+def every_cpu(wildcards, threads):
+    """The resource 'cpus' of the build and the quantization, their -j: run locally, every CPU this process may run
+    on, whatever --cores says (Snakemake caps `threads` at --cores, so --cores 1 would give them one); under a
+    cluster executor the job's threads. A resource, not a param: a param enters the between-workflow cache's key
+    and Snakemake's rerun triggers, and the build's output does not depend on its -j."""
+    return sb_plan.every_cpu(workflow.local_exec, threads)
 
 
 def rule_resources(name):

@@ -65,6 +65,7 @@ rule llama_cpp_build:
     threads: rule_threads("llama_cpp_build")
     resources:
         **rule_resources("llama_cpp_build"),
+        cpus=every_cpu,
     params:
         cmake_args=llama_setting("cmake_args"),
         backend=llama_setting("backend"),

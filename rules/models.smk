@@ -138,6 +138,7 @@ rule quantize_target:
     threads: rule_threads("quantize_target")
     resources:
         **rule_resources("quantize_target"),
+        cpus=every_cpu,
     params:
         quant=config["models"]["target"]["quant"],
     script:
@@ -194,6 +195,10 @@ rule verify_model:
         expected_file_type=lambda wc: expected_file_type(ROLE_OF[wc.model]),
         require_mtp=lambda wc: ROLE_OF[wc.model] == "target"
         and config["models"]["target"]["require_mtp"],
+        # the target's models.target.chat_template ('gguf': it must carry one); the draft's template is never used
+        chat_template=lambda wc: (
+            sb_chat.setting(config) if ROLE_OF[wc.model] == "target" else None
+        ),
         source=lambda wc: model_source(ROLE_OF[wc.model]),
     script:
         "../scripts/verify_model.py"

@@ -1,4 +1,5 @@
-# Every cell and its explanation -> the aggregate tables (pandas) -> the report (HTML + Markdown), claims check and provenance.json.
+# Every cell and its explanation -> the per-cell table (pandas) -> the report (HTML + Markdown), its summaries as CSV,
+# the claims check and provenance.json.
 
 
 rule aggregate:
@@ -10,20 +11,6 @@ rule aggregate:
     output:
         table="results/cells.parquet",
         cells="results/runs.csv",
-        summary=report(
-            "results/summary.csv",
-            caption="../report/summary.rst",
-            category="Tables",
-        ),
-        acceptance=report(
-            "results/acceptance.csv",
-            caption="../report/acceptance.rst",
-            category="Tables",
-        ),
-        identity="results/identity.csv",
-        # per prompt of a prompt set: its multipliers, and the spread across prompts beside that across repeats
-        prompts="results/prompts.csv",
-        spread="results/prompt_spread.csv",
         cells_index="results/cells_index.json",
     log:
         "logs/aggregate.log",
@@ -75,6 +62,21 @@ rule report:
             caption="../report/claims.rst",
             category="Claims",
         ),
+        # the summaries the report shows, as CSV (specbench.report.assemble.SUMMARY_FILES)
+        summary=report(
+            "results/summary.csv",
+            caption="../report/summary.rst",
+            category="Tables",
+        ),
+        acceptance=report(
+            "results/acceptance.csv",
+            caption="../report/acceptance.rst",
+            category="Tables",
+        ),
+        identity="results/identity.csv",
+        # per prompt of a prompt set: its multipliers, and the spread across prompts beside that across repeats
+        prompts="results/prompts.csv",
+        spread="results/prompt_spread.csv",
         # The figures as files too (the HTML report embeds them): in snakemake --report, and linked from report.md
         figures=[
             report(
@@ -113,7 +115,9 @@ rule report:
         model_note=sb_plan.model_note(config),
         baseline=config["baseline"],
         study_setup=config["study_setup"],
-        server_args=config["server"]["args"],
+        # the flags every condition shares: the config's and the chat template's (a built-in one by name)
+        server_args=config["server"]["args"]
+        + sb_chat.server_flags(sb_chat.setting(config)),
         task_order=list(config["tasks"]),
         condition_order=list(config["conditions"]),
         stand_in_tasks=[

@@ -1,5 +1,5 @@
 """Snakemake entry: every cell file (and every imported one) and the explanations -> the typed per-cell table, its
-CSV copies and summaries, and the cell index (specbench.analysis.aggregate.aggregate_step)."""
+CSV copy and the cell index (specbench.analysis.aggregate.aggregate_step)."""
 
 from pathlib import Path
 
@@ -18,6 +18,5 @@ aggregate_step(
     table=Path(out.table),
     runs_csv=Path(out.cells),
     index=Path(out.cells_index),
-    summaries={name: Path(getattr(out, name)) for name in ("summary", "acceptance", "identity", "prompts", "spread")},
     log=Path(snakemake.log[0]),
 )

@@ -13,6 +13,6 @@ build_step(
     cmake_args=list(params.cmake_args),
     backend=str(params.backend),
     targets=list(params.targets),
-    jobs=snakemake.threads,
+    jobs=snakemake.resources.cpus,
     log=Path(snakemake.log[0]),
 )

@@ -10,6 +10,6 @@ quantize_step(
     Path(snakemake.input.bf16),
     Path(snakemake.output[0]),
     quant=snakemake.params.quant,
-    threads=snakemake.threads,
+    threads=snakemake.resources.cpus,
     log=Path(snakemake.log[0]),
 )

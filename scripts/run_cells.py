@@ -7,9 +7,8 @@ from specbench.measure.job import run_job
 snakemake = globals()["snakemake"]
 inp, log = snakemake.input, snakemake.log
 run_job(
-    snakemake.config,
     snakemake.rule,
-    dict(snakemake.wildcards.items()),
+    list(snakemake.output),
     setup=Path(inp.setup),
     prompts=[Path(inp.prompt)] if isinstance(inp.prompt, str) else [Path(p) for p in inp.prompt],
     server_log=Path(log.server),

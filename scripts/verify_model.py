@@ -1,4 +1,4 @@
-"""Snakemake entry: inspect a GGUF, check quantization and MTP layer, write the model manifest."""
+"""Snakemake entry: inspect a GGUF, check quantization, MTP layer and chat template, write the model manifest."""
 
 from pathlib import Path
 
@@ -13,5 +13,6 @@ verify_step(
     source=params.source,
     expected_file_type=params.expected_file_type,
     require_mtp=params.require_mtp,
+    chat_template=params.chat_template,
     log=Path(snakemake.log[0]),
 )

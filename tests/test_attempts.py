@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from specbench.contention.quiet import QuietWait
+from specbench.contention.samples import Verdict
 from specbench.core.matrix import Cell
 from specbench.measure import runner as cell_module
 from specbench.measure.client import Exchange
@@ -51,7 +52,7 @@ def _setup(tmp_path: Path, attempts: int = 3, quiet_timeout_s: float = 0.0) -> S
     )
 
 
-def _outcome(contended: bool, pid: int, speed: float) -> tuple[list[dict], dict]:
+def _outcome(contended: bool, pid: int, speed: float) -> tuple[list[dict], Verdict]:
     exchange = Exchange(
         {},
         "p",
@@ -70,15 +71,14 @@ def _outcome(contended: bool, pid: int, speed: float) -> tuple[list[dict], dict]
         "loadavg": [0.5, 0.5, 0.5],
         "server": {"pid": pid, "port": 1, "argv": ["s"]},
     }
-    verdict = {
-        "contended": contended,
-        "reason": "pid 7781 in 3 sample(s) (during)" if contended else "clean",
-        "foreign_pids": [7781] if contended else [],
-        "samples": 3,
-        "failed_samples": 0,
-        "nvml": "ok",
-        "foreign_cpu": None,
-    }
+    verdict = Verdict(
+        contended=contended,
+        reason="pid 7781 in 3 sample(s) (during)" if contended else "clean",
+        foreign_pids=[7781] if contended else [],
+        samples=3,
+        failed_samples=0,
+        nvml="ok",
+    )
     return [result], verdict
 
 
@@ -131,6 +131,9 @@ def test_every_attempt_contended_fails_naming_the_foreign_processes(
     assert str(tmp_path / "gpu.jsonl") in message
 
 
+CLEAN = Verdict(contended=False, reason="clean", foreign_pids=[], samples=3, failed_samples=0, nvml="ok")
+
+
 def _waits(monkeypatch: pytest.MonkeyPatch, *quiet: bool) -> list[dict]:
     """Replace the wait for a quiet machine by outcomes in order (12.5 s each); returns the calls' arguments."""
     calls: list[dict] = []
@@ -139,20 +142,23 @@ def _waits(monkeypatch: pytest.MonkeyPatch, *quiet: bool) -> list[dict]:
     def wait(take: object, decide: object, **kwargs: Any) -> QuietWait:
         calls.append(kwargs)
         last = (
-            {"contended": False, "reason": "clean"}
+            CLEAN
             if quiet[len(calls) - 1]
-            else {
-                "contended": True,
-                "reason": "contended: other processes used 0.49 of the CPU time > 0.25",
-                "foreign_pids": [],
-                "foreign_cpu": {
+            else Verdict(
+                contended=True,
+                reason="contended: other processes used 0.49 of the CPU time > 0.25",
+                foreign_pids=[],
+                samples=3,
+                failed_samples=0,
+                nvml="ok",
+                foreign_cpu={
                     "share": 0.49,
                     "cpu_s": 9.8,
                     "window_s": 10.0,
                     "cpu_count": 2,
                     "top": [{"pid": 4321, "comm": "pip", "command": "pip install torch", "cpu_s": 7.4}],
                 },
-            }
+            )
         )
         return QuietWait(kwargs["after_attempt"], kwargs["why"], 12.5, next(outcomes), kwargs["window_s"], 3, last)
 
@@ -176,7 +182,7 @@ def test_after_a_contended_attempt_the_cell_waits_for_quiet_then_measures(
         "quiet": True,
         "window_s": 10.0,
         "windows_judged": 3,
-        "last": {"contended": False, "reason": "clean"},
+        "last": CLEAN.to_json(),
     }
     assert calls[0]["timeout_s"] == 300.0 and calls[0]["window_s"] == 10.0
 
@@ -199,7 +205,7 @@ def test_a_machine_that_stays_busy_past_the_bound_fails_the_cell_naming_the_busi
 
 
 def test_failed_attempt_is_recorded_then_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def attempt(setup: Setup, cells: list[Cell], n: int) -> tuple[list[dict], dict]:
+    def attempt(setup: Setup, cells: list[Cell], n: int) -> tuple[list[dict], Verdict]:
         if n == 1:
             raise cell_module.AttemptFailed("llama-server (pid 21) was killed by SIGKILL during the request", 21)
         return _outcome(False, 22, 120.0)
@@ -222,7 +228,7 @@ def test_failed_attempt_is_recorded_then_measured_again(tmp_path: Path, monkeypa
 def test_every_attempt_failed_names_the_cell_the_attempts_and_the_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def attempt(setup: Setup, cells: list[Cell], n: int) -> tuple[list[dict], dict]:
+    def attempt(setup: Setup, cells: list[Cell], n: int) -> tuple[list[dict], Verdict]:
         raise cell_module.AttemptFailed("llama-server exited with code 1 before it became ready", None)
 
     monkeypatch.setattr(cell_module, "_attempt", attempt)
@@ -282,6 +288,7 @@ def _one_fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
         temperature: float,
         seed: int,
         timeout_s: float,
+        chat_template: str,
     ) -> Exchange:
         calls.append(
             {"prompt": messages[0]["content"], "max_tokens": max_tokens, "temperature": temperature, "seed": seed}
@@ -295,12 +302,11 @@ def _one_fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
             {"request_wall_s": 0.1, "decode_tokens_per_s": 100.0},
         )
 
-    clean = SimpleNamespace(to_json=lambda: {"contended": False, "reason": "clean", "foreign_pids": []})
     monkeypatch.setattr(cell_module, "llama_server", server)
     monkeypatch.setattr(cell_module, "check_identity", lambda server: None)
     monkeypatch.setattr(cell_module, "run_exchange", exchange)
     monkeypatch.setattr(cell_module, "GpuWatch", _QuietWatch)
-    monkeypatch.setattr(cell_module, "judge", lambda *args, **kwargs: clean)
+    monkeypatch.setattr(cell_module, "judge", lambda *args, **kwargs: CLEAN)
     monkeypatch.setattr(cell_module, "device_info", lambda: {"nvml": "unavailable", "devices": []})
     monkeypatch.setattr(cell_module, "assigned_devices", lambda *args: [])
     return calls

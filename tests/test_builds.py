@@ -103,6 +103,7 @@ def test_every_cell_exists_once_per_build_and_paths_without_builds_are_unchanged
         for repeat in (1, 2)
     }
     assert Cell("essay", "mtp", 0.0, 1, build="b11434").label == "b11434:essay/mtp/t0.0/r1"
+    assert all(Cell.from_path(c.path) == c for c in cells)  # a cell job reads its cells from its outputs
     # a cell's explanation compares it with its own build's baseline
     explained = compared_cells(cells, "off")
     assert explanation_path(explained[0]).startswith(f"results/explanations/local/{explained[0].build}/essay/")

@@ -12,6 +12,7 @@ from specbench.core.matrix import (
     DEFAULT_MACHINE,
     Cell,
     condition_sequence,
+    condition_sequence_files,
     format_temperature,
     job_cells,
     run_order,
@@ -36,6 +37,10 @@ def test_cell_path_round_trip() -> None:
     h200 = Cell.from_wildcards("file-rewrite", "ngram-mod", "1.0", "3", "h200")
     assert h200.path == "results/cells/h200/file-rewrite/ngram-mod/t1.0/r3.json"
     assert h200.label == "h200:file-rewrite/ngram-mod/t1.0/r3" and h200.seed(1000) == 1003
+    member = Cell("essay", "off", 0.7, 2, "h200", "trees")
+    assert [Cell.from_path(c.path) for c in (cell, h200, member)] == [cell, h200, member]
+    with pytest.raises(ValueError, match="not a cell file"):
+        Cell.from_path("results/cells/h200/essay/off/r2.json")
 
 
 def test_selected_cells_cover_the_study_matrix(study_config: dict) -> None:
@@ -138,3 +143,22 @@ def test_a_cell_job_s_cells_follow_from_its_wildcards(study_config: dict) -> Non
     whole = job_cells(config, {"machine": "a100", "condition": "ngram-mod-warm"})
     assert whole == condition_sequence(selected_cells(config), "ngram-mod-warm", list(config["tasks"]), "a100")
     assert len(whole) == 4 * 2 * 3
+
+
+def test_a_warm_condition_s_outputs_are_its_cells_in_serving_order(study_config: dict) -> None:
+    """Rule condition_sequence's outputs, in order, are the cells its job measures in that order (run_cells.py)."""
+    config = validate_config(
+        {
+            **study_config,
+            "machines": [{"label": "a100"}, {"label": "h200"}],
+            "temperatures": [1.0, 0.0],  # not ascending: the server answers ascending temperatures all the same
+            "select": {"tasks": ["essay", "gsm8k"]},  # nor in select's order: in the config's task order
+        },
+        REPO,
+    )
+    files = condition_sequence_files(config)
+    for machine in ("a100", "h200"):
+        paths = [f.format(machine=machine, condition="ngram-mod-warm") for f in files]
+        served = job_cells(config, {"machine": machine, "condition": "ngram-mod-warm"})
+        assert [Cell.from_path(p) for p in paths] == served and len(served) == 2 * 2 * 3
+    assert [Cell.from_path(f.format(machine="a100", condition="x")).task for f in files][:1] == ["gsm8k"]

@@ -1,10 +1,17 @@
-"""Assembling a streamed /completion response (chunks as llama-server b11223 sends them)."""
+"""Assembling a streamed /completion response (chunks as llama-server b11223 sends them), and which endpoints a
+cell's exchange asks under each chat template setting."""
 
 from __future__ import annotations
 
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+
 import pytest
 
-from specbench.measure.client import assemble_stream, completion_request, sse_events
+from specbench.measure.client import assemble_stream, completion_request, run_exchange, sse_events
 
 STREAM = [
     'data: {"index":0,"content":"Hel","tokens":[9707],"stop":false,"id_slot":0,"tokens_predicted":1}',
@@ -40,3 +47,57 @@ def test_request_is_independent_of_server_state() -> None:
     body = completion_request("p", max_tokens=8, temperature=0.0, seed=3)
     assert body["cache_prompt"] is False and body["return_tokens"] is True and body["stream"] is True
     assert body["n_predict"] == 8 and body["seed"] == 3
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Answers /apply-template and a streamed /completion with recorded chunks; keeps every request's path and body."""
+
+    requests: ClassVar[list[tuple[str, dict]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.requests.append((self.path, body))
+        self.send_response(200)
+        self.end_headers()
+        if self.path == "/apply-template":
+            self.wfile.write(json.dumps({"prompt": "<|im_start|>user\nWrite.<|im_end|>\n"}).encode())
+        else:
+            self.wfile.write("\n".join(STREAM).encode() + b"\n")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def recorder() -> Iterator[str]:
+    _Recorder.requests = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.mark.parametrize("setting", ["gguf", "chatml"])
+def test_a_template_setting_renders_on_the_server(recorder: str, setting: str) -> None:
+    messages = [{"role": "user", "content": "Write."}]
+    exchange = run_exchange(
+        recorder, messages, reasoning=False, max_tokens=3, temperature=0.0, seed=1, timeout_s=10, chat_template=setting
+    )
+    assert [path for path, _ in _Recorder.requests] == ["/apply-template", "/completion"]
+    assert exchange.template_request == {"messages": messages, "chat_template_kwargs": {"enable_thinking": False}}
+    assert exchange.prompt == "<|im_start|>user\nWrite.<|im_end|>\n" == _Recorder.requests[1][1]["prompt"]
+
+
+def test_none_sends_the_prompts_text_as_it_is(recorder: str) -> None:
+    messages = [{"role": "user", "content": "Once upon a time"}]
+    exchange = run_exchange(
+        recorder, messages, reasoning=False, max_tokens=3, temperature=0.0, seed=1, timeout_s=10, chat_template="none"
+    )
+    assert [path for path, _ in _Recorder.requests] == ["/completion"]  # no template asked for
+    assert exchange.template_request is None
+    assert exchange.prompt == "Once upon a time" == _Recorder.requests[0][1]["prompt"]
+    assert exchange.response["content"] == "Hello world"

@@ -47,7 +47,7 @@ def test_foreign_cpu_is_busy_minus_own_over_the_request_window() -> None:
     assert verdict.contended and verdict.foreign_cpu == measured
     assert "other processes used 0.50 of the CPU time > 0.25" in verdict.reason
     assert "busiest: pid 77 yes 3.9 s" in verdict.reason
-    assert busiest(verdict.to_json()) == "pid 77 yes using 0.97 of a CPU"
+    assert busiest(verdict) == "pid 77 yes using 0.97 of a CPU"
     assert not judge(samples, {1}, nvml_available=False, max_foreign_cpu=0.6).contended
     assert not judge(samples, {1}, nvml_available=False).contended  # null: recorded, not judged
 
@@ -128,7 +128,7 @@ def test_the_wait_for_quiet_ends_with_the_first_quiet_window() -> None:
     )
     assert wait.quiet and wait.after_attempt == 1 and wait.why == "contended: pip"
     # samples at t=0..9, both CPUs busy until t=6: the window [6, 9] is the first within 0.25
-    assert wait.windows_judged == 7 and wait.last["contended"] is False and wait.last["foreign_cpu"]["cpu_s"] == 0
+    assert wait.windows_judged == 7 and wait.last.contended is False and wait.last.foreign_cpu["cpu_s"] == 0
     assert wait.waited_s > 0
 
 
@@ -150,7 +150,7 @@ def test_the_wait_for_quiet_gives_up_at_its_bound_with_the_last_verdict() -> Non
         sleep=sleep,
     )
     assert not wait.quiet and wait.waited_s == 10.0 and wait.windows_judged == 8
-    assert wait.last["contended"] and wait.last["foreign_cpu"]["share"] == 0.5
+    assert wait.last.contended and wait.last.foreign_cpu["share"] == 0.5
     assert busiest(wait.last) == "pid 9 pip (pip install x) using 1.00 of a CPU"
 
 

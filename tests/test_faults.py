@@ -25,7 +25,7 @@ from typing import ClassVar
 import psutil
 import pytest
 
-from specbench.core.files import read_json
+from specbench.core.files import read_json, sha256_text
 from specbench.core.matrix import Cell
 from specbench.measure import server as server_module
 from specbench.measure.runner import run_cells
@@ -546,6 +546,84 @@ def test_a_source_archive_with_the_wrong_sha256_is_refused_naming_the_file(run: 
     assert not (work / "resources/llama.cpp/source-archive").exists()
     assert not (work / "resources/llama.cpp/bin").exists()
     _nothing_downstream(work)
+
+
+def _without_chat_template(model: Path, dest: Path) -> Path:
+    """A copy of ``model`` without tokenizer.chat_template, made with the gguf package's own metadata tool (a base
+    model's GGUF, such as Gemma 3 270M's, carries none)."""
+    tool = [sys.executable, "-m", "gguf.scripts.gguf_new_metadata"]
+    subprocess.run(
+        [*tool, "--remove-metadata", "tokenizer.chat_template", "--force", str(model), str(dest)],
+        check=True,
+        capture_output=True,
+    )
+    return dest
+
+
+@pytest.mark.workflow
+def test_a_gguf_without_a_chat_template_is_refused_until_the_config_says_how_to_render(
+    run: dict, tmp_path: Path
+) -> None:
+    bare = _without_chat_template(run["model"], tmp_path / "bare.gguf")
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def with_template(setting: str | None) -> subprocess.CompletedProcess:
+        target = {"source": "gguf", "gguf": {"path": str(bare)}, **({"chat_template": setting} if setting else {})}
+        override = {
+            "models": {"target": target},
+            "select": {"tasks": [TASK], "conditions": ["off"]},
+            "temperatures": [0.0],
+            "repeats": 1,
+            "max_tokens": 32,
+            "measurement": {"max_foreign_cpu": None},
+        }
+        return snakemake(work, ["all"], [TINY, write_yaml(work / "bare.yaml", override)], env=run["env"])
+
+    def one_line(result: subprocess.CompletedProcess) -> str:
+        assert result.returncode != 0
+        lines = [ln for ln in result.stderr.splitlines() if ln.startswith("specbench: ")]
+        assert len(lines) == 1, _fail_message(result)
+        return lines[0]
+
+    # the default (the GGUF's own template): refused by the verify step, one line naming the key, no cell
+    line = one_line(with_template(None))
+    assert line.startswith(f"specbench: model 'target': {bare} has no tokenizer.chat_template"), line
+    assert "models.target.chat_template" in line and "none" in line
+    _nothing_downstream(work)
+    assert not (work / "results/cells").exists()
+    # a name this build has not built in: refused by the cell before any server starts
+    line = one_line(with_template("gemma3"))
+    assert "models.target.chat_template is 'gemma3', which is not a template" in line and "gemma," in line, line
+    cell = work / CELL.path
+    server_log = _server_log({"work": work}, CELL)
+    assert not cell.exists()
+    assert not server_log.exists() or "--- specbench: attempt" not in server_log.read_text()  # no server started
+    # a built-in template by name, then none: each runs, and the record and the report say which rendered the prompt
+    for setting, said in [
+        ("chatml", "llama-server's built-in 'chatml' (--no-jinja --chat-template chatml): 1 cell(s)"),
+        ("none", "none: each prompt's text sent as it is to /completion: 1 cell(s)"),
+    ]:
+        result = with_template(setting)
+        assert result.returncode == 0, _fail_message(result)
+        record = read_json(cell)
+        assert record["request"]["chat_template"] == {"setting": setting, "gguf_template_sha256": None}
+        argv, prompt = record["server"]["argv"], record["request"]["prompt"]
+        assert record["request"]["completion"]["prompt"] == prompt and record["response"]["tokens"]
+        if setting == "chatml":
+            assert argv[argv.index("--jinja") :].count("--no-jinja") == 1
+            assert argv[argv.index("--chat-template") + 1] == "chatml"
+            assert prompt.startswith("<|im_start|>user\n") and prompt.endswith("<|im_end|>\n<|im_start|>assistant\n")
+        else:
+            assert "--chat-template" not in argv and record["request"]["apply_template"] is None
+            messages = [{"role": "user", "content": prompt}]  # the prompt is the task's one message, as it is
+            assert (
+                sha256_text(json.dumps(messages, sort_keys=True, ensure_ascii=False))
+                == (record["provenance"]["prompt_sha256"])
+            )
+            assert "<|im_start|>" not in prompt
+        report = (work / "results/report.md").read_text()
+        assert f"| chat template | {said} |" in report, report[:3000]
 
 
 def _fake_checkpoint(folder: Path) -> Path:

@@ -3,7 +3,10 @@ rule's resources layered over rule, condition and machine; and the rule names, w
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from specbench.core.config_error import ConfigError
 from specbench.core.matrix import selected_cells
 from specbench.core.plan import (
     checkpoint_dir,
+    every_cpu,
     expected_file_type,
     made_gguf,
     model_gguf,
@@ -20,11 +24,13 @@ from specbench.core.plan import (
     model_note,
     rule_resources,
     server_args,
+    usable_cpus,
     used_roles,
 )
-from specbench.core.rules import CELL_RULES, EXPLAIN_RULES, RULES
+from specbench.core.rules import CELL_RULES, EVERY_CPU_RULES, EXPLAIN_RULES, RULES
 
 REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "config" / "tiny.yaml"
 
 
 def _config(study_config: dict, **changes) -> dict:
@@ -66,6 +72,24 @@ def test_server_args_put_the_draft_in_place(study_config: dict) -> None:
     assert used_roles(config, selected_cells(config)) == ["target", "draft"]
     config["select"] = {"conditions": ["off", "mtp"]}
     assert used_roles(config, selected_cells(config)) == ["target"]
+
+
+def test_a_built_in_chat_template_is_served_by_name_after_the_configs_flags(study_config: dict) -> None:
+    config = _config(study_config)
+    assert config["models"]["target"]["chat_template"] == "gguf"  # the default: the GGUF's own
+    shared = 2 + len(config["server"]["args"])
+    assert server_args(config, "ngram-mod", REPO)[shared:] == ["--spec-type", "ngram-mod"]
+    for setting, flags in [("none", []), ("gemma", ["--no-jinja", "--chat-template", "gemma"])]:
+        config["models"]["target"]["chat_template"] = setting
+        args = server_args(config, "ngram-mod", REPO)
+        assert args[:shared] == ["-m", made_gguf(config, "target", REPO), *config["server"]["args"]]
+        assert args[shared:] == [*flags, "--spec-type", "ngram-mod"]  # --no-jinja after the config's --jinja
+
+
+def test_a_chat_template_that_is_no_name_is_refused_naming_the_key(study_config: dict) -> None:
+    study_config["models"]["target"]["chat_template"] = "{% for m in messages %}"
+    with pytest.raises(ConfigError, match=r"models\.target\.chat_template"):
+        validate_config(study_config, REPO)
 
 
 def test_resources_layer_rule_condition_and_machine(study_config: dict) -> None:
@@ -112,3 +136,50 @@ def test_an_explanation_is_planned_as_a_cell_of_the_baseline_on_its_machine(stud
     assert planned["gpu"] == 1 and planned["runtime"] == rule_resources(config, "cell", cells)["runtime"]
     assert planned["slurm_partition"]("h200", "mtp") == "gpu"  # the cell's machine
     assert planned["mem_mb"]("a100", "mtp") == 16384  # the baseline's, whichever cell it explains
+
+
+def _planned_cpus(work: Path, cpus: set[int] | None = None) -> dict[str, int]:
+    """The resource 'cpus' of each job of EVERY_CPU_RULES in a `--cores 1` dry run of the tiny config from an empty
+    directory, run under the affinity mask ``cpus`` (the whole mask when None)."""
+    where = ["--snakefile", str(REPO / "Snakefile"), "--directory", str(work)]
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "all", *where, "--configfile", str(TINY)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = {job.split(":", 1)[0]: job.split("\n[")[0] for job in result.stdout.split("\nrule ")[1:]}
+    assert set(EVERY_CPU_RULES) <= set(jobs), sorted(jobs)
+    found = {name: re.search(r"resources: .*\bcpus=(\d+)", jobs[name]) for name in EVERY_CPU_RULES}
+    assert all(found.values()), {name: jobs[name] for name, match in found.items() if not match}
+    return {name: int(match.group(1)) for name, match in found.items()}
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this platform")
+def test_a_cores_1_dry_run_gives_the_build_and_the_quantization_every_cpu(tmp_path: Path) -> None:
+    """`snakemake --cores 1 all` (the README's command) plans the build and the quantization with every CPU of the
+    process's affinity mask, not the one core Snakemake caps their threads at; under a one-CPU mask, with one."""
+    every = usable_cpus()
+    if every < 2:
+        pytest.skip("one usable CPU: every CPU and --cores 1 are the same here")
+    assert _planned_cpus(tmp_path / "all") == {name: every for name in EVERY_CPU_RULES}
+    one = {min(os.sched_getaffinity(0))}
+    assert _planned_cpus(tmp_path / "one", one) == {name: 1 for name in EVERY_CPU_RULES}
+
+
+def test_every_cpu_is_local_only_and_reaches_the_tools() -> None:
+    """Locally every usable CPU whatever the job's threads; under a cluster executor the job's threads (the config's
+    resources). The entry scripts hand the resource to cmake and llama-quantize, never the capped threads."""
+    assert every_cpu(True, 1) == usable_cpus() and every_cpu(True, 64) == usable_cpus()
+    assert every_cpu(False, 16) == 16 and every_cpu(False, 1) == 1
+    for script in ("llama_cpp_build.py", "quantize.py"):
+        text = (REPO / "scripts" / script).read_text()
+        assert "snakemake.resources.cpus" in text and "snakemake.threads" not in text, script
+
+
+def test_the_config_may_not_set_the_workflows_own_cpus(study_config: dict) -> None:
+    study_config["resources"] = {"rules": {"llama_cpp_build": {"threads": 8, "cpus": 8}}}
+    with pytest.raises(ConfigError, match=r"resources\.rules\.llama_cpp_build.*'cpus' is the workflow's own"):
+        validate_config(study_config, REPO)

@@ -9,6 +9,7 @@ import shlex
 import subprocess
 import sys
 from functools import cache
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from config_helpers import merge_into
 from specbench.core.schema import load_schema, validate_document
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = ["README.md", "config/README.md", "docs/development.md", "docs/backends.md"]
+DOCS = ["README.md", "config/README.md", "docs/development.md", "docs/backends.md", "docs/study.md"]
 # What the workflow makes or the user adds: named in the documents, never in a clone
 MADE = ("results/", "resources/", "logs/", "benchmarks/", ".snakemake/", ".venv/")
 _FENCE = re.compile(r"```(\w*)\n(.*?)```", re.DOTALL)
@@ -110,18 +111,50 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return dest
 
 
+def _bash_blocks(name: str = "README.md") -> list[str]:
+    return [m.group(2) for m in _FENCE.finditer((REPO / name).read_text()) if m.group(1) == "bash"]
+
+
+# The README's first runnable block: from a fresh clone, the environment and the tiny demo in one line.
+DEMO_LINE = (
+    "python3 -m venv .venv && .venv/bin/pip install -r requirements.txt && "
+    ".venv/bin/snakemake --cores 1 all --configfile config/tiny.yaml"
+)
+
+
+def test_the_readmes_study_command_is_cores_1_all() -> None:
+    """The study runs as its user types it: one job at a time (the build still gets every CPU: test_plan.py)."""
+    assert _section_commands("README.md", "Run the study")[0] == "snakemake --cores 1 all"
+
+
+def test_the_readmes_first_block_sets_up_and_runs_the_demo_in_one_line(clone: Path) -> None:
+    """The first shell block is one line: a venv, the pinned packages into it (snakemake among them, at the version
+    these tests run), and that venv's snakemake running the tiny demo, which plans in a fresh clone."""
+    assert _bash_blocks()[0].strip() == DEMO_LINE
+    venv, install, run = DEMO_LINE.split(" && ")
+    assert shlex.split(venv)[-1] == ".venv" and shlex.split(install)[:2] == [".venv/bin/pip", "install"]
+    requirements = (clone / shlex.split(install)[-1]).read_text()
+    assert f"snakemake=={version('snakemake')}\n" in requirements
+    argv = shlex.split(run)
+    assert argv[0] == ".venv/bin/snakemake"
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", *argv[1:], "-n"], cwd=clone, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "rule llama_cpp_build:" in result.stdout and "rule report:" in result.stdout  # the whole demo is planned
+
+
 def test_the_readmes_snakemake_commands_plan_in_a_fresh_clone(clone: Path) -> None:
-    """The README's shell-block commands, as a dry run where the newcomer types them (the clone, no --cores: the
-    default profile gives every core); the SLURM profile's command only needs its profile, which the paths test
-    checks."""
-    blocks = [m.group(2) for m in _FENCE.finditer((REPO / "README.md").read_text()) if m.group(1) == "bash"]
+    """The README's shell-block commands, as a dry run where the newcomer types them (the clone; the default
+    profile is read, and --cores 1 on the line wins over it); the SLURM profile's command only needs its profile,
+    which the paths test checks."""
     commands = [
         shlex.split(line)
-        for block in blocks
+        for block in _bash_blocks()
         for line in block.splitlines()
         if line.startswith("snakemake ") and "--profile" not in line
     ]
-    assert ["snakemake", "all"] in commands and ["snakemake", "all", "--configfile", "config/tiny.yaml"] in commands
+    assert ["snakemake", "--cores", "1", "all"] in commands
     for argv in commands:
         result = subprocess.run([sys.executable, "-m", *argv, "-n"], cwd=clone, capture_output=True, text=True)
         assert result.returncode == 0, f"{' '.join(argv)}: {result.stderr[-2000:]}"
@@ -142,3 +175,28 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert command in ci, "the README's test command is not a line of .ci/run"
     assert command.endswith("-m pytest"), "the test command must run the whole test suite"
     assert command in (REPO / "docs" / "development.md").read_text()
+
+
+# What `--sdm` takes for each of the catalog's software deployment methods
+SDM_ARGS = {"conda": "conda", "apptainer": "apptainer", "apptainer+conda": "conda apptainer"}
+
+
+def test_the_catalog_file_claims_only_what_is_tested() -> None:
+    """`.snakemake-workflow-catalog.yml` asks for no flag, as the README's study command passes none but --cores; it
+    marks a software deployment method only where a test runs the workflow with it (`--sdm`), and the report only
+    where a test makes `snakemake --report`."""
+    usage = yaml.safe_load((REPO / ".snakemake-workflow-catalog.yml").read_text())["usage"]
+    flags = usage["mandatory-flags"]["flags"]
+    assert flags in ([], "", None), f"the catalog asks for {flags!r}"
+    study = _section_commands("README.md", "Run the study")[0]
+    assert [arg for arg in shlex.split(study)[1:] if arg.startswith("-")] == ["--cores"]
+    tests = "\n".join(
+        path.read_text() for path in sorted((REPO / "tests").glob("*.py")) if path.name != Path(__file__).name
+    )
+    deployment = usage["software-stack-deployment"]
+    assert set(deployment) == set(SDM_ARGS)
+    for method, works in deployment.items():
+        words = '", "'.join(SDM_ARGS[method].split())
+        runs = any(f'"{flag}", "{words}"' in tests for flag in ("--sdm", "--software-deployment-method"))
+        assert runs or not works, f"the catalog says the workflow runs with --sdm {SDM_ARGS[method]}; no test does"
+    assert usage["report"] == ('"--report"' in tests)

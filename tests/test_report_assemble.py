@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from specbench.analysis.cell_table import frame_of, write_table
-from specbench.report.assemble import ReportInputs, ReportSettings, assemble, write_report
+from specbench.report.assemble import SUMMARY_FILES, ReportInputs, ReportSettings, assemble, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = json.loads((REPO / "tests/data/report/cells.json").read_text())
@@ -78,8 +78,13 @@ def test_one_machine_claims_numbers_and_the_four_files(tmp_path: Path) -> None:
         html=out["html"],
         claims_csv=out["csv"],
         provenance=out["json"],
+        summaries={name: tmp_path / f"{name}.csv" for name in SUMMARY_FILES},
         log=tmp_path / "report.log",
     )
+    for name in SUMMARY_FILES:  # the summaries the report shows, as the CSV files users get
+        written = pd.read_csv(tmp_path / f"{name}.csv")
+        assert list(written.columns) == list(done.summaries[name].columns) and len(written) == len(done.summaries[name])
+    assert len(done.summaries["summary"]) and set(pd.read_csv(tmp_path / "summary.csv").machine) == {"local"}
     ids = {c["id"] for c in yaml.safe_load((REPO / "config/claims.yaml").read_text())["claims"]}
     assert ids <= set(done.claims.id)  # every study claim judged once (and its variants beside it)
     assert set(pd.read_csv(out["csv"]).id) == set(done.claims.id)

@@ -1,9 +1,9 @@
-"""Rule aggregate's step: every cell record (measured here, or imported) to the typed per-cell table, its CSV copies
-and summaries, and the cell index."""
+"""Rule aggregate's step: every cell record (measured here, or imported) to the typed per-cell table, its CSV copy,
+and the cell index (the summaries are computed from the table once, by the report)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..core.entry import fail, logged_to
@@ -12,7 +12,6 @@ from .cell_index import cells_index, imported_records
 from .cell_table import BUILD, MixedCodeError, cell_table, check_code, csv_copy, write_table
 from .divergence import ExplanationError
 from .record_reader import load_records
-from .summaries import combined_builds, tables_by_build
 
 
 def aggregate_step(
@@ -25,15 +24,13 @@ def aggregate_step(
     builds: Sequence[str] = (),
     table: Path,
     runs_csv: Path,
-    summaries: Mapping[str, Path],
     index: Path,
     log: Path,
     explanations: Sequence[Path] = (),
 ) -> None:
     """The typed per-cell table of every cell measured here (refused when made by other measurement code) and every
-    imported one, with what the explanations of their temperature-0 divergences say, its CSV copy, each summary as
-    CSV (``summaries``: name -> file), and the cell index; with ``builds`` (their labels), summaries per build and a
-    build column in every CSV."""
+    imported one, with what the explanations of their temperature-0 divergences say, its CSV copy (with a build
+    column when ``builds`` names the run's builds), and the cell index."""
     with logged_to(log):
         records = load_records(cells)
         try:  # cells measured here must come from the current code; imported ones say which code made them
@@ -50,9 +47,6 @@ def aggregate_step(
         except ExplanationError as error:
             fail(str(error), log)
         write_table(frame, table)
-        for name, summary in combined_builds(tables_by_build(frame, baseline, machines, builds)).items():
-            if name in summaries:
-                write_atomic(summaries[name], csv_copy(summary).to_csv(index=False).encode("utf-8"))
         runs = frame if builds else frame.drop(columns=[BUILD])
         write_atomic(runs_csv, csv_copy(runs).to_csv(index=False).encode("utf-8"))
         write_json_atomic(index, cells_index(records, machines))

@@ -102,6 +102,7 @@ SCHEMA = pa.schema(
         ("spec_block_size", INT),
         ("spec_settings", pa.list_(SETTING)),
         # how it was measured
+        ("chat_template", TEXT),  # what rendered the prompt: 'gguf', 'none' or a built-in template's name
         ("seed", INT),
         ("attempt", INT),
         ("rejected_attempts", INT),
@@ -230,6 +231,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         **_text_sources(record),
         **_gsm8k(record),
         **_speculative(record),
+        "chat_template": ((record.get("request") or {}).get("chat_template") or {}).get("setting"),
         "seed": record["seed"],
         "attempt": record["attempt"],
         "rejected_attempts": len(rejected),

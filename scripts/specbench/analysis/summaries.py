@@ -230,7 +230,7 @@ def summary(cells: pd.DataFrame, baseline: str, by: Sequence[str] = GROUP) -> pd
     out["runs_for_5pct"] = [runs_for_precision(cv, bcv) for cv, bcv in zip(out.cv, out.baseline_cv, strict=True)]
     out["noisy"] = out.baseline_spread > NOISE_LIMIT
     out["verdict_chance"] = [
-        1 / math.comb(n + int(m), n) if m == m and m > 0 else math.nan
+        1 / math.comb(n + int(m), n) if m > 0 else math.nan
         for n, m in zip(out.runs, out.baseline_runs.fillna(0), strict=True)
     ]
     is_base = out.condition == baseline

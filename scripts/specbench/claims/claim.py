@@ -38,7 +38,7 @@ SCOPES = {
     "warm_vs_fresh": "relative",
     "background": "background",
 }  # per-repeat speeds: absolute; an ordering over tasks: transfers
-# A claim whose temperature the text does not give is judged under both readings, these two (STUDY.md's two)
+# A claim whose temperature the text does not give is judged under both readings, these two (docs/study.md)
 READINGS = (0.0, 1.0)
 RESULT_COLUMNS = [
     "id",

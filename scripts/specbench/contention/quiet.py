@@ -22,7 +22,7 @@ class QuietWait:
     quiet: bool
     window_s: float
     windows_judged: int
-    last: dict[str, Any] | None
+    last: Verdict | None
 
     def to_json(self) -> dict[str, Any]:
         """A plain JSON-able dict (the record's ``quiet_waits`` entries)."""
@@ -58,7 +58,7 @@ def wait_for_quiet(
         window = _trim([*window, take()], window_s)
         if window[-1].t - window[0].t >= window_s:
             verdict = decide(window)
-            judged, last = judged + 1, verdict.to_json()
+            judged, last = judged + 1, verdict
             if not verdict.contended:
                 return QuietWait(after_attempt, why, round(clock() - started, 3), True, window_s, judged, last)
         if clock() - started >= timeout_s:

@@ -120,13 +120,13 @@ def _who(user: dict[str, Any]) -> str:
     return f"pid {user['pid']} {user['comm']}" + (f" ({command})" if command and command != user["comm"] else "")
 
 
-def busiest(verdict: dict[str, Any]) -> str:
+def busiest(verdict: Verdict) -> str:
     """The busiest other processes of a verdict in plain words: 'pid 7 python (python -c ...) using 0.98 of a CPU,
     GPU process pid 9 on the cell's GPU'; '' when it names none."""
-    measured = verdict.get("foreign_cpu") or {}
+    measured = verdict.foreign_cpu or {}
     window = measured.get("window_s") or 0.0
     parts = [f"{_who(u)} using {u['cpu_s'] / window:.2f} of a CPU" for u in measured.get("top", []) if window > 0]
-    parts += [f"GPU process pid {pid} on the cell's GPU" for pid in verdict.get("foreign_pids", [])]
+    parts += [f"GPU process pid {pid} on the cell's GPU" for pid in verdict.foreign_pids]
     return ", ".join(parts)
 
 

@@ -5,6 +5,7 @@ Where two token sequences first differ is defined here, once."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from .matrix import Cell
 
@@ -54,14 +55,14 @@ def reference_repeat(condition: str, repeat: int, baseline: str) -> int | None:
 def compared_cells(cells: Iterable[Cell], baseline: str) -> list[Cell]:
     """The temperature-0 cells whose reference (the same prompt's, on the same machine and build) is among
     ``cells``, in their order."""
-    present = {(c.machine, c.build, c.key, c.condition, c.temperature, c.repeat) for c in cells}
-    return [
-        c
-        for c in cells
-        if c.temperature == 0.0
-        and (ref := reference_repeat(c.condition, c.repeat, baseline)) is not None
-        and (c.machine, c.build, c.key, baseline, 0.0, ref) in present
-    ]
+    cells = list(cells)
+    present = set(cells)
+    compared = []
+    for cell in cells:
+        repeat = reference_repeat(cell.condition, cell.repeat, baseline) if cell.temperature == 0.0 else None
+        if repeat is not None and replace(cell, condition=baseline, repeat=repeat) in present:
+            compared.append(cell)
+    return compared
 
 
 def explanation_path(cell: Cell) -> str:

@@ -2,8 +2,8 @@
 
 A task holds one prompt (its ``prompt`` template: the study's case) or a prompt set (``prompts``: each prompt its own
 cell coordinate). In paths and wildcards the two are one component, the prompt key: the task's name for its one
-prompt (paths as they always were), ``<task>.<prompt>`` for a member of a set ('.' is in no name). A run that names
-``builds`` has a build component after the machine's; one that does not has none (build '', paths as they were)."""
+prompt, ``<task>.<prompt>`` for a member of a set ('.' is in no name). A run that names ``builds`` has a build
+component after the machine's; one that does not has none (build '', no such component)."""
 
 from __future__ import annotations
 
@@ -97,6 +97,30 @@ class Cell:
         """Build a cell from Snakemake wildcard strings (``key``: the prompt key, wildcard ``prompt``)."""
         task, prompt = split_key(key)
         return cls(task, condition, float(temperature), int(repeat), machine, prompt, build)
+
+    @classmethod
+    def from_path(cls, path: str) -> Cell:
+        """The cell whose result file is ``path`` (``Cell.path``'s inverse; with a build component or without)."""
+        match = _CELL_PATH.fullmatch(path) or _BUILD_CELL_PATH.fullmatch(path)
+        if match is None:
+            raise ValueError(f"'{path}' is not a cell file ({CELL_PATTERN} or {BUILD_CELL_PATTERN})")
+        found = match.groupdict()
+        return cls.from_wildcards(
+            found["prompt"],
+            found["condition"],
+            found["temperature"],
+            found["repeat"],
+            found["machine"],
+            found.get("build", ONE_BUILD),
+        )
+
+
+def _path_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(pattern)))
+
+
+_CELL_PATH = _path_regex(CELL_PATTERN)
+_BUILD_CELL_PATH = _path_regex(BUILD_CELL_PATTERN)
 
 
 def cell_pattern(config: dict) -> str:
@@ -200,6 +224,26 @@ def condition_sequence(
     own = [c for c in cells if c.condition == condition and c.machine == machine and c.build == build]
     prompts = _prompt_order(own)
     return sorted(own, key=lambda c: (tasks.index(c.task), prompts[c.task, c.prompt], c.temperature, c.repeat))
+
+
+def condition_sequence_files(config: dict) -> list[str]:
+    """The cell files one server of a warm condition answers (``warm_scope: condition``), in the order it answers
+    them (``condition_sequence``), with ``{machine}``, ``{condition}`` (and ``{build}``) left as wildcards: every
+    condition, machine and build has the same selected prompts, temperatures and repeats, so one order serves them
+    all."""
+    cells = selected_cells(config)
+    first = cells[0]
+    return [
+        cell_pattern(config).format(
+            machine="{machine}",
+            build="{build}",
+            prompt=c.key,
+            condition="{condition}",
+            temperature=format_temperature(c.temperature),
+            repeat=c.repeat,
+        )
+        for c in condition_sequence(cells, first.condition, list(config["tasks"]), first.machine, first.build)
+    ]
 
 
 def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:

@@ -6,11 +6,13 @@ params and resources; the rule names themselves are in core/rules.py (``RULES``)
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import chat_template
 from .config_error import ConfigError
 from .files import sha256_text
 from .matrix import Cell
@@ -127,14 +129,15 @@ def model_note(config: dict) -> str | None:
 
 
 def server_args(config: dict, condition: str, base: Path) -> list[str]:
-    """The server's argv after the binary: the model, the study's flags, the condition's flags (with the draft's
-    path); the cell adds only --host 127.0.0.1 and the port it picks."""
+    """The server's argv after the binary: the model, the study's flags, the chat template's (a built-in one by
+    name), the condition's flags (with the draft's path); the cell adds only --host 127.0.0.1 and the port it picks."""
     draft = model_gguf(config, "draft", base) if "draft" in config["models"] else None
     args = config["conditions"][condition]["args"]
     return [
         "-m",
         model_gguf(config, "target", base),
         *config["server"]["args"],
+        *chat_template.server_flags(chat_template.setting(config)),
         *(a.replace("{draft}", draft) if draft else a for a in args),
     ]
 
@@ -173,6 +176,21 @@ def rule_settings(config: dict, name: str) -> dict[str, Any]:
     """A rule's resources before conditions and machines: built-in < resources.default < resources.rules.<rule>."""
     res = config["resources"]
     return {**BUILTIN_RESOURCES, **res["default"], **res["rules"].get(name, {})}
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask where the platform has one (Linux: what taskset, a
+    container's cpuset or a batch job allows), else every CPU of the machine."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def every_cpu(local: bool, threads: int) -> int:
+    """What a rule of EVERY_CPU_RULES runs with (its resource 'cpus'): run locally, every usable CPU, whatever
+    --cores says (Snakemake caps a job's threads at --cores); under a cluster executor, the job's threads (its
+    request from the config's resources)."""
+    return usable_cpus() if local else threads
 
 
 def cell_runtime_minutes(config: dict, cells_per_job: int) -> int:

@@ -35,3 +35,6 @@ CELL_RULES = {"cell": "fresh", "cell_sequence": "task", "condition_sequence": "c
 # on the cell's machine, untimed, after the cells (a non-baseline cell against the baseline's same repeat; the
 # baseline's later repeats against its first).
 EXPLAIN_RULES = ("explain_divergence", "explain_control")
+# The rules that run with every CPU when run locally, whatever --cores says: the llama.cpp build and the quantization
+# (their resource 'cpus', rules/common.smk).
+EVERY_CPU_RULES = ("llama_cpp_build", "quantize_target")

@@ -8,6 +8,8 @@ import os
 import platform
 from typing import Any
 
+from ..contention.samples import Verdict
+from ..core.chat_template import record_entry
 from ..core.matrix import Cell
 from ..core.record_version import RECORD_VERSION
 from .setup import Setup
@@ -87,7 +89,7 @@ def cell_record(
     result: dict[str, Any],
     attempt: int,
     rejected: list[dict[str, Any]],
-    watch_verdict: dict[str, Any],
+    watch_verdict: Verdict,
     sequence_length: int,
     shared: dict[str, Any],
 ) -> dict[str, Any]:
@@ -113,7 +115,7 @@ def cell_record(
         "attempt": attempt,
         "rejected_attempts": rejected,
         "quiet_waits": shared["quiet_waits"],
-        "contention": watch_verdict,
+        "contention": watch_verdict.to_json(),
         "references": references(setup.prompt_manifests[cell.key]),
         "gpu_samples": str(setup.gpu_samples),
         "server": {
@@ -127,6 +129,7 @@ def cell_record(
             "generation_settings": response.get("generation_settings", {}),
         },
         "request": {
+            "chat_template": record_entry(setup.chat_template, setup.model_manifest.get("chat_template")),
             "apply_template": exchange.template_request,
             "prompt": exchange.prompt,
             "completion": exchange.request,

@@ -1,4 +1,5 @@
-"""The one request a cell sends: render the chat template, then a streamed ``/completion`` with token ids."""
+"""The one request a cell sends: render the chat template (unless the config says none), then a streamed
+``/completion`` with token ids."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from typing import Any
 
 import httpx
 
+from ..core.chat_template import GGUF, raw_prompt, renders_on_server
+
 
 @dataclass(frozen=True)
 class Exchange:
     """What went to the server and what came back, with client-side timing of the streamed tokens."""
 
-    template_request: dict[str, Any]
+    template_request: dict[str, Any] | None  # None: no template (the prompt's text as it is)
     prompt: str
     request: dict[str, Any]
     response: dict[str, Any]
@@ -111,11 +114,17 @@ def run_exchange(
     temperature: float,
     seed: int,
     timeout_s: float,
+    chat_template: str = GGUF,
 ) -> Exchange:
-    """Render the prompt with the server's own chat template, then generate once, streaming."""
+    """Render the prompt with the server's chat template (``chat_template`` 'none': take the messages' text as it
+    is), then generate once, streaming."""
     with httpx.Client(timeout=timeout_s) as client:
-        template_body = template_request(messages, reasoning=reasoning)
-        prompt = _post(client, f"{base_url}/apply-template", template_body)["prompt"]
+        template_body = template_request(messages, reasoning=reasoning) if renders_on_server(chat_template) else None
+        prompt = (
+            _post(client, f"{base_url}/apply-template", template_body)["prompt"]
+            if template_body is not None
+            else raw_prompt(messages)
+        )
         body = completion_request(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed)
         response, timing = stream_completion(client, base_url, body)
     return Exchange(template_body, prompt, body, response, timing)

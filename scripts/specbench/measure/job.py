@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core.entry import fail, logged_to
 from ..core.files import read_json, write_json_atomic
-from ..core.matrix import job_cells
+from ..core.matrix import Cell
 from ..core.rules import CELL_RULES
 from .guard import Interrupted, interrupt_guard
 from .runner import CellError, run_cells
@@ -29,9 +29,8 @@ def progress_line(label: str, record: Mapping[str, Any]) -> str:
 
 
 def run_job(
-    config: dict[str, Any],
     rule: str,
-    wildcards: Mapping[str, str],
+    cell_files: Sequence[str],
     *,
     setup: Path,
     prompts: Sequence[Path],
@@ -39,11 +38,11 @@ def run_job(
     gpu_samples: Path,
     run_log: Path,
 ) -> None:
-    """Measure the cells of one job of a cell rule (``rule``: which one, and so what its server answers; its cells
-    follow from the wildcards, in serving order) and write each record; SIGTERM, SIGHUP, Ctrl-C and the death of the
-    Snakemake process above stop the server and end the job with one line, writing nothing."""
+    """Measure the cells of one job of a cell rule (``rule``: which one, and so what its server answers;
+    ``cell_files``: the job's outputs, its cells in serving order) and write each record; SIGTERM, SIGHUP, Ctrl-C and
+    the death of the Snakemake process above stop the server and end the job with one line, writing nothing."""
     scope = CELL_RULES[rule]
-    cells = job_cells(config, wildcards)
+    cells = [Cell.from_path(path) for path in cell_files]
     labels = ", ".join(c.label for c in cells)
     lines: list[str] = []
     with logged_to(run_log), interrupt_guard() as guarded:

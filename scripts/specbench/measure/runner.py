@@ -19,11 +19,12 @@ import httpx
 
 from ..contention.devices import DeviceError, assigned_devices
 from ..contention.nvml import NVML_NOT_USED, device_info
-from ..contention.quiet import wait_for_quiet
+from ..contention.quiet import QuietWait, wait_for_quiet
 from ..contention.samples import Sample, Verdict
 from ..contention.verdict import busiest, judge
 from ..contention.watch import GpuWatch, NoGpuSampler
 from ..core.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
+from ..core.chat_template import unknown_builtin
 from ..core.matrix import Cell
 from .cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
 from .client import RequestRefused, run_exchange
@@ -40,12 +41,16 @@ def _now() -> str:
 
 
 def check_requirements(setup: Setup, label: str) -> None:
-    """Refuse a condition that needs the model's MTP layer when the model file has none, before any server."""
+    """Refuse a condition that needs the model's MTP layer when the model file has none, and a chat template the
+    server has not built in, before any server."""
     if "mtp" in setup.requires and not setup.model_manifest.get("mtp", {}).get("present", False):
         raise CellError(
             f"cell {label}: condition '{setup.condition}' needs the model's MTP layer, "
             f"but {setup.model_path} has none (see its model manifest)"
         )
+    unknown = unknown_builtin(setup.chat_template, setup.server_binary)
+    if unknown:
+        raise CellError(f"cell {label}: {unknown}")
 
 
 class AttemptFailed(RuntimeError):
@@ -105,6 +110,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                             temperature=cell.temperature,
                             seed=cell.seed(setup.base_seed),
                             timeout_s=setup.request_timeout_s,
+                            chat_template=setup.chat_template,
                         )
                     except RequestRefused as error:
                         raise CellError(f"cell {cell.label}: {error}; read {setup.server_log}") from error
@@ -137,7 +143,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
         with contextlib.suppress(OSError):  # a read-only folder: the record's own write reports it
             scratch.unlink(missing_ok=True)
     verdict = _judge(setup, watch, watch.samples, {server_info["pid"]})
-    return [{**r, "server": server_info} for r in results], verdict.to_json()
+    return [{**r, "server": server_info} for r in results], verdict
 
 
 def _scratch(samples: Path, attempt: str) -> Path:
@@ -199,11 +205,11 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
     setup.server_log.parent.mkdir(parents=True, exist_ok=True)
     setup.server_log.write_bytes(b"")  # attempts append to it
     rejected: list[dict[str, Any]] = []
-    waits: list[dict[str, Any]] = []
+    waits: list[QuietWait] = []
     for attempt in range(1, setup.max_attempts + 1):
         if rejected and rejected[-1]["outcome"] == "contended" and setup.quiet_timeout_s > 0:
-            waits.append(_wait_for_quiet(setup, cells[0].label, rejected[-1], sum(w["waited_s"] for w in waits)))
-            if not waits[-1]["quiet"]:
+            waits.append(_wait_for_quiet(setup, cells[0].label, rejected[-1], sum(w.waited_s for w in waits)))
+            if not waits[-1].quiet:
                 raise CellError(_not_quiet_message(setup, cells[0].label, waits))
         try:
             results, verdict = _attempt(setup, cells, attempt)
@@ -222,34 +228,34 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
                 f"cell {cells[0].label}: attempt {attempt} of {setup.max_attempts} failed: {failure.reason}", flush=True
             )
             continue
-        if not verdict["contended"]:
+        if not verdict.contended:
             log_text = last_log_section(setup.server_log.read_text(encoding="utf-8", errors="replace"))
             shared = {
                 "log_lines": speculative_lines(log_text),
                 "provenance": provenance(setup),
                 "machine": machine_info(gpu, devices, backend, listed["devices"]),
-                "quiet_waits": waits,
+                "quiet_waits": [w.to_json() for w in waits],
             }
             return [cell_record(setup, r, attempt, rejected, verdict, len(cells), shared) for r in results]
         rejected.append(
             {
                 "attempt": attempt,
                 "outcome": "contended",
-                "reason": verdict["reason"],
-                "foreign_pids": verdict["foreign_pids"],
+                "reason": verdict.reason,
+                "foreign_pids": verdict.foreign_pids,
                 "busiest": busiest(verdict) or _unnamed(verdict),
                 "server_pid": results[0]["server"]["pid"] if results else None,
                 "tokens_per_s": [r["exchange"].response["timings"]["predicted_per_second"] for r in results],
             }
         )
         print(
-            f"cell {cells[0].label}: attempt {attempt} of {setup.max_attempts} rejected: {verdict['reason']}",
+            f"cell {cells[0].label}: attempt {attempt} of {setup.max_attempts} rejected: {verdict.reason}",
             flush=True,
         )
     raise CellError(_give_up_message(setup, cells[0].label, rejected))
 
 
-def _wait_for_quiet(setup: Setup, label: str, contended: dict[str, Any], waited_s: float) -> dict[str, Any]:
+def _wait_for_quiet(setup: Setup, label: str, contended: dict[str, Any], waited_s: float) -> QuietWait:
     """Between a contended attempt and the next: wait until a window of ``quiet_window_s`` passes the cell's own
     judgement (no server running, so every other process counts), within what is left of ``quiet_timeout_s``;
     the wait's samples go to the cell's samples file (phase 'wait')."""
@@ -278,32 +284,35 @@ def _wait_for_quiet(setup: Setup, label: str, contended: dict[str, Any], waited_
         with contextlib.suppress(OSError):
             scratch.unlink(missing_ok=True)
     print(f"cell {label}: {'quiet' if wait.quiet else 'not quiet'} after {wait.waited_s:.1f} s of waiting", flush=True)
-    return wait.to_json()
+    return wait
 
 
-def _unnamed(verdict: dict[str, Any]) -> str:
+def _unnamed(verdict: Verdict | None) -> str:
     """Why a contended verdict names no process: unseen users of the CPU, or a load-average judgement."""
-    if (verdict.get("foreign_cpu") or {}).get("cpu_s"):
+    if verdict is not None and (verdict.foreign_cpu or {}).get("cpu_s"):
         return "none visible from here (the CPU time went to processes this cell cannot see: other containers?)"
     return "none named (see the reason)"
 
 
-def _not_quiet_message(setup: Setup, label: str, waits: list[dict[str, Any]]) -> str:
+def _not_quiet_message(setup: Setup, label: str, waits: list[QuietWait]) -> str:
     """One line: the machine did not become quiet within the bound, the busiest processes, what to do."""
     last = waits[-1]
-    verdict = last["last"] or {}
-    who = busiest(verdict) or _unnamed(verdict)
-    share = (verdict.get("foreign_cpu") or {}).get("share")
-    used = (
-        f"other processes used {share:.2f} of the CPU time in the last {setup.quiet_window_s:g} s (limit "
-        f"{setup.max_foreign_cpu:g})"
-        if share is not None and setup.max_foreign_cpu is not None
-        else verdict.get("reason", "no window judged")
-    )
+    verdict = last.last
+    if verdict is None:
+        used, who = "no window judged", _unnamed(None)
+    else:
+        share = (verdict.foreign_cpu or {}).get("share")
+        used = verdict.reason
+        if share is not None and setup.max_foreign_cpu is not None:
+            used = (
+                f"other processes used {share:.2f} of the CPU time in the last {setup.quiet_window_s:g} s (limit "
+                f"{setup.max_foreign_cpu:g})"
+            )
+        who = busiest(verdict) or _unnamed(verdict)
     return (
         f"cell {label}: the machine was not quiet for {setup.quiet_window_s:g} s within "
         f"measurement.quiet_timeout_s = {setup.quiet_timeout_s:g} s of waiting after attempt "
-        f"{last['after_attempt']} was contended: {used}; busiest: {who}. Stop them or wait, then run the same "
+        f"{last.after_attempt} was contended: {used}; busiest: {who}. Stop them or wait, then run the same "
         f"snakemake command again; see {setup.gpu_samples}"
     )
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.chat_template import GGUF
 from ..core.entry import logged_to
 from ..core.files import read_json, write_json_atomic
 from ..core.matrix import prompt_key
@@ -45,6 +46,7 @@ class Setup:
     quiet_window_s: float = 10.0  # after a contended attempt: how long the machine must be measured quiet
     quiet_timeout_s: float = 600.0  # ... and how long a cell waits for that at most, in all (0: no waiting)
     scope: str = "fresh"
+    chat_template: str = GGUF  # how prompts are rendered (models.target.chat_template; core.chat_template)
     watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
     gpu_watch: str = "nvml"  # how the GPU is watched (core.backends.watch_of), set by run_cells
 

@@ -7,8 +7,9 @@ from typing import Any
 
 from gguf import GGUFReader, GGUFValueType, LlamaFileType
 
+from ..core.chat_template import GGUF, GGUF_KEY, missing_template
 from ..core.entry import fail, logged_to
-from ..core.files import sha256_file, write_json_atomic
+from ..core.files import sha256_file, sha256_text, write_json_atomic
 
 _KEY_METADATA = (
     "general.name",
@@ -24,7 +25,7 @@ _ARCH_SUFFIXES = ("block_count", "context_length", "embedding_length", "nextn_pr
 
 
 class ModelCheckError(RuntimeError):
-    """The GGUF is not what the study needs (wrong quantization, MTP layer missing)."""
+    """The GGUF is not what the study needs (wrong quantization, MTP layer missing, no chat template unasked)."""
 
 
 def _field_value(reader: GGUFReader, key: str) -> Any:
@@ -35,6 +36,15 @@ def _field_value(reader: GGUFReader, key: str) -> Any:
         return f"<array of {len(field.data)}>"
     value = field.contents()
     return value
+
+
+def chat_template_facts(reader: GGUFReader) -> dict[str, Any]:
+    """Whether the GGUF carries a chat template (tokenizer.chat_template), and its length and sha256."""
+    field = reader.get_field(GGUF_KEY)
+    text = field.contents() if field is not None else None
+    if not isinstance(text, str) or not text:
+        return {"present": False, "chars": 0, "sha256": None}
+    return {"present": True, "chars": len(text), "sha256": sha256_text(text)}
 
 
 def file_type_name(value: int | None) -> str | None:
@@ -48,7 +58,7 @@ def file_type_name(value: int | None) -> str | None:
 
 
 def inspect_gguf(path: Path, with_sha256: bool = True) -> dict[str, Any]:
-    """What a GGUF holds: size, sha256, architecture, file type, MTP layer presence, key metadata.
+    """What a GGUF holds: size, sha256, architecture, file type, MTP layer presence, chat template, key metadata.
 
     Raises ModelCheckError, naming the file, when it is not a complete GGUF (bad header, truncated data)."""
     try:
@@ -81,11 +91,15 @@ def inspect_gguf(path: Path, with_sha256: bool = True) -> dict[str, Any]:
             "nextn_tensors_sample": nextn_tensors[:8],
             "present": bool(nextn_layers) and nextn_layers >= 1 and len(nextn_tensors) > 0,
         },
+        "chat_template": chat_template_facts(reader),
     }
 
 
-def check_model(info: dict[str, Any], *, expected_file_type: str | None, require_mtp: bool) -> None:
-    """Fail with a plain message when the GGUF is not the model the study needs."""
+def check_model(
+    info: dict[str, Any], *, expected_file_type: str | None, require_mtp: bool, chat_template: str | None = None
+) -> None:
+    """Fail with a plain message when the GGUF is not the model the config needs (``chat_template``: the target's
+    setting, models.target.chat_template; None for a model whose template is never used, the draft)."""
     if expected_file_type and info["file_type_name"] != f"MOSTLY_{expected_file_type}":
         raise ModelCheckError(
             f"{info['path']}: file type is {info['file_type_name']}, expected MOSTLY_{expected_file_type}"
@@ -97,6 +111,8 @@ def check_model(info: dict[str, Any], *, expected_file_type: str | None, require
             "Convert the original weights with the pinned convert_hf_to_gguf.py (which keeps MTP by default, "
             "never --no-mtp); ready-made GGUFs often drop the layer."
         )
+    if chat_template == GGUF and not info["chat_template"]["present"]:
+        raise ModelCheckError(missing_template(info["path"]))
 
 
 def verify_step(
@@ -107,15 +123,21 @@ def verify_step(
     source: dict[str, Any],
     expected_file_type: str | None,
     require_mtp: bool,
+    chat_template: str | None,
     log: Path,
 ) -> None:
-    """The model manifest, written only when the GGUF is what the config needs (quantization, MTP layer)."""
+    """The model manifest, written only when the GGUF is what the config needs (quantization, MTP layer, a chat
+    template unless the config says how to render prompts without the GGUF's)."""
     with logged_to(log):
         try:
             info = inspect_gguf(gguf)
             info["source"] = source
-            print({k: info[k] for k in ("path", "file_type_name", "tensor_count", "mtp", "size_bytes")})
-            check_model(info, expected_file_type=expected_file_type, require_mtp=require_mtp)
+            print(
+                {k: info[k] for k in ("path", "file_type_name", "tensor_count", "mtp", "chat_template", "size_bytes")}
+            )
+            check_model(
+                info, expected_file_type=expected_file_type, require_mtp=require_mtp, chat_template=chat_template
+            )
         except ModelCheckError as error:
             fail(f"model '{role}': {error}", log)
         write_json_atomic(out, info)

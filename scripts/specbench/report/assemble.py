@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.cell_table import csv_copy, read_table
-from ..analysis.summaries import tables_by_build
+from ..analysis.summaries import combined_builds, tables_by_build
 from ..claims.claim import Claim
 from ..claims.evaluate import evaluate
 from ..claims.load import load_claims
@@ -92,11 +92,16 @@ class ReportSettings:
     build_descriptions: Mapping[str, str] | None = None
 
 
+# The summaries written beside the report as CSV (every machine's in one file; rule report's outputs of these names)
+SUMMARY_FILES = ("summary", "acceptance", "identity", "prompts", "spread")
+
+
 @dataclass(frozen=True)
 class Assembled:
     """The report and the tables written beside it."""
 
     report: Report
+    summaries: Mapping[str, pd.DataFrame]  # every machine's (and build's) summaries by name (combined_builds)
     claims: pd.DataFrame
     provenance: dict[str, Any]
     images: Mapping[str, bytes]  # the figures' PNG files by name (FIGURE_FILES)
@@ -209,7 +214,7 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
     )
     provenance = {"context": run_context, "numbers": numbers, "cells": index["cells"]}
     images = dict(zip(FIGURE_FILES, (png for _, png in drawn[: len(FIGURE_FILES)]), strict=True))
-    return Assembled(report, claims, provenance, images)
+    return Assembled(report, combined_builds(by_build), claims, provenance, images)
 
 
 def write_report(
@@ -220,17 +225,21 @@ def write_report(
     html: Path,
     claims_csv: Path,
     provenance: Path,
+    summaries: Mapping[str, Path] | None = None,
     figures: Mapping[str, Path] | None = None,
     log: Path | None = None,
 ) -> Assembled:
-    """Assemble the report and write its files, each atomically (output to ``log`` while it runs): ``figures``
-    maps each of FIGURE_FILES to the PNG file it is written to (the Markdown report links them)."""
+    """Assemble the report and write its files, each atomically (output to ``log`` while it runs): ``summaries``
+    maps names of SUMMARY_FILES to the CSV file each is written to, ``figures`` each of FIGURE_FILES to the PNG file
+    it is written to (the Markdown report links them)."""
     with logged_to(log) if log else contextlib.nullcontext():
         links = [os.path.relpath(figures[name], Path(markdown).parent) for name in FIGURE_FILES] if figures else []
         done = assemble(inputs, settings, links)
         for name, path in (figures or {}).items():
             write_atomic(Path(path), done.images[name])
         write_json_atomic(provenance, done.provenance)
+        for name, path in (summaries or {}).items():
+            write_atomic(Path(path), csv_copy(done.summaries[name]).to_csv(index=False).encode("utf-8"))
         write_atomic(claims_csv, csv_copy(done.claims).to_csv(index=False).encode("utf-8"))
         write_atomic(html, render_html(done.report).encode("utf-8"))
         write_atomic(markdown, render_markdown(done.report).encode("utf-8"))

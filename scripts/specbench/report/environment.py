@@ -1,5 +1,6 @@
 """What the report says about where the run happened: the environment block (device, driver, llama.cpp, models,
-software, dates), the memory-bandwidth ceiling of the device, and the configured cells that have no row."""
+the chat template that rendered the prompts, software, dates), the memory-bandwidth ceiling of the device, and the
+configured cells that have no row."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ..core.backends import WATCH_CPU, WATCH_NONE, WATCH_NVML, backend_of
+from ..core.chat_template import describe
 
 # What each way of watching a cell's GPU means, for the report (core.backends.watch_of)
 WATCH_TEXT = {
@@ -58,6 +60,7 @@ def environment(
         f"sha256 {build.get('binaries', {}).get('llama-server', {}).get('sha256')}",
         "model": f"{model.get('path')} ({model.get('file_type_name')}, {model.get('size_bytes')} bytes, MTP layer "
         f"{'present' if model.get('mtp', {}).get('present') else 'absent'}; sha256 {model.get('sha256')})",
+        "chat template": template_summary(cells, model.get("chat_template")),
         "draft": f"{draft.get('path')} ({draft.get('size_bytes')} bytes; sha256 {draft.get('sha256')})"
         if draft
         else "none",
@@ -75,6 +78,14 @@ def watch_summary(cells: pd.DataFrame) -> str:
         return "not recorded"
     counts = cells.gpu_watch.dropna().value_counts()
     return "; ".join(f"{WATCH_TEXT.get(str(watch), str(watch))}: {n} cell(s)" for watch, n in counts.items())
+
+
+def template_summary(cells: pd.DataFrame, gguf_template: Mapping[str, Any] | None) -> str:
+    """What rendered the cells' prompts, with the number of cells each way: "the GGUF's own (...): 12 cell(s)"."""
+    if "chat_template" not in cells or cells.chat_template.isna().all():
+        return "not recorded"
+    counts = cells.chat_template.fillna("").value_counts(sort=False)
+    return "; ".join(f"{describe(str(value) or None, gguf_template)}: {n} cell(s)" for value, n in counts.items())
 
 
 def bandwidth(device: Mapping[str, Any]) -> tuple[float, dict[str, Any]] | None:
