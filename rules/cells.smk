@@ -92,9 +92,9 @@ rule condition_setup:
     output:
         CONDITION_SETUP,
     log:
-        "logs/setup/{condition}.log",
+        f"logs/setup/{SETUP_STEM}.log",
     benchmark:
-        "benchmarks/setup/{condition}.tsv"
+        f"benchmarks/setup/{SETUP_STEM}.tsv"
     priority: PREPARE_PRIORITY
     conda:
         "../envs/pipeline.yaml"

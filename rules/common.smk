@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
 from specbench.hooks.progress import ProgressWatch  # noqa: E402
 from specbench.claims import load as sb_claims  # noqa: E402
+from specbench.core import builds as sb_builds  # noqa: E402
 from specbench.core import chat_template as sb_chat  # noqa: E402
 from specbench.core import config as sb_config  # noqa: E402
 from specbench.core import config_error as sb_config_error  # noqa: E402
@@ -50,18 +51,57 @@ RUN_ORDER = {
 # conditions set up before it, and the cells would run condition by condition however RUN_ORDER interleaves them,
 # so a machine's drift would become part of the multiplier. What reads the cells keeps priority 0.
 PREPARE_PRIORITY = len(RUN_ORDER) + 1
-LLAMA_SOURCE = sb_sources.llama_source(config, base=BASE)
 HOST_CPU = host_cpu()
-# What llama_cpp_fetch downloads (on the submitting host of a cluster run) - the git checkout, or the archive
-LLAMA_FETCHED = (
-    "resources/llama.cpp/source-git"
-    if LLAMA_SOURCE["kind"] == "git"
-    else "resources/llama.cpp/source-archive"
+# The llama.cpp builds (config 'builds'; the one build of llama_cpp without it). Each build's folders are
+# resources/llama.cpp{build_dir}/ with build_dir empty for the top-level llama_cpp build (its folders as they
+# always were) and builds/<label> below it for another: the llama_cpp rules are one pattern over that wildcard.
+BUILDS = sb_builds.builds(config)
+BUILDS_DECLARED = sb_builds.declared(config)
+BUILD_OF_DIR = {b.suffix: b for b in BUILDS}
+BUILD_OF_LABEL = {b.label: b for b in BUILDS}
+# The builds' labels as the tables and the report name them (none for the one build of a run without builds)
+BUILD_LABELS = [b.label for b in BUILDS] if BUILDS_DECLARED else []
+LLAMA_ROOT = f"{sb_builds.LLAMA_DIR}{{build_dir}}"
+# (a group: an empty alternative alone is a constraint that matches the empty suffix, not "no constraint")
+_BUILD_DIRS = "|".join(
+    re.escape(d) for d in sorted(BUILD_OF_DIR, key=len, reverse=True)
 )
-LLAMA_SRC_DIR = "resources/llama.cpp/src"
-LLAMA_BUILD_DIR = "resources/llama.cpp/build"
-LLAMA_BIN_DIR = "resources/llama.cpp/bin"
-CELL_PATTERN = sb_matrix.CELL_PATTERN
+BUILD_DIRS_REGEX = f"(?:{_BUILD_DIRS})"
+
+
+def llama_source(wildcards):
+    """The source route of a build folder's build as one dict (sb_sources.llama_source)."""
+    block = BUILD_OF_DIR[wildcards.build_dir].llama_cpp
+    return sb_sources.llama_source({"llama_cpp": block}, base=BASE)
+
+
+def llama_setting(key):
+    """One llama_cpp key (cmake_args, backend, targets) of a build folder's build, as a params function."""
+    return lambda wildcards: BUILD_OF_DIR[wildcards.build_dir].llama_cpp[key]
+
+
+def llama_work_dir(wildcards):
+    """A build folder's CMake build tree (scratch, not an output)."""
+    return f"{sb_builds.LLAMA_DIR}{wildcards.build_dir}/cmake-build"
+
+
+# What llama_cpp_fetch downloads (on the submitting host of a cluster run) - the git checkout, or the archive (every
+# build fetches the same kind: core.builds refuses a mix)
+FETCHED_GIT = BUILDS[0].llama_cpp["source"] == "git"
+LLAMA_FETCHED = (
+    f"{LLAMA_ROOT}/source-git" if FETCHED_GIT else f"{LLAMA_ROOT}/source-archive"
+)
+# The first build's tree converts the models and its llama-quantize quantizes them (every build serves them)
+LLAMA_SRC_DIR = f"{BUILDS[0].root}/src"
+LLAMA_BIN_DIR = f"{BUILDS[0].root}/bin"
+
+
+def build_bin_dir(label):
+    """The folder of a build's installed binaries and manifest."""
+    return f"{BUILD_OF_LABEL[label].root}/bin"
+
+
+CELL_PATTERN = sb_matrix.cell_pattern(config)
 CELL_STEM = CELL_PATTERN.removesuffix(".json")
 SEQUENCE_STEM = CELL_STEM.replace("r{repeat}", "warm")
 REPEATS = sb_matrix.repeats(config)
@@ -128,6 +168,7 @@ WHEELS = sb_plan.wheel_models(config, BASE)
 wildcard_constraints:
     **sb_matrix.wildcard_constraints(config),
     model="|".join(re.escape(i) for i in MODEL_IDS.values()),
+    build_dir=BUILD_DIRS_REGEX,
 
 
 def model_gguf(role):
@@ -166,7 +207,8 @@ def _code(script):
 # What a cell job reads: its condition's setup (made by condition_setup: the build, the verified models, the
 # measurement code, the settings) and its tasks' prompt manifests. Two plain patterns - no input function and no
 # per-job params - so planning a large matrix stays fast.
-CONDITION_SETUP = "results/setup/{condition}.json"
+SETUP_STEM = "{build}/{condition}" if BUILDS_DECLARED else "{condition}"
+CONDITION_SETUP = f"results/setup/{SETUP_STEM}.json"
 PROMPT_MANIFEST = "results/prompts/{prompt}.json"
 
 
@@ -175,7 +217,7 @@ def setup_inputs(wildcards):
     verified manifest, the measurement code's manifest, and the predictions stamp when there is one.
     """
     inputs = {
-        "build": LLAMA_BIN_DIR,
+        "build": (build_bin_dir(wildcards.build) if BUILDS_DECLARED else LLAMA_BIN_DIR),
         # The verified manifests stand for the GGUFs (verify_model reads each GGUF; a changed or missing one makes
         # its manifest again)
         "model_manifest": model_manifest("target"),
@@ -329,9 +371,13 @@ def rule_resources(name):
 
 # --- explanations of temperature-0 outputs that differ from their reference's (rules/explain.smk)
 BASELINE = config["baseline"]
-BASELINE_SETUP = CONDITION_SETUP.format(condition=BASELINE)
+BASELINE_SETUP = CONDITION_SETUP.replace("{condition}", BASELINE)
 GREEDY_CELL = CELL_PATTERN.replace("{temperature}", sb_matrix.format_temperature(0.0))
-EXPLANATION_PATTERN = sb_explanations.EXPLANATION_PATTERN
+EXPLANATION_PATTERN = (
+    sb_explanations.BUILD_EXPLANATION_PATTERN
+    if BUILDS_DECLARED
+    else sb_explanations.EXPLANATION_PATTERN
+)
 EXPLANATION_STEM = EXPLANATION_PATTERN.removesuffix(".json")
 # A non-baseline cell's reference is the baseline's cell of the same repeat; the baseline's own (its control), the
 # baseline's first repeat: two plain patterns (specbench.core.explanations.reference_repeat says the same)

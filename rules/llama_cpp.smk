@@ -1,5 +1,5 @@
 # llama.cpp at the pinned commit: fetch (every download: the git clone, or the archive) -> source tree -> CMake build
-# with a manifest.
+# with a manifest; once per build (config 'builds'), each in its folder resources/llama.cpp{build_dir}.
 # Each rule declares its code (entry script + package modules) as input, so the cache key changes with it.
 # These rules may be shared between workdirs with `--cache` (Snakemake's between-workflow cache, keyed by
 # code, params and inputs); Snakemake then forbids `benchmark:`, so the build times itself in its manifest.
@@ -11,9 +11,9 @@ rule llama_cpp_fetch:
     input:
         code=code("llama_cpp_fetch.py"),
     output:
-        directory(LLAMA_FETCHED) if LLAMA_SOURCE["kind"] == "git" else LLAMA_FETCHED,
+        directory(LLAMA_FETCHED) if FETCHED_GIT else LLAMA_FETCHED,
     log:
-        "logs/llama_cpp/fetch.log",
+        "logs/llama_cpp{build_dir}/fetch.log",
     cache: "omit-software"
     priority: PREPARE_PRIORITY
     retries: 2
@@ -23,7 +23,7 @@ rule llama_cpp_fetch:
     resources:
         **rule_resources("llama_cpp_fetch"),
     params:
-        source=LLAMA_SOURCE,
+        source=llama_source,
     script:
         "../scripts/llama_cpp_fetch.py"
 
@@ -33,9 +33,9 @@ rule llama_cpp_source:
         fetched=LLAMA_FETCHED,
         code=code("llama_cpp_source.py"),
     output:
-        directory(LLAMA_SRC_DIR),
+        directory(f"{LLAMA_ROOT}/src"),
     log:
-        "logs/llama_cpp/source.log",
+        "logs/llama_cpp{build_dir}/source.log",
     cache: "omit-software"
     priority: PREPARE_PRIORITY
     retries: 1
@@ -45,19 +45,19 @@ rule llama_cpp_source:
     resources:
         **rule_resources("llama_cpp_source"),
     params:
-        source=LLAMA_SOURCE,
+        source=llama_source,
     script:
         "../scripts/llama_cpp_source.py"
 
 
 rule llama_cpp_build:
     input:
-        source=LLAMA_SRC_DIR,
+        source=f"{LLAMA_ROOT}/src",
         code=code("llama_cpp_build.py"),
     output:
-        directory(LLAMA_BUILD_DIR),
+        directory(f"{LLAMA_ROOT}/build"),
     log:
-        "logs/llama_cpp/build.log",
+        "logs/llama_cpp{build_dir}/build.log",
     cache: "omit-software"
     priority: PREPARE_PRIORITY
     conda:
@@ -67,25 +67,25 @@ rule llama_cpp_build:
         **rule_resources("llama_cpp_build"),
         cpus=every_cpu,
     params:
-        cmake_args=config["llama_cpp"]["cmake_args"],
-        backend=config["llama_cpp"]["backend"],
-        targets=config["llama_cpp"]["targets"],
+        cmake_args=llama_setting("cmake_args"),
+        backend=llama_setting("backend"),
+        targets=llama_setting("targets"),
         host_cpu=HOST_CPU,
-        work_dir="resources/llama.cpp/cmake-build",
+        work_dir=llama_work_dir,
     script:
         "../scripts/llama_cpp_build.py"
 
 
 rule llama_cpp_install:
     input:
-        build=LLAMA_BUILD_DIR,
+        build=f"{LLAMA_ROOT}/build",
         code=code("llama_cpp_install.py"),
     output:
-        directory(LLAMA_BIN_DIR),
+        directory(f"{LLAMA_ROOT}/bin"),
     log:
-        "logs/llama_cpp/install.log",
+        "logs/llama_cpp{build_dir}/install.log",
     benchmark:
-        "benchmarks/llama_cpp/install.tsv"
+        "benchmarks/llama_cpp{build_dir}/install.tsv"
     priority: PREPARE_PRIORITY
     conda:
         "../envs/build.yaml"

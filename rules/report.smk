@@ -24,6 +24,7 @@ rule aggregate:
     params:
         baseline=config["baseline"],
         machines=MACHINE_LABELS,
+        builds=BUILD_LABELS,
         code_fingerprint=fingerprint(code("run_cells.py")),
     script:
         "../scripts/aggregate.py"
@@ -146,6 +147,19 @@ rule report:
         ],
         expected_cells=cell_files(),
         sweeps={n: c["swept"] for n, c in config["conditions"].items() if "swept" in c},
+        builds=BUILD_LABELS,
+        build_descriptions={
+            b.label: "; ".join(
+                text
+                for text in (
+                    b.description,
+                    b.llama_cpp[b.llama_cpp["source"]].get("label"),
+                )
+                if text
+            )
+            for b in BUILDS
+            if BUILDS_DECLARED
+        },
         config_sha256=CONFIG_SHA256,
         workflow_commit=WORKFLOW_COMMIT,
     script:

@@ -13,6 +13,7 @@ aggregate_step(
     explanations=[Path(p) for p in snakemake.input.explanations],
     baseline=params.baseline,
     machines=params.machines,
+    builds=params.builds,
     code_fingerprint=params.code_fingerprint,
     table=Path(out.table),
     runs_csv=Path(out.cells),

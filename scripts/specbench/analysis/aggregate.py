@@ -9,7 +9,7 @@ from pathlib import Path
 from ..core.entry import fail, logged_to
 from ..core.files import read_json, sha256_file, write_atomic, write_json_atomic
 from .cell_index import cells_index, imported_records
-from .cell_table import MixedCodeError, cell_table, check_code, csv_copy, write_table
+from .cell_table import BUILD, MixedCodeError, cell_table, check_code, csv_copy, write_table
 from .divergence import ExplanationError
 from .record_reader import load_records
 
@@ -21,6 +21,7 @@ def aggregate_step(
     baseline: str,
     machines: Sequence[str],
     code_fingerprint: str,
+    builds: Sequence[str] = (),
     table: Path,
     runs_csv: Path,
     index: Path,
@@ -28,8 +29,8 @@ def aggregate_step(
     explanations: Sequence[Path] = (),
 ) -> None:
     """The typed per-cell table of every cell measured here (refused when made by other measurement code) and every
-    imported one, with what the explanations of their temperature-0 divergences say, its CSV copy, and the cell
-    index."""
+    imported one, with what the explanations of their temperature-0 divergences say, its CSV copy (with a build
+    column when ``builds`` names the run's builds), and the cell index."""
     with logged_to(log):
         records = load_records(cells)
         try:  # cells measured here must come from the current code; imported ones say which code made them
@@ -46,6 +47,7 @@ def aggregate_step(
         except ExplanationError as error:
             fail(str(error), log)
         write_table(frame, table)
-        write_atomic(runs_csv, csv_copy(frame).to_csv(index=False).encode("utf-8"))
+        runs = frame if builds else frame.drop(columns=[BUILD])
+        write_atomic(runs_csv, csv_copy(runs).to_csv(index=False).encode("utf-8"))
         write_json_atomic(index, cells_index(records, machines))
         print(f"{len(frame)} cells aggregated ({len(frame) - len(cells)} imported)")

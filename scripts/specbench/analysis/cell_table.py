@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..core.builds import ONE_BUILD
 from ..core.explanations import first_difference, reference_repeat
 from ..core.files import write_atomic
 from ..core.matrix import DEFAULT_MACHINE, ONE_PROMPT
@@ -33,6 +34,7 @@ COORDINATES = ["task", "prompt", "condition", "temperature", "repeat"]
 GROUP = ["task", "condition", "temperature"]  # a task's figures: over its prompts and repeats
 PROMPT_GROUP = ["task", "prompt", "condition", "temperature"]  # one prompt's figures: over its repeats
 MACHINE = "machine"  # the label of the machine a cell was measured on: summaries are made per machine
+BUILD = "build"  # the label of the llama.cpp build that served it ('' without builds): summaries per build too
 
 TEXT, INT, FLOAT, FLAG, TEXTS = pa.string(), pa.int64(), pa.float64(), pa.bool_(), pa.list_(pa.string())
 TIME = pa.timestamp("ms", tz="UTC")
@@ -42,6 +44,7 @@ WRONG = pa.struct([("problem", INT), ("extracted", TEXT), ("reference", TEXT)])
 SCHEMA = pa.schema(
     [
         (MACHINE, TEXT),
+        (BUILD, TEXT),
         ("task", TEXT),
         ("prompt", TEXT),
         ("condition", TEXT),
@@ -237,6 +240,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
     figures = _figures(record)
     return {
         MACHINE: record["cell"].get(MACHINE, DEFAULT_MACHINE),
+        BUILD: record["cell"].get(BUILD, ONE_BUILD),
         **{key: record["cell"][key] for key in COORDINATES if key != "prompt"},
         "prompt": record["cell"].get("prompt", ONE_PROMPT),
         **{key: figures.get(key) for key in _FIGURES},
@@ -276,7 +280,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
 def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
     """Fill the identity columns of the temperature-0 rows in place (see the module docstring)."""
     base = {
-        (r[MACHINE], r["task"], r["prompt"], r["repeat"]): r
+        (r[MACHINE], r[BUILD], r["task"], r["prompt"], r["repeat"]): r
         for r in rows
         if r["temperature"] == 0.0 and r["condition"] == baseline
     }
@@ -287,7 +291,7 @@ def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
         repeat = reference_repeat(row["condition"], row["repeat"], baseline)
         if repeat is None:
             continue
-        reference = base.get((row[MACHINE], row["task"], row["prompt"], repeat))
+        reference = base.get((row[MACHINE], row[BUILD], row["task"], row["prompt"], repeat))
         row["compared_repeat"] = repeat
         if reference is None:
             continue
@@ -297,7 +301,16 @@ def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
 
 def machines_of(cells: pd.DataFrame, order: Sequence[str] = ()) -> list[str]:
     """The machines in a cell table: those of ``order`` first, in that order, then any others as they come."""
-    present = list(dict.fromkeys(cells[MACHINE]))
+    return _labels_of(cells, MACHINE, order)
+
+
+def builds_of(cells: pd.DataFrame, order: Sequence[str] = ()) -> list[str]:
+    """The builds in a cell table ('' for a run without builds), those of ``order`` first, then any others."""
+    return _labels_of(cells, BUILD, order)
+
+
+def _labels_of(cells: pd.DataFrame, column: str, order: Sequence[str]) -> list[str]:
+    present = list(dict.fromkeys(cells[column]))
     return [m for m in order if m in present] + [m for m in present if m not in order]
 
 
@@ -333,7 +346,7 @@ def frame_of(rows: Sequence[dict[str, Any]], baseline: str) -> pd.DataFrame:
     """The typed table of rows holding some of the columns (the others empty), with identity filled in."""
     full = [
         {name: ([] if name in LIST_COLUMNS else None) for name in SCHEMA.names}
-        | {MACHINE: DEFAULT_MACHINE, "prompt": ONE_PROMPT}
+        | {MACHINE: DEFAULT_MACHINE, BUILD: ONE_BUILD, "prompt": ONE_PROMPT}
         | dict(row)
         for row in rows
     ]

@@ -44,9 +44,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.builds import ONE_BUILD
 from ..core.explanations import first_difference
 from ..core.matrix import DEFAULT_MACHINE
-from .cell_table import GROUP, MACHINE, PROMPT_GROUP, machines_of
+from .cell_table import BUILD, GROUP, MACHINE, PROMPT_GROUP, builds_of, machines_of
 from .draft_positions import accepted_lengths, mean_accepted_length
 from .intervals import ratio_interval, runs_for_precision
 from .prompt_spread import prompt_spread, task_or_prompt
@@ -515,11 +516,15 @@ def _warm_controls(cells: pd.DataFrame, baseline: str) -> list[dict]:
 
 
 def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
-    """The per-cell table of one machine and every summary of it, by name: what claims, report, figures and
-    provenance read. Multipliers never divide one machine's speed by another's: mixed machines are refused."""
+    """The per-cell table of one machine and build and every summary of it, by name: what claims, report, figures
+    and provenance read. Multipliers never divide one machine's (or build's) speed by another's: mixed machines or
+    builds are refused."""
     machines = sorted(set(cells[MACHINE])) if MACHINE in cells else []
     if len(machines) > 1:
         raise ValueError(f"tables() summarises one machine's cells, got {machines}: use tables_by_machine()")
+    builds = sorted(set(cells[BUILD])) if BUILD in cells else []
+    if len(builds) > 1:
+        raise ValueError(f"tables() summarises one build's cells, got {builds}: use tables_by_build()")
     prompts = prompt_summary(cells, baseline)
     spread = prompt_spread(cells, baseline)
     return {
@@ -539,15 +544,33 @@ def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
 def tables_by_machine(
     cells: pd.DataFrame, baseline: str, order: Sequence[str] = ()
 ) -> dict[str, dict[str, pd.DataFrame]]:
-    """``tables`` of each machine's cells, machines in ``order`` first (see ``table.machines_of``); every summary
-    row says its machine."""
+    """``tables`` of each machine's cells (of one build), machines in ``order`` first (see ``table.machines_of``);
+    every summary row says its machine (and its build, in a run with builds)."""
     out = {}
+    builds = sorted(set(cells[BUILD])) if BUILD in cells else []
+    named = {BUILD: builds[0]} if len(builds) == 1 and builds[0] != ONE_BUILD else {}
     for machine in machines_of(cells, order) or [next(iter(order), DEFAULT_MACHINE)]:
         own = tables(cells[cells[MACHINE] == machine].reset_index(drop=True), baseline)
         out[machine] = {
-            name: frame if name == "cells" else frame.assign(**{MACHINE: machine}) for name, frame in own.items()
+            name: frame if name == "cells" else frame.assign(**{MACHINE: machine, **named})
+            for name, frame in own.items()
         }
     return out
+
+
+def tables_by_build(
+    cells: pd.DataFrame, baseline: str, machines: Sequence[str] = (), builds: Sequence[str] = ()
+) -> dict[str, dict[str, dict[str, pd.DataFrame]]]:
+    """``tables_by_machine`` of each build's cells, builds in ``builds`` order first: build -> machine -> tables
+    (one build, '', for a run without builds). A multiplier divides one build's cells by the same build's
+    baseline."""
+    labels = builds_of(cells, builds) if BUILD in cells and len(cells) else [next(iter(builds), ONE_BUILD)]
+    if BUILD not in cells:
+        return {labels[0]: tables_by_machine(cells, baseline, machines)}
+    return {
+        build: tables_by_machine(cells[cells[BUILD] == build].reset_index(drop=True), baseline, machines)
+        for build in labels
+    }
 
 
 def combined(by_machine: Mapping[str, Mapping[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
@@ -558,4 +581,19 @@ def combined(by_machine: Mapping[str, Mapping[str, pd.DataFrame]]) -> dict[str, 
         frames = [tabs[name].assign(**{MACHINE: machine}) for machine, tabs in by_machine.items()]
         frame = pd.concat([f for f in frames if len(f)] or frames[:1], ignore_index=True)
         out[name] = frame[[MACHINE, *(c for c in frame.columns if c != MACHINE)]]
+    return out
+
+
+def combined_builds(by_build: Mapping[str, Mapping[str, Mapping[str, pd.DataFrame]]]) -> dict[str, pd.DataFrame]:
+    """``combined`` over every build, the build as the second column (after the machine); a run without builds
+    gets ``combined``'s frames as they are."""
+    if list(by_build) == [ONE_BUILD]:
+        return combined(by_build[ONE_BUILD])
+    parts = {build: combined(by_machine) for build, by_machine in by_build.items()}
+    out = {}
+    for name in next(iter(parts.values()), {}):
+        frames = [tabs[name].assign(**{BUILD: build}) for build, tabs in parts.items()]
+        frame = pd.concat([f for f in frames if len(f)] or frames[:1], ignore_index=True)
+        rest = [c for c in frame.columns if c not in (MACHINE, BUILD)]
+        out[name] = frame[[MACHINE, BUILD, *rest]]
     return out

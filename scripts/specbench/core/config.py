@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .builds import expand_builds
 from .config_checks import check_config
 from .config_error import ConfigError
 from .repo import REPO_ROOT
@@ -16,8 +17,8 @@ from .sweeps import expand_sweeps
 
 
 def validate_config(config: dict, base: Path = REPO_ROOT, schema: dict | None = None) -> dict:
-    """Validate ``config`` in place (filling defaults, expanding sweeps) and return it; raise ConfigError on the first
-    problem."""
+    """Validate ``config`` in place (filling defaults, expanding sweeps, resolving builds) and return it; raise
+    ConfigError on the first problem."""
     if "cuda" in (config.get("llama_cpp") or {}):
         old = config["llama_cpp"]["cuda"]
         raise ConfigError(
@@ -25,7 +26,10 @@ def validate_config(config: dict, base: Path = REPO_ROOT, schema: dict | None = 
             f"was replaced by llama_cpp.backend (cuda, metal, hip, vulkan or cpu): "
             f"write `backend: {'cuda' if old is True else 'cpu'}` instead of `cuda: {old}`".lower(),
         )
-    validate_document(config, schema if schema is not None else load_schema())
+    schema = schema if schema is not None else load_schema()
+    validate_document(config, schema)
     expand_sweeps(config)
+    build_schema = {**schema["properties"]["llama_cpp"], "$defs": schema["$defs"]}
+    expand_builds(config, lambda block: validate_document(block, build_schema))
     check_config(config, base)
     return config

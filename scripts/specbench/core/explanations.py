@@ -12,6 +12,7 @@ from .matrix import Cell
 EXPLANATION_VERSION = 1
 EXPLANATIONS_DIR = "results/explanations"
 EXPLANATION_PATTERN = EXPLANATIONS_DIR + "/{machine}/{prompt}/{condition}/t0.0/r{repeat}.json"
+BUILD_EXPLANATION_PATTERN = EXPLANATION_PATTERN.replace("{machine}/", "{machine}/{build}/")  # a run with builds
 # The requests, by name, in the order they are sent (each recorded with its body, sha256 and answer):
 TOKENIZE = "tokenize"  # the prompt's token ids (as /completion tokenizes a text prompt)
 SEQUENTIAL = "sequential"  # (a) the reference's own request again, with n_probs, just past the difference
@@ -52,7 +53,8 @@ def reference_repeat(condition: str, repeat: int, baseline: str) -> int | None:
 
 
 def compared_cells(cells: Iterable[Cell], baseline: str) -> list[Cell]:
-    """The temperature-0 cells whose reference (the same prompt's) is among ``cells``, in their order."""
+    """The temperature-0 cells whose reference (the same prompt's, on the same machine and build) is among
+    ``cells``, in their order."""
     cells = list(cells)
     present = set(cells)
     compared = []
@@ -64,7 +66,8 @@ def compared_cells(cells: Iterable[Cell], baseline: str) -> list[Cell]:
 
 
 def explanation_path(cell: Cell) -> str:
-    """The explanation record of a temperature-0 cell."""
-    return EXPLANATION_PATTERN.format(
-        machine=cell.machine, prompt=cell.key, condition=cell.condition, repeat=cell.repeat
+    """The explanation record of a temperature-0 cell (with its build component when it has one)."""
+    pattern = BUILD_EXPLANATION_PATTERN if cell.build else EXPLANATION_PATTERN
+    return pattern.format(
+        machine=cell.machine, build=cell.build, prompt=cell.key, condition=cell.condition, repeat=cell.repeat
     )

@@ -1,8 +1,9 @@
-"""Cells: one machine x task (x prompt) x condition x temperature x repeat, and the file path that names it.
+"""Cells: one machine (x build) x task (x prompt) x condition x temperature x repeat, and the file path that names it.
 
 A task holds one prompt (its ``prompt`` template: the study's case) or a prompt set (``prompts``: each prompt its own
 cell coordinate). In paths and wildcards the two are one component, the prompt key: the task's name for its one
-prompt, ``<task>.<prompt>`` for a member of a set ('.' is in no name)."""
+prompt, ``<task>.<prompt>`` for a member of a set ('.' is in no name). A run that names ``builds`` has a build
+component after the machine's; one that does not has none (build '', no such component)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .builds import ONE_BUILD, build_labels, declared
+
 CELLS_DIR = "results/cells"
 CELL_PATTERN = CELLS_DIR + "/{machine}/{prompt}/{condition}/t{temperature}/r{repeat}.json"
+BUILD_CELL_PATTERN = CELL_PATTERN.replace("{machine}/", "{machine}/{build}/")  # a run with builds
 DEFAULT_MACHINE = "local"  # the machine the workflow runs on, when the config names no machines
 ONE_PROMPT = ""  # the prompt coordinate of a task without a prompt set
 KEY_SEPARATOR = "."
@@ -40,7 +44,8 @@ def format_temperature(value: float) -> str:
 @dataclass(frozen=True, order=True)
 class Cell:
     """The coordinates of one measurement; ``machine`` is the label of the machine (kind of device) it runs on,
-    ``prompt`` the member of the task's prompt set ('' for a task of one prompt)."""
+    ``prompt`` the member of the task's prompt set ('' for a task of one prompt), ``build`` the label of the
+    llama.cpp build that serves it ('' for the one build of a run without ``builds``)."""
 
     task: str
     condition: str
@@ -48,6 +53,7 @@ class Cell:
     repeat: int
     machine: str = DEFAULT_MACHINE
     prompt: str = ONE_PROMPT
+    build: str = ONE_BUILD
 
     @property
     def key(self) -> str:
@@ -57,8 +63,9 @@ class Cell:
     @property
     def path(self) -> str:
         """The cell's result file, relative to the working directory."""
-        return CELL_PATTERN.format(
+        return (BUILD_CELL_PATTERN if self.build else CELL_PATTERN).format(
             machine=self.machine,
+            build=self.build,
             prompt=self.key,
             condition=self.condition,
             temperature=format_temperature(self.temperature),
@@ -67,9 +74,11 @@ class Cell:
 
     @property
     def label(self) -> str:
-        """Short human name, e.g. ``file-rewrite/ngram-mod/t0.0/r2`` (``a100:file-rewrite/...`` on a named machine)."""
+        """Short human name, e.g. ``file-rewrite/ngram-mod/t0.0/r2`` (``a100:file-rewrite/...`` on a named machine,
+        ``b11434:file-rewrite/...`` of a named build)."""
         name = f"{self.key}/{self.condition}/t{format_temperature(self.temperature)}/r{self.repeat}"
-        return name if self.machine == DEFAULT_MACHINE else f"{self.machine}:{name}"
+        where = [p for p in (self.machine if self.machine != DEFAULT_MACHINE else "", self.build) if p]
+        return ":".join([*where, name])
 
     def seed(self, base_seed: int) -> int:
         """Sampling seed, derived from the repeat index so a rerun reproduces the cell."""
@@ -77,25 +86,46 @@ class Cell:
 
     @classmethod
     def from_wildcards(
-        cls, key: str, condition: str, temperature: str, repeat: str | int, machine: str = DEFAULT_MACHINE
+        cls,
+        key: str,
+        condition: str,
+        temperature: str,
+        repeat: str | int,
+        machine: str = DEFAULT_MACHINE,
+        build: str = ONE_BUILD,
     ) -> Cell:
         """Build a cell from Snakemake wildcard strings (``key``: the prompt key, wildcard ``prompt``)."""
         task, prompt = split_key(key)
-        return cls(task, condition, float(temperature), int(repeat), machine, prompt)
+        return cls(task, condition, float(temperature), int(repeat), machine, prompt, build)
 
     @classmethod
     def from_path(cls, path: str) -> Cell:
-        """The cell whose result file is ``path`` (``Cell.path``'s inverse)."""
-        match = _CELL_PATH.fullmatch(path)
+        """The cell whose result file is ``path`` (``Cell.path``'s inverse; with a build component or without)."""
+        match = _CELL_PATH.fullmatch(path) or _BUILD_CELL_PATH.fullmatch(path)
         if match is None:
-            raise ValueError(f"'{path}' is not a cell file ({CELL_PATTERN})")
+            raise ValueError(f"'{path}' is not a cell file ({CELL_PATTERN} or {BUILD_CELL_PATTERN})")
         found = match.groupdict()
         return cls.from_wildcards(
-            found["prompt"], found["condition"], found["temperature"], found["repeat"], found["machine"]
+            found["prompt"],
+            found["condition"],
+            found["temperature"],
+            found["repeat"],
+            found["machine"],
+            found.get("build", ONE_BUILD),
         )
 
 
-_CELL_PATH = re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(CELL_PATTERN)))
+def _path_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(pattern)))
+
+
+_CELL_PATH = _path_regex(CELL_PATTERN)
+_BUILD_CELL_PATH = _path_regex(BUILD_CELL_PATTERN)
+
+
+def cell_pattern(config: dict) -> str:
+    """The cell file pattern of a run: with a build component when the config names builds."""
+    return BUILD_CELL_PATTERN if declared(config) else CELL_PATTERN
 
 
 def machine_labels(config: dict) -> list[str]:
@@ -148,8 +178,9 @@ def selected_cells(config: dict) -> list[Cell]:
     select = config.get("select", {})
     conditions = select.get("conditions") or list(config["conditions"])
     return [
-        Cell(task, condition, float(temperature), repeat, machine, prompt)
+        Cell(task, condition, float(temperature), repeat, machine, prompt, build)
         for machine in machine_labels(config)
+        for build in build_labels(config)
         for task in selected_tasks(config)
         for prompt in task_prompts(config, task)
         for condition in conditions
@@ -161,7 +192,7 @@ def selected_cells(config: dict) -> list[Cell]:
 def run_order(cells: list[Cell], tasks: list[str], conditions: list[str]) -> list[Cell]:
     """The order cells should run in: per task and temperature, repeat by repeat, prompt by prompt, every condition
     in turn, so that drift of a noisy machine is spread over the conditions instead of turning a block of runs into
-    a multiplier (machines side by side: each machine's cells keep this order among themselves)."""
+    a multiplier (machines and builds side by side: each one's cells keep this order among themselves)."""
     prompts = _prompt_order(cells)
     return sorted(
         cells,
@@ -172,6 +203,7 @@ def run_order(cells: list[Cell], tasks: list[str], conditions: list[str]) -> lis
             prompts[c.task, c.prompt],
             conditions.index(c.condition),
             c.machine,
+            c.build,
         ),
     )
 
@@ -182,49 +214,56 @@ def _prompt_order(cells: list[Cell]) -> dict[tuple[str, str], int]:
     return {key: [k for k in seen if k[0] == key[0]].index(key) for key in seen}
 
 
-def condition_sequence(cells: list[Cell], condition: str, tasks: list[str], machine: str) -> list[Cell]:
-    """The cells of ``condition`` on ``machine`` in the order one server (of that machine) answers them all
+def condition_sequence(
+    cells: list[Cell], condition: str, tasks: list[str], machine: str, build: str = ONE_BUILD
+) -> list[Cell]:
+    """The cells of ``condition`` on ``machine`` and ``build`` in the order one server (of them) answers them all
     (``warm_scope: condition``), the study's order as we read it: tasks in config order (``tasks``), per task its
     prompts in order, per prompt its temperatures ascending, per temperature its repeats one after another (the
     study's "faster with each repeat" is one task's repeats back to back)."""
-    own = [c for c in cells if c.condition == condition and c.machine == machine]
+    own = [c for c in cells if c.condition == condition and c.machine == machine and c.build == build]
     prompts = _prompt_order(own)
     return sorted(own, key=lambda c: (tasks.index(c.task), prompts[c.task, c.prompt], c.temperature, c.repeat))
 
 
 def condition_sequence_files(config: dict) -> list[str]:
     """The cell files one server of a warm condition answers (``warm_scope: condition``), in the order it answers
-    them (``condition_sequence``), with ``{machine}`` and ``{condition}`` left as wildcards: every condition and
-    machine has the same selected prompts, temperatures and repeats, so one order serves them all."""
+    them (``condition_sequence``), with ``{machine}``, ``{condition}`` (and ``{build}``) left as wildcards: every
+    condition, machine and build has the same selected prompts, temperatures and repeats, so one order serves them
+    all."""
     cells = selected_cells(config)
     first = cells[0]
     return [
-        CELL_PATTERN.format(
+        cell_pattern(config).format(
             machine="{machine}",
+            build="{build}",
             prompt=c.key,
             condition="{condition}",
             temperature=format_temperature(c.temperature),
             repeat=c.repeat,
         )
-        for c in condition_sequence(cells, first.condition, list(config["tasks"]), first.machine)
+        for c in condition_sequence(cells, first.condition, list(config["tasks"]), first.machine, first.build)
     ]
 
 
 def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:
     """The cells of one cell job, in the order its server answers them, from the job's wildcards: one cell (a
     fresh server), a prompt's repeats at one temperature (warm_scope task), or every selected cell of the condition
-    (warm_scope condition: ``condition_sequence``); all on the job's machine."""
+    (warm_scope condition: ``condition_sequence``); all on the job's machine and build."""
     condition, machine = wildcards["condition"], wildcards["machine"]
+    build = wildcards.get("build", ONE_BUILD)
     if "repeat" in wildcards:
         return [
-            Cell.from_wildcards(wildcards["prompt"], condition, wildcards["temperature"], wildcards["repeat"], machine)
+            Cell.from_wildcards(
+                wildcards["prompt"], condition, wildcards["temperature"], wildcards["repeat"], machine, build
+            )
         ]
     if "prompt" in wildcards:
         return [
-            Cell.from_wildcards(wildcards["prompt"], condition, wildcards["temperature"], repeat, machine)
+            Cell.from_wildcards(wildcards["prompt"], condition, wildcards["temperature"], repeat, machine, build)
             for repeat in repeats(config)
         ]
-    return condition_sequence(selected_cells(config), condition, list(config["tasks"]), machine)
+    return condition_sequence(selected_cells(config), condition, list(config["tasks"]), machine, build)
 
 
 def wildcard_constraints(config: dict) -> dict[str, str]:
@@ -235,6 +274,7 @@ def wildcard_constraints(config: dict) -> dict[str, str]:
 
     return {
         "machine": alternatives(machine_labels(config)),
+        **({"build": alternatives(build_labels(config))} if declared(config) else {}),
         "prompt": alternatives(prompt_keys(config)),
         "condition": alternatives(list(config["conditions"])),
         "temperature": alternatives([format_temperature(t) for t in config["temperatures"]]),

@@ -104,6 +104,7 @@ def cell_record(
         "code_fingerprint": setup.code_fingerprint,
         "cell": {
             "machine": cell.machine,
+            **({"build": cell.build} if cell.build else {}),  # a run with builds: the build's label
             "task": cell.task,
             "prompt": cell.prompt,
             "condition": cell.condition,

@@ -14,13 +14,14 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.cell_table import csv_copy, read_table
-from ..analysis.summaries import combined, tables_by_machine
+from ..analysis.summaries import combined_builds, tables_by_build
 from ..claims.claim import Claim
 from ..claims.evaluate import Setup, evaluate
 from ..claims.load import load_claims
 from ..claims.predictions import integrity
 from ..core.entry import logged_to
 from ..core.files import read_json, write_atomic, write_json_atomic
+from .build_sections import build_sections
 from .comparability import assess, device_label, real_model_note
 from .document import Facts, Figure, Report
 from .environment import environment, missing_cells
@@ -88,6 +89,8 @@ class ReportSettings:
     stand_in_tasks: Sequence[str] = ()
     model_note: str | None = None
     sweeps: Mapping[str, Mapping[str, Any]] | None = None  # swept condition -> {of, flag, value}
+    builds: Sequence[str] = ()  # the builds' labels (none for a run without builds)
+    build_descriptions: Mapping[str, str] | None = None
 
 
 # The summaries written beside the report as CSV (every machine's in one file; rule report's outputs of these names)
@@ -99,7 +102,7 @@ class Assembled:
     """The report and the tables written beside it."""
 
     report: Report
-    summaries: Mapping[str, pd.DataFrame]  # every machine's summaries by name (summaries.combined)
+    summaries: Mapping[str, pd.DataFrame]  # every machine's (and build's) summaries by name (combined_builds)
     claims: pd.DataFrame
     provenance: dict[str, Any]
     images: Mapping[str, bytes]  # the figures' PNG files by name (FIGURE_FILES)
@@ -130,10 +133,12 @@ def machine_views(
 
 
 def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Sequence[str] = ()) -> Assembled:
-    """Everything the report shows, computed once from its inputs; the detailed sections show the first machine.
-    ``figure_links``: where the Markdown report finds each figure's file (FIGURE_FILES order), if they are written."""
+    """Everything the report shows, computed once from its inputs; the detailed sections show the first machine (of
+    the first build, after Builds compared). ``figure_links``: where the Markdown report finds each figure's file
+    (FIGURE_FILES order), if they are written."""
     all_cells = read_table(inputs.table)
-    by_machine = tables_by_machine(all_cells, settings.baseline, settings.machines)
+    by_build = tables_by_build(all_cells, settings.baseline, settings.machines, settings.builds)
+    by_machine = next(iter(by_build.values()))
     tables = next(iter(by_machine.values()))
     index = read_json(inputs.cells_index)
     build = read_json(inputs.build_dir / "manifest.json")
@@ -146,7 +151,8 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
     }
     numbers = {
         key: number
-        for machine_tables in by_machine.values()
+        for build_tables in by_build.values()
+        for machine_tables in build_tables.values()
         for key, number in report_numbers(machine_tables, settings.baseline).items()
     }
     comparability = assess(
@@ -218,10 +224,15 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
         conditions=settings.condition_order,
         machines=views,
         sweeps=settings.sweeps,
+        opening=build_sections(
+            {build: next(iter(machines.values())) for build, machines in by_build.items()},
+            settings.baseline,
+            settings.build_descriptions,
+        ),
     )
     provenance = {"context": run_context, "numbers": numbers, "cells": index["cells"]}
     images = dict(zip(FIGURE_FILES, (png for _, png in drawn[: len(FIGURE_FILES)]), strict=True))
-    return Assembled(report, combined(by_machine), claims, provenance, images)
+    return Assembled(report, combined_builds(by_build), claims, provenance, images)
 
 
 def write_report(

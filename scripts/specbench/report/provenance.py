@@ -33,8 +33,9 @@ def row_id(kind: str, row: Mapping[str, Any]) -> str:
         key = number_id(kind, row["task"], row["condition"], row["temperature"], f"r{row['repeat']}")
     else:
         key = number_id(kind, row["task"], row["condition"], row["temperature"])
-    machine = row.get("machine")
-    return key if machine in (None, DEFAULT_MACHINE) or pd.isna(machine) else f"{key}@{machine}"
+    machine, build = row.get("machine"), row.get("build")
+    key = key if machine in (None, DEFAULT_MACHINE) or pd.isna(machine) else f"{key}@{machine}"
+    return key if not isinstance(build, str) or not build else f"{key}~{build}"
 
 
 def _number(value: Any) -> float | int | None:

@@ -604,10 +604,11 @@ def build_report(
     machines: Sequence[MachineView] = (),
     sweeps: Mapping[str, Mapping[str, Any]] | None = None,
     thesis: Figure | None = None,
+    opening: Sequence[Section] = (),
 ) -> Report:
     """The report's sections, in order, from the summary tables (summaries.tables), the claims evaluation, the
     provenance numbers and the figures (``sweeps``: each swept condition's facts; ``thesis``: the thesis section's
-    figure)."""
+    figure; ``opening``: sections shown first, the builds compared)."""
     cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
     warnings = [_scope_warning(facts.comparability)] if not facts.comparability.comparable else []
     warnings += [facts.model_note] if facts.model_note else []
@@ -637,6 +638,7 @@ def build_report(
     )
     shown = conditions or list(dict.fromkeys(summary.condition))
     sections = [
+        *opening,
         _answer(summary, claims, facts, shown),
         *machines_sections(machines, baseline, shown),
         *thesis_section(tables.get("thesis"), claims, thesis, shown),

@@ -1,0 +1,122 @@
+"""Builds side by side (a run with two or more llama.cpp builds): per task, condition and temperature each build's
+multiplier with its 95 % interval (each against its own build's baseline), whether each later build's interval is
+separated from the first build's, the baseline's tokens/s per build, the temperature-0 outputs of each later build
+against the first build's (same prompt and repeat), and the speculative settings each build's server logged."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ..core.explanations import first_difference
+
+COMPARISON_COLUMNS = [
+    "task",
+    "condition",
+    "temperature",
+    "speedup",  # build -> the multiplier (mean over its own build's baseline mean)
+    "ci_low",  # build -> the interval's bounds
+    "ci_high",
+    "verdict",  # build -> the study's verdict rule on its own build
+    "separated",  # later build -> True / False (its interval and the first build's overlap), None: no interval
+    "baseline_tokens_per_s",  # build -> the baseline's mean tokens/s on that task and temperature
+    "outputs",  # later build -> {"compared", "identical", "first_differences"} against the first build (t = 0)
+    "settings",  # build -> the speculative settings its server logged, 'implementation: key=value'
+    "changed_settings",  # settings that differ between builds, 'key: value (build) -> value (build)'
+    "cells",  # every cell file behind the row
+]
+
+
+def separated(a: tuple[float, float], b: tuple[float, float]) -> bool | None:
+    """Whether two intervals do not overlap; None when either is missing (too few runs for an interval)."""
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (*a, *b)):
+        return None
+    return bool(a[1] < b[0] or b[1] < a[0])
+
+
+def _settings(cells: pd.DataFrame) -> dict[str, str]:
+    """'implementation: key' -> the value(s) the cells' server logs gave it (several values joined)."""
+    found: dict[str, set[str]] = {}
+    for entries in cells.spec_settings:
+        for entry in [] if entries is None else list(entries):
+            found.setdefault(f"{entry['implementation']}: {entry['key']}", set()).add(str(entry["value"]))
+    return {key: " / ".join(sorted(values)) for key, values in sorted(found.items())}
+
+
+def _outputs(cells: pd.DataFrame, first: pd.DataFrame) -> dict[str, Any]:
+    """Temperature-0 cells against the first build's of the same prompt and repeat: how many compared, how many
+    identical, and where each other one first differs."""
+    reference = {(r.prompt, int(r.repeat)): list(r.tokens) for r in first.itertuples()}
+    compared, identical, differences = 0, 0, []
+    for r in cells.itertuples():
+        tokens = reference.get((r.prompt, int(r.repeat)))
+        if tokens is None:
+            continue
+        compared += 1
+        at = first_difference(list(r.tokens), tokens)
+        if at is None:
+            identical += 1
+        else:
+            differences.append(int(at))
+    return {"compared": compared, "identical": identical, "first_differences": differences}
+
+
+def compare_builds(by_build: Mapping[str, Mapping[str, pd.DataFrame]], baseline: str) -> pd.DataFrame:
+    """The comparison rows from each build's tables (one machine's: summaries.tables), builds in mapping order; the
+    first build is the one each later build's interval and outputs are compared with."""
+    labels: Sequence[str] = list(by_build)
+    if len(labels) < 2:
+        return pd.DataFrame(columns=COMPARISON_COLUMNS)
+    first = labels[0]
+    keys = ["task", "condition", "temperature"]
+    summaries = {b: t["summary"].set_index(keys) for b, t in by_build.items()}
+    cells = {b: t["cells"] for b, t in by_build.items()}
+    rows = []
+    for key in dict.fromkeys(k for s in summaries.values() for k in s.index):
+        task, condition, temperature = key
+        own = {b: s.loc[key] for b, s in summaries.items() if key in s.index}
+        group = {
+            b: c[(c.task == task) & (c.condition == condition) & (c.temperature == temperature)]
+            for b, c in cells.items()
+        }
+        bounds = {b: (r["speedup_ci_low"], r["speedup_ci_high"]) for b, r in own.items()}
+        rows.append(
+            {
+                "task": task,
+                "condition": condition,
+                "temperature": temperature,
+                "speedup": {b: r["speedup"] for b, r in own.items()},
+                "ci_low": {b: low for b, (low, _) in bounds.items()},
+                "ci_high": {b: high for b, (_, high) in bounds.items()},
+                "verdict": {b: r["verdict"] for b, r in own.items()},
+                "separated": {
+                    b: None if condition == baseline or first not in bounds else separated(bounds[b], bounds[first])
+                    for b in labels[1:]
+                    if b in bounds
+                },
+                "baseline_tokens_per_s": {b: r["baseline_mean_tokens_per_s"] for b, r in own.items()},
+                "outputs": {
+                    b: _outputs(group[b], group[first]) for b in labels[1:] if temperature == 0.0 and len(group[b])
+                },
+                "settings": {b: _settings(g) for b, g in group.items()},
+                "changed_settings": _changed({b: _settings(g) for b, g in group.items()}, labels),
+                "cells": sorted(f for g in group.values() for f in g.cell_file),
+            }
+        )
+    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+
+
+def _changed(settings: Mapping[str, Mapping[str, str]], labels: Sequence[str]) -> list[str]:
+    """Each setting whose logged value differs between builds (or that one build logged and another did not), as
+    'implementation: key: value (build) -> value (build)'."""
+    out = []
+    for name in dict.fromkeys(k for s in settings.values() for k in s):
+        values = {b: settings.get(b, {}).get(name) for b in labels}
+        if len(set(values.values())) > 1:
+            out.append(
+                f"{name}: " + " -> ".join(f"{v if v is not None else 'not logged'} ({b})" for b, v in values.items())
+            )
+    return out
