@@ -542,7 +542,8 @@ def test_report_opens_in_chromium(run: dict, tmp_path: Path) -> None:
         images = browser.execute_script(
             "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])"
         )
-        assert len(images) == 4 and all(done and w > 0 and h > 0 for done, w, h in images), images  # with the thesis
+        # multipliers, acceptance, timeline, thesis, acceptance by draft position, tokens over time
+        assert len(images) == 6 and all(done and w > 0 and h > 0 for done, w, h in images), images
         sections = browser.execute_script("return Array.from(document.querySelectorAll('h2')).map(h => h.id)")
         for section in (
             "thesis",
