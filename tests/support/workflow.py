@@ -1,0 +1,170 @@
+"""Run the real workflow as a subprocess, and lay out a Hugging Face cache the way huggingface_hub does."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import yaml
+
+from specbench.core.code import WORKFLOW_FILES
+from support.paths import REPO
+
+TEST_CACHE = Path(os.environ.get("SPECBENCH_TEST_CACHE", Path.home() / ".cache" / "specbench-tests")).expanduser()
+OUTPUT_CACHE = TEST_CACHE / "snakemake-output-cache"
+
+
+def snakemake(
+    workdir: Path,
+    targets: list[str],
+    configs: list[Path],
+    *extra: str,
+    env: dict[str, str] | None = None,
+    cores: int = 2,
+    snakefile: Path = REPO / "Snakefile",
+) -> subprocess.CompletedProcess:
+    """``snakemake TARGETS`` in ``workdir`` with the study config plus ``configs`` merged over it.
+
+    The llama.cpp rules are taken from / put into Snakemake's between-workflow cache, so the build happens
+    once per machine (keyed by the rules' code, parameters and inputs).
+    """
+    OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        *targets,
+        "--snakefile",
+        str(snakefile),
+        "--directory",
+        str(workdir),
+        "--cores",
+        str(cores),
+        *extra,
+        "--cache",
+        "--configfile",
+        *(str(c) for c in configs),
+    ]
+    full_env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **(env or {})}
+    return subprocess.run(argv, cwd=workdir, env=full_env, capture_output=True, text=True)
+
+
+def tiny_run(work: Path, name: str, settings: dict) -> subprocess.CompletedProcess:
+    """A complete ``snakemake all`` of config/tiny.yaml with ``settings`` merged over it (written to
+    ``work/<name>.yaml``), offline; fails the test with the output's tail when it does not finish."""
+    override = write_yaml(work / f"{name}.yaml", settings)
+    result = snakemake(work, ["all"], [REPO / "config" / "tiny.yaml", override], env={"HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
+    return result
+
+
+def copy_workflow(dest: Path) -> Path:
+    """A copy of the workflow's own files (what a user's clone holds), to edit in tests; returns its Snakefile."""
+    for name in WORKFLOW_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, dest / name)
+    return dest / "Snakefile"
+
+
+def write_yaml(path: Path, data: dict) -> Path:
+    """Write a config override file."""
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def populate_hf_cache(hf_home: Path, repo: str, checkpoint: Path) -> str:
+    """Put ``checkpoint`` into an HF hub cache (blobs, snapshot links, refs/main); return the commit id."""
+    files = sorted(p for p in checkpoint.rglob("*") if p.is_file())
+    listing = hashlib.sha1()
+    for path in files:
+        listing.update(path.relative_to(checkpoint).as_posix().encode())
+        listing.update(hashlib.sha256(path.read_bytes()).digest())
+    commit = listing.hexdigest()
+    root = hf_home / "hub" / f"models--{repo.replace('/', '--')}"
+    (root / "refs").mkdir(parents=True, exist_ok=True)
+    (root / "refs" / "main").write_text(commit)
+    for path in files:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        blob = root / "blobs" / digest
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        if not blob.exists():
+            shutil.copyfile(path, blob)
+        link = root / "snapshots" / commit / path.relative_to(checkpoint)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(os.path.relpath(blob, link.parent))
+    return commit
+
+
+def job_counts(dry_run_output: str) -> dict[str, int]:
+    """The 'Job stats' table of a dry run, as {rule: count} (empty when there is nothing to do)."""
+    counts: dict[str, int] = {}
+    lines = dry_run_output.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == "Job stats:":
+            for row in lines[i + 3 :]:
+                parts = row.split()
+                if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
+                    break
+                counts[parts[0]] = int(parts[1])
+            break
+    return counts
+
+
+def live_processes() -> list[tuple[int, list[str], Path | None]]:
+    """Every live process but this one: (pid, argv, working directory or None when unreadable); zombies left out."""
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline", "cwd", "status"], ad_value=None):
+        info = proc.info
+        if info["pid"] == os.getpid() or not info["cmdline"] or info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        found.append((info["pid"], info["cmdline"], Path(info["cwd"]) if info["cwd"] else None))
+    return found
+
+
+def llama_server_pids_using(path: Path) -> list[int]:
+    """Pids of running llama-servers whose command line names ``path`` as given: servers a test started itself
+    with an absolute model path (a workflow's servers name their files relative to it: ``llama_servers_in``)."""
+    return [pid for pid, argv, _ in live_processes() if "llama-server" in argv[0] and str(path) in " ".join(argv)]
+
+
+def llama_servers_in(work: Path) -> list[int]:
+    """Pids of the llama-servers running in a workflow's working directory (a cell starts its server there)."""
+    work = work.resolve()
+    return [pid for pid, argv, cwd in live_processes() if argv[0].endswith("llama-server") and cwd == work]
+
+
+@contextlib.contextmanager
+def frozen(pid: int, hold_s: float = 1.0) -> Iterator[None]:
+    """Stop a process (SIGSTOP) while the block runs and for ``hold_s`` after, then let it go on (SIGCONT): a
+    server frozen mid-generation cannot finish its answer before an interrupt sent in the block has landed (the
+    cell's script stops it; a stopped server's pending SIGTERM acts once it goes on)."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+        time.sleep(hold_s)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+
+def signal_mask(pid: int, field: str) -> set[signal.Signals]:
+    """The signals in one mask of ``/proc/<pid>/status`` ('SigCgt': caught, 'SigIgn': ignored, 'ShdPnd': pending
+    for the process); psutil does not read these. Empty when the process is gone."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return set()
+    mask = int(next(line.split()[1] for line in lines if line.startswith(f"{field}:")), 16)
+    return {sig for sig in signal.Signals if mask & (1 << (sig.value - 1))}
