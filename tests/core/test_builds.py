@@ -13,7 +13,8 @@ from specbench.core.config import ConfigError, validate_config
 from specbench.core.explanations import compared_cells, explanation_path
 from specbench.core.matrix import Cell, selected_cells, wildcard_constraints
 from support.config import merge_into
-from support.workflow import REPO, job_counts, snakemake
+from support.paths import REPO
+from support.workflow import job_counts, snakemake
 
 B11434 = {
     "pypi-sdist": {

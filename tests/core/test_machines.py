@@ -21,7 +21,8 @@ from specbench.report.machines import machine_view
 from specbench.report.markdown import render_markdown
 from specbench.report.provenance import report_numbers, row_id
 from specbench.report.sections import build_report
-from support.workflow import REPO, write_yaml
+from support.paths import REPO
+from support.workflow import write_yaml
 
 A100 = {
     "nvml": "ok",

@@ -20,7 +20,8 @@ from specbench.llama_cpp.source import (
     git_checkout,
     source_step,
 )
-from support.workflow import REPO, job_counts, snakemake
+from support.paths import REPO
+from support.workflow import job_counts, snakemake
 
 
 def _make_tree(root: Path) -> None:

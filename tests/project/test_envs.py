@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support.workflow import REPO, TEST_CACHE
+from support.paths import REPO, TEST_CACHE
 
 SCRIPTS = REPO / "scripts"
 PACKAGE = "specbench"

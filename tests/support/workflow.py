@@ -17,10 +17,8 @@ import psutil
 import yaml
 
 from specbench.core.code import WORKFLOW_FILES
-from support.paths import REPO
-
-TEST_CACHE = Path(os.environ.get("SPECBENCH_TEST_CACHE", Path.home() / ".cache" / "specbench-tests")).expanduser()
-OUTPUT_CACHE = TEST_CACHE / "snakemake-output-cache"
+from support.paths import OUTPUT_CACHE, REPO
+from support.prepare import wait_for
 
 
 def snakemake(
@@ -31,12 +29,16 @@ def snakemake(
     env: dict[str, str] | None = None,
     cores: int = 2,
     snakefile: Path = REPO / "Snakefile",
+    prepared: tuple[str, ...] = ("llama-cpp",),
 ) -> subprocess.CompletedProcess:
     """``snakemake TARGETS`` in ``workdir`` with the study config plus ``configs`` merged over it.
 
     The llama.cpp rules are taken from / put into Snakemake's between-workflow cache, so the build happens
-    once per machine (keyed by the rules' code, parameters and inputs).
+    once per machine (keyed by the rules' code, parameters and inputs); a run (not a dry run) first waits for the
+    ``prepared`` steps of the background preparation that fill that cache (support.prepare).
     """
+    if not {"-n", "--dry-run"} & set(extra):
+        wait_for(*prepared)
     OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
     argv = [
         sys.executable,
@@ -76,6 +78,23 @@ def copy_workflow(dest: Path) -> Path:
         else:
             shutil.copy2(source, dest / name)
     return dest / "Snakefile"
+
+
+def copy_workdir(source: Path, dest: Path) -> Path:
+    """A private copy of a finished run's working directory, for a test that changes what it finds there: its
+    resources (builds, models) hard-linked (a job replaces an output, never writes into one), the rest copied with
+    its times, Snakemake's metadata included, so the copy is as up to date as the run."""
+
+    def link_or_copy(src: str, dst: str) -> None:
+        if Path(src).is_relative_to(source / "resources"):
+            os.link(src, dst)
+        else:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(
+        source, dest, symlinks=True, copy_function=link_or_copy, ignore=shutil.ignore_patterns("log", "locks")
+    )
+    return dest
 
 
 def write_yaml(path: Path, data: dict) -> Path:

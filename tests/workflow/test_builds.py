@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from specbench.core.files import read_json
-from support.workflow import REPO, snakemake, write_yaml
+from support.paths import REPO
+from support.workflow import snakemake, write_yaml
 
 BUILD_ROOTS = {"b11223": "resources/llama.cpp", "b11434": "resources/llama.cpp/builds/b11434"}
 

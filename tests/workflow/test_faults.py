@@ -31,9 +31,8 @@ from specbench.measure import server as server_module
 from specbench.measure.runner import run_cells
 from specbench.measure.server import listening_addresses
 from specbench.measure.setup import Setup
+from support.paths import OUTPUT_CACHE, REPO
 from support.workflow import (
-    OUTPUT_CACHE,
-    REPO,
     frozen,
     job_counts,
     live_processes,
@@ -738,6 +737,7 @@ def _cell_beside_hogs(
 
 
 @pytest.mark.workflow
+@pytest.mark.alone  # it judges CPU contention: nothing else may run beside it
 def test_a_cpu_hog_mid_cell_makes_the_cell_wait_for_quiet_then_measure_clean(run: dict) -> None:
     cell_file, returncode, stderr, hogs, hogs_started = _cell_beside_hogs(run, hog_s=10, quiet_timeout_s=120)
     assert returncode == 0, stderr[-4000:]
@@ -775,6 +775,7 @@ def test_a_cpu_hog_mid_cell_makes_the_cell_wait_for_quiet_then_measure_clean(run
 
 
 @pytest.mark.workflow
+@pytest.mark.alone  # it judges CPU contention: nothing else may run beside it
 def test_a_cpu_hog_that_outlasts_the_bound_fails_the_cell_naming_it(run: dict) -> None:
     cell_file, returncode, stderr, hogs, _ = _cell_beside_hogs(run, hog_s=None, quiet_timeout_s=8)
     assert returncode != 0

@@ -1,8 +1,8 @@
 """The workflow under a real SLURM: a single-node cluster on this machine (slurm/start-cluster.sh beside this file:
 munged, MariaDB, slurmdbd, slurmctld, slurmd, in a loopback-only network namespace) with two partitions standing for two
 kinds of machine, and `snakemake --profile profiles/slurm` (snakemake-executor-plugin-slurm) on a tiny slice of
-the tiny config with two machines (config 'machines', each selecting its partition): 2 tasks x 2 conditions x
-temperature 0 x 1 repeat on each.
+the tiny config with two machines (config 'machines', each selecting its partition): the essay x 2 conditions x
+temperature 0 x 1 repeat on each, one CPU per cell job so that two run at once.
 
 sacct must show each cell as a SLURM job of its own, in its machine's partition; the steps that run once (tiny
 checkpoint, convert, quantize, install) as one job each, shared by every cell through the filesystem; the local
@@ -35,14 +35,15 @@ import psutil
 import pytest
 
 from specbench.core.files import read_json
-from support.workflow import OUTPUT_CACHE, REPO, TEST_CACHE, frozen, job_counts, llama_servers_in, write_yaml
+from support.paths import OUTPUT_CACHE, REPO, TEST_CACHE
+from support.workflow import frozen, job_counts, llama_servers_in, write_yaml
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
 CLUSTER = REPO / "tests" / "workflow" / "slurm"
 PARTITION_OF = {"kind-a": "part-a", "kind-b": "part-b"}  # machine label -> the partition that stands for it
 CONDITIONS = ["off", "mtp"]
-TASKS = ["essay", "todo-app"]
+TASKS = ["essay"]
 ONCE = ["tiny_target_checkpoint", "convert_target", "quantize_target", "llama_cpp_install"]
 # No condition of the slice loads a draft model, so the draft is neither made nor converted.
 UNUSED = ["tiny_draft_checkpoint", "convert_draft"]
@@ -80,7 +81,11 @@ SLICE = {
     "repeats": 1,
     "max_tokens": 32,
     "machines": [{"label": m, "resources": {"slurm_partition": p}} for m, p in PARTITION_OF.items()],
-    "resources": {"local_rules": ["hf_download", "hf_dataset", *LOCAL]},
+    # Cells and explanations ask for one CPU each, so the 2-CPU node runs two of them at once.
+    "resources": {
+        "local_rules": ["hf_download", "hf_dataset", *LOCAL],
+        "rules": {rule: {"threads": 1} for rule in ("cell", "explain_divergence", "explain_control")},
+    },
     # One 2-CPU node runs the daemons, each job's Snakemake and up to four jobs: CPU contention between them is
     # expected and not what this test is about (tests/workflow/test_faults.py judges it), so it is recorded, not judged.
     "measurement": {"max_foreign_cpu": None},

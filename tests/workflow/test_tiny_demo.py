@@ -28,9 +28,9 @@ from specbench.core.files import read_json, sha256_file
 from specbench.core.matrix import Cell, run_order, selected_cells
 from specbench.tiny.checkpoints import write_tiny_target
 from support.config import load_config
+from support.paths import OUTPUT_CACHE, REPO
 from support.workflow import (
-    OUTPUT_CACHE,
-    REPO,
+    copy_workdir,
     copy_workflow,
     frozen,
     job_counts,
@@ -82,12 +82,22 @@ def run(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint: Path) -> dict
             "temperatures": [0.0],
             "repeats": REPEATS,
             "max_tokens": 96,
+            # Other suites run beside this one: CPU contention is recorded, not judged (tests/workflow/test_faults.py
+            # judges it on a machine it has to itself).
+            "measurement": {"max_foreign_cpu": None},
         },
     )
     configs = [TINY, override]
     result = snakemake(work, ["all"], configs, env=env, snakefile=snakefile)
     assert result.returncode == 0, _fail_message(result)
     return {"work": work, "configs": configs, "env": env, "commit": commit, "result": result, "snakefile": snakefile}
+
+
+@pytest.fixture
+def own(run: dict, tmp_path: Path) -> dict:
+    """The run in a private copy of its working directory: for a test that deletes, rewrites or remakes what it
+    finds there, so that no other test sees what it changed."""
+    return {**run, "work": copy_workdir(run["work"], tmp_path / "own-work")}
 
 
 def _model_file(run: dict, pattern: str) -> Path:
@@ -251,7 +261,9 @@ def test_watch_and_attempts_are_recorded(run: dict) -> None:
     assert record["contention"]["contended"] is False
     assert record["contention"]["nvml"] == "unavailable"  # a CPU build: NVML is not asked
     assert (record["contention"]["gpu_watch"], record["machine"]["backend"]) == ("cpu", "cpu")
-    assert record["contention"]["reason"].startswith("accepted: CPU backend, no GPU used; CPU contention judged")
+    reason = record["contention"]["reason"]
+    assert reason.startswith("accepted: CPU backend, no GPU used; CPU contention recorded, not judged"), reason
+    assert record["contention"]["foreign_cpu"]["share"] is not None  # measured, though not judged
     assert record["machine"]["llama_devices"] == [] and record["provenance"]["llama_cpp"]["backend"] == "cpu"
     samples = (run["work"] / record["gpu_samples"]).read_text().splitlines()
     phases = [json.loads(line)["phase"] for line in samples]
@@ -349,16 +361,16 @@ def test_another_runs_cells_are_imported_as_machines_and_compared(run: dict, tmp
     assert provenance["cells"][behind[0]]["server_log"]  # the imported record's own chain
 
 
-def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) -> None:
-    again = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"], snakefile=run["snakefile"])
+def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(own: dict) -> None:
+    again = snakemake(own["work"], ["all"], own["configs"], "--dry-run", env=own["env"], snakefile=own["snakefile"])
     assert again.returncode == 0, _fail_message(again)
     assert job_counts(again.stdout + again.stderr) == {}, again.stdout
     assert "Nothing to be done" in again.stdout + again.stderr
 
-    cell = run["work"] / Cell("essay", "ngram-mod", 0.0, 2).path
+    cell = own["work"] / Cell("essay", "ngram-mod", 0.0, 2).path
     before = json.loads(cell.read_text())
     cell.unlink()
-    plan = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"], snakefile=run["snakefile"])
+    plan = snakemake(own["work"], ["all"], own["configs"], "--dry-run", env=own["env"], snakefile=own["snakefile"])
     assert job_counts(plan.stdout + plan.stderr) == {
         "cell": 1,
         "explain_divergence": 1,
@@ -368,7 +380,7 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) ->
     }, plan.stdout
     assert "results/cells/local/essay/ngram-mod/t0.0/r2.json" in plan.stdout
 
-    redo = snakemake(run["work"], ["all"], run["configs"], env=run["env"], snakefile=run["snakefile"])
+    redo = snakemake(own["work"], ["all"], own["configs"], env=own["env"], snakefile=own["snakefile"])
     assert redo.returncode == 0, _fail_message(redo)
     after = json.loads(cell.read_text())
     assert after["response"]["tokens"] == before["response"]["tokens"]
@@ -377,19 +389,19 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(run: dict) ->
     # Rerunning one cell by hand: only the explanations that read it, the aggregate and the report follow it (a
     # baseline cell is the reference of every other condition's cell of its repeat, and of its later repeats)
     forced = snakemake(
-        run["work"],
+        own["work"],
         [Cell("file-rewrite", "off", 0.0, 1).path],
-        run["configs"],
+        own["configs"],
         "--forcerun",
         "cell",
-        env=run["env"],
-        snakefile=run["snakefile"],
+        env=own["env"],
+        snakefile=own["snakefile"],
     )
     assert forced.returncode == 0, _fail_message(forced)
     total = len(TASKS) * len(CONDITIONS) * REPEATS  # the file there, out of date, is done once it is rewritten
     counts = [ln for ln in forced.stderr.splitlines() if ln.startswith("specbench progress: cells ")]
     assert counts and counts[-1].startswith(f"specbench progress: cells {total} of {total} done (1 measured now; ")
-    follow = snakemake(run["work"], ["all"], run["configs"], "--dry-run", env=run["env"], snakefile=run["snakefile"])
+    follow = snakemake(own["work"], ["all"], own["configs"], "--dry-run", env=own["env"], snakefile=own["snakefile"])
     assert job_counts(follow.stdout + follow.stderr) == {
         "explain_divergence": len(CONDITIONS) - 1,
         "explain_control": REPEATS - 1,
@@ -590,12 +602,12 @@ def _cell_script(snakemake_pid: int) -> psutil.Process | None:
     return None
 
 
-def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> None:
+def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(own: dict) -> None:
     """Ctrl-C as a terminal delivers it: SIGINT to Snakemake's whole process group (its own session here), which
     holds the cell script. The script must catch SIGINT (checked in /proc before sending), the server is frozen
     while the signal lands (a fast cell cannot finish first), and the one line says which signal stopped it."""
     cell = Cell("essay", "dflash", 0.0, 1)
-    path, log = run["work"] / cell.path, run["work"] / cell.path.replace(".json", ".server.log")
+    path, log = own["work"] / cell.path, own["work"] / cell.path.replace(".json", ".server.log")
     argv = [
         sys.executable,
         "-m",
@@ -604,20 +616,20 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> Non
         "--forcerun",
         "cell",
         "--snakefile",
-        str(run["snakefile"]),
+        str(own["snakefile"]),
         "--directory",
-        str(run["work"]),
+        str(own["work"]),
         "--cores",
         "2",
         "--cache",
         "--configfile",
-        *map(str, run["configs"]),
+        *map(str, own["configs"]),
     ]
-    env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **run["env"]}
+    env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **own["env"]}
     started = log.stat().st_mtime if log.exists() else 0.0
     proc = subprocess.Popen(
         argv,
-        cwd=run["work"],
+        cwd=own["work"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -638,7 +650,7 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> Non
         script = _cell_script(proc.pid)
         assert script is not None, "no cell script under Snakemake"
         assert signal.SIGINT in signal_mask(script.pid, "SigCgt"), signal_mask(script.pid, "SigIgn")
-        [server] = llama_servers_in(run["work"])
+        [server] = llama_servers_in(own["work"])
         with frozen(server):
             os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does to the foreground process group
         output, _ = proc.communicate(timeout=60)
@@ -652,13 +664,13 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(run: dict) -> Non
         "stopped and no cell file was written"
     ), output[-6000:]
     assert proc.returncode != 0, output[-6000:]
-    starting = (run["work"] / f"logs/{cell.path.replace('.json', '.log')}").read_text()
+    starting = (own["work"] / f"logs/{cell.path.replace('.json', '.log')}").read_text()
     assert f"cells {cell.label}: starting (watching Snakemake pid {proc.pid}; SIGINT default)" in starting
     time.sleep(1.0)
-    assert llama_servers_in(run["work"]) == []
+    assert llama_servers_in(own["work"]) == []
     assert not path.exists()
     assert not list(path.parent.glob(".r1.json.*"))  # no half-written temp file
-    resumed = snakemake(run["work"], ["all"], run["configs"], env=run["env"], snakefile=run["snakefile"])
+    resumed = snakemake(own["work"], ["all"], own["configs"], env=own["env"], snakefile=own["snakefile"])
     assert resumed.returncode == 0, _fail_message(resumed)
     assert read_json(path)["response"]["timings"]["predicted_n"] > 0
 
@@ -750,37 +762,37 @@ def test_a_changed_flag_or_max_tokens_reruns_only_the_cells_it_touches(run: dict
     assert _plan(run)[0] == {}  # the config as run: nothing to do
 
 
-def test_another_model_in_the_same_directory_leaves_this_one_alone(run: dict, tmp_path: Path) -> None:
+def test_another_model_in_the_same_directory_leaves_this_one_alone(own: dict, tmp_path: Path) -> None:
     # The tiny draft as target: a real GGUF without an MTP layer, which verify refuses (require_mtp).
-    draft = {"source": "gguf", "gguf": {"path": str(_model_file(run, "resources/models/tiny-draft-*/bf16.gguf"))}}
+    draft = {"source": "gguf", "gguf": {"path": str(_model_file(own, "resources/models/tiny-draft-*/bf16.gguf"))}}
     other = write_yaml(tmp_path / "other.yaml", {"models": {"target": draft}, "select": {"conditions": ["off", "mtp"]}})
 
     def manifests() -> dict[str, tuple[str, int]]:
-        return {p.name: (sha256_file(p), p.stat().st_mtime_ns) for p in (run["work"] / "results/models").glob("*.json")}
+        return {p.name: (sha256_file(p), p.stat().st_mtime_ns) for p in (own["work"] / "results/models").glob("*.json")}
 
     before = manifests()
-    tried = snakemake(run["work"], ["all"], [*run["configs"], other], env=run["env"], snakefile=run["snakefile"])
+    tried = snakemake(own["work"], ["all"], [*own["configs"], other], env=own["env"], snakefile=own["snakefile"])
     assert tried.returncode != 0 and "has no MTP layer" in tried.stderr, _fail_message(tried)
     after = manifests()
     assert {name: after.get(name) for name in before} == before  # this model's files untouched
-    assert _plan(run)[0] == {}  # back to the first model: every cell is still current
+    assert _plan(own)[0] == {}  # back to the first model: every cell is still current
 
 
-def test_aggregate_refuses_records_of_other_measurement_code(run: dict) -> None:
-    path = run["work"] / Cell("essay", "mtp", 0.0, 1).path
+def test_aggregate_refuses_records_of_other_measurement_code(own: dict) -> None:
+    path = own["work"] / Cell("essay", "mtp", 0.0, 1).path
     original = path.read_text()
     record = json.loads(original)
     record["code_fingerprint"] = "0" * 64
     path.write_text(json.dumps(record))
     try:
         result = snakemake(
-            run["work"],
+            own["work"],
             ["results/cells.parquet"],
-            run["configs"],
+            own["configs"],
             "--forcerun",
             "aggregate",
-            env=run["env"],
-            snakefile=run["snakefile"],
+            env=own["env"],
+            snakefile=own["snakefile"],
         )
         assert result.returncode != 0
         line = next(ln for ln in result.stderr.splitlines() if ln.startswith("specbench: "))
@@ -790,13 +802,13 @@ def test_aggregate_refuses_records_of_other_measurement_code(run: dict) -> None:
         path.write_text(original)
         assert (
             snakemake(
-                run["work"],
+                own["work"],
                 ["all"],
-                run["configs"],
+                own["configs"],
                 "--forcerun",
                 "aggregate",
-                env=run["env"],
-                snakefile=run["snakefile"],
+                env=own["env"],
+                snakefile=own["snakefile"],
             ).returncode
             == 0
         )

