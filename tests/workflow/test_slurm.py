@@ -36,6 +36,7 @@ import pytest
 
 from specbench.core.files import read_json
 from support.paths import OUTPUT_CACHE, REPO, TEST_CACHE
+from support.prepare import wait_for
 from support.workflow import frozen, job_counts, llama_servers_in, write_yaml
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
@@ -136,6 +137,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
 
 def _snakemake(work: Path, *extra: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess, float]:
     """`snakemake all` on the tiny config plus the slice, llama.cpp from the shared cache; (result, wall seconds)."""
+    wait_for("llama-cpp")
     OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
     configs = [REPO / "config" / "tiny.yaml", write_yaml(work / "slice.yaml", SLICE)]
     argv = [

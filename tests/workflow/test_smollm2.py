@@ -61,7 +61,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     )
     config["tasks"]["gsm8k"]["max_tokens"] = 320
     slice_ = write_yaml(work / "smollm2-slice.yaml", config)
-    result = snakemake(work, ["all"], [TINY, slice_])
+    result = snakemake(work, ["all"], [TINY, slice_], prepared=("llama-cpp", "smollm2"))
     assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
     return {
         "work": work,
