@@ -5,6 +5,7 @@ sharing the machine, a test marked ``alone`` having it to itself (support.machin
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,17 @@ LONGEST_FIRST = [
     "test_divergence_run.py",
     "test_vulkan.py",
 ]
+
+
+# Every llama-server and torch of the run on one thread: two suites run beside each other on two cores, and a thread
+# pool of two beside another busy process spins waiting for its descheduled thread (a SmolLM2 cell took 250 s instead
+# of 6 s). llama-server reads LLAMA_ARG_THREADS as -t; its log says n_threads = 1.
+ONE_THREAD = {"LLAMA_ARG_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for key, value in ONE_THREAD.items():
+        os.environ.setdefault(key, value)
 
 
 @pytest.fixture(scope="session")
