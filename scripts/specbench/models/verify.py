@@ -1,15 +1,16 @@
-"""Inspect a GGUF with the ``gguf`` package: file type, MTP (nextn) layer, key metadata; and check it."""
+"""Inspect a GGUF from its header: file type, MTP (nextn) layer, key metadata; and check it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from gguf import GGUFReader, GGUFValueType, LlamaFileType
+from gguf import LlamaFileType
 
 from ..core.chat_template import GGUF, GGUF_KEY, missing_template
 from ..core.entry import fail, logged_to
 from ..core.files import sha256_file, sha256_text, write_json_atomic
+from .gguf_header import GGUFArray, GGUFHeader, GGUFHeaderError, read_gguf_header
 
 _KEY_METADATA = (
     "general.name",
@@ -28,20 +29,14 @@ class ModelCheckError(RuntimeError):
     """The GGUF is not what the study needs (wrong quantization, MTP layer missing, no chat template unasked)."""
 
 
-def _field_value(reader: GGUFReader, key: str) -> Any:
-    field = reader.get_field(key)
-    if field is None:
-        return None
-    if field.types and field.types[0] == GGUFValueType.ARRAY:
-        return f"<array of {len(field.data)}>"
-    value = field.contents()
-    return value
+def _field_value(header: GGUFHeader, key: str) -> Any:
+    value = header.value(key)
+    return f"<array of {value.length}>" if isinstance(value, GGUFArray) else value
 
 
-def chat_template_facts(reader: GGUFReader) -> dict[str, Any]:
+def chat_template_facts(header: GGUFHeader) -> dict[str, Any]:
     """Whether the GGUF carries a chat template (tokenizer.chat_template), and its length and sha256."""
-    field = reader.get_field(GGUF_KEY)
-    text = field.contents() if field is not None else None
+    text = header.value(GGUF_KEY)
     if not isinstance(text, str) or not text:
         return {"present": False, "chars": 0, "sha256": None}
     return {"present": True, "chars": len(text), "sha256": sha256_text(text)}
@@ -62,18 +57,20 @@ def inspect_gguf(path: Path, with_sha256: bool = True) -> dict[str, Any]:
 
     Raises ModelCheckError, naming the file, when it is not a complete GGUF (bad header, truncated data)."""
     try:
-        reader = GGUFReader(path)
-        ends = [int(t.data_offset) + int(t.n_bytes) for t in reader.tensors]
-    except Exception as error:  # the gguf package raises what numpy and struct raise on a damaged file
+        header = read_gguf_header(path)
+    except GGUFHeaderError as error:
+        raise ModelCheckError(f"{path} is not a readable GGUF file ({error.reason})") from None
+    except OSError as error:
         raise ModelCheckError(f"{path} is not a readable GGUF file ({type(error).__name__}: {error})") from None
+    ends = [tensor.data_offset + tensor.n_bytes for tensor in header.tensors]
     size = path.stat().st_size
     if ends and max(ends) > size:
         raise ModelCheckError(f"{path} is truncated: its tensors need {max(ends)} bytes, the file has {size}")
-    arch = _field_value(reader, "general.architecture")
-    metadata = {key: _field_value(reader, key) for key in _KEY_METADATA}
+    arch = _field_value(header, "general.architecture")
+    metadata = {key: _field_value(header, key) for key in _KEY_METADATA}
     if arch:
-        metadata.update({f"{arch}.{s}": _field_value(reader, f"{arch}.{s}") for s in _ARCH_SUFFIXES})
-    names = [tensor.name for tensor in reader.tensors]
+        metadata.update({f"{arch}.{s}": _field_value(header, f"{arch}.{s}") for s in _ARCH_SUFFIXES})
+    names = [tensor.name for tensor in header.tensors]
     nextn_tensors = [name for name in names if ".nextn." in name]
     nextn_layers = metadata.get(f"{arch}.nextn_predict_layers") if arch else None
     return {
@@ -91,7 +88,7 @@ def inspect_gguf(path: Path, with_sha256: bool = True) -> dict[str, Any]:
             "nextn_tensors_sample": nextn_tensors[:8],
             "present": bool(nextn_layers) and nextn_layers >= 1 and len(nextn_tensors) > 0,
         },
-        "chat_template": chat_template_facts(reader),
+        "chat_template": chat_template_facts(header),
     }
 
 
