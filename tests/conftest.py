@@ -30,10 +30,11 @@ LONGEST_FIRST = [
 ]
 
 
-# Every llama-server and torch of the run on one thread: two suites run beside each other on two cores, and a thread
-# pool of two beside another busy process spins waiting for its descheduled thread (a SmolLM2 cell took 250 s instead
-# of 6 s). llama-server reads LLAMA_ARG_THREADS as -t; its log says n_threads = 1.
-ONE_THREAD = {"LLAMA_ARG_THREADS": "1", "OMP_NUM_THREADS": "1"}
+# Every llama-server of the run on one thread: two suites run beside each other on two cores, and a thread pool of two
+# beside another busy process spins waiting for its descheduled thread (a SmolLM2 cell took 250 s instead of 6 s).
+# llama-server reads LLAMA_ARG_THREADS as -t; its log says n_threads = 1. (Not OMP_NUM_THREADS: nproc reads it, and the
+# SLURM test's node would then have one CPU.)
+ONE_THREAD = {"LLAMA_ARG_THREADS": "1"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
