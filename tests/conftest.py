@@ -22,10 +22,10 @@ LONGEST_FIRST = [
     "test_tiny_demo.py",
     "test_faults.py",
     "test_slurm.py",
-    "test_smollm2.py",
     "test_builds.py",
     "test_warm_scope.py",
-    "test_divergence_run.py",
+    "test_smollm2.py",  # alone, at the end: the other worker is done or nearly
+    "test_divergence_run.py",  # alone
     "test_vulkan.py",
 ]
 

@@ -60,11 +60,18 @@ def snakemake(
     return subprocess.run(argv, cwd=workdir, env=full_env, capture_output=True, text=True)
 
 
-def tiny_run(work: Path, name: str, settings: dict) -> subprocess.CompletedProcess:
+# The servers' threads of a suite whose figures depend on them (the order of a sum changes with the thread count): two,
+# as a llama-server on the 2-core test machine takes by default; such a suite runs alone (mark 'alone'), since a
+# two-thread pool beside other work spins.
+TWO_THREADS = {"LLAMA_ARG_THREADS": "2"}
+
+
+def tiny_run(work: Path, name: str, settings: dict, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """A complete ``snakemake all`` of config/tiny.yaml with ``settings`` merged over it (written to
     ``work/<name>.yaml``), offline; fails the test with the output's tail when it does not finish."""
     override = write_yaml(work / f"{name}.yaml", settings)
-    result = snakemake(work, ["all"], [REPO / "config" / "tiny.yaml", override], env={"HF_HUB_OFFLINE": "1"})
+    config = [REPO / "config" / "tiny.yaml", override]
+    result = snakemake(work, ["all"], config, env={"HF_HUB_OFFLINE": "1", **(env or {})})
     assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
     return result
 

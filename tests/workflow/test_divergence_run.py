@@ -15,9 +15,10 @@ from specbench.core.explanations import BATCHED, SEQUENTIAL, explanation_path
 from specbench.core.files import read_json, sha256_file
 from specbench.core.matrix import Cell
 from specbench.measure.explain import request_sha256
-from support.workflow import llama_servers_in, tiny_run
+from support.workflow import TWO_THREADS, llama_servers_in, tiny_run
 
-pytestmark = pytest.mark.workflow
+# Where the essay diverges depends on the servers' threads: two, on a machine this suite has to itself.
+pytestmark = [pytest.mark.workflow, pytest.mark.alone]
 
 ESSAY, REWRITE = Cell("essay", "ngram-mod", 0.0, 1), Cell("file-rewrite", "ngram-mod", 0.0, 1)
 
@@ -41,6 +42,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
             # This machine may be shared with other work: record CPU contention, do not judge it here.
             "measurement": {"max_foreign_cpu": None},
         },
+        env=TWO_THREADS,
     )
     return {"work": work, "result": result}
 

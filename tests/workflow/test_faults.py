@@ -271,7 +271,9 @@ def test_a_second_workflow_in_the_same_directory_is_refused(run: dict) -> None:
     cell_file = _break(run)
     with _started(run, [CELL.path]) as first:
         _wait_for("the server to generate", _generating(run, CELL))
-        second = _resume(run)
+        [server_pid] = llama_servers_in(run["work"])
+        with frozen(server_pid, hold_s=0.0):  # the first cannot finish (and unlock) before the second has tried
+            second = _resume(run)
         assert second.returncode != 0
         assert "LockException" in second.stderr or "cannot be locked" in second.stderr, _fail_message(second)
         _, stderr = first.communicate(timeout=180)

@@ -22,9 +22,10 @@ from specbench.core.files import read_json, sha256_file
 from specbench.core.matrix import Cell
 from specbench.measure.replay import replay
 from support.paths import REPO
-from support.workflow import llama_servers_in, snakemake, write_yaml
+from support.workflow import TWO_THREADS, llama_servers_in, snakemake, write_yaml
 
-pytestmark = pytest.mark.workflow
+# Its text (and so what n-gram drafts) depends on the servers' threads: two, on a machine this suite has to itself.
+pytestmark = [pytest.mark.workflow, pytest.mark.alone]
 
 TINY, SMOLLM2 = REPO / "config" / "tiny.yaml", REPO / "config" / "smollm2.yaml"
 MEMBER_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
@@ -61,7 +62,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     )
     config["tasks"]["gsm8k"]["max_tokens"] = 320
     slice_ = write_yaml(work / "smollm2-slice.yaml", config)
-    result = snakemake(work, ["all"], [TINY, slice_], prepared=("llama-cpp", "smollm2"))
+    result = snakemake(work, ["all"], [TINY, slice_], env=TWO_THREADS, prepared=("llama-cpp", "smollm2"))
     assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
     return {
         "work": work,
@@ -180,7 +181,11 @@ def test_the_prompt_coordinate_and_the_sweep_reach_the_table_and_the_report(run:
     assert "results/cells/local/gsm8k.triple2/ngram-n-max-128/t0.0/r2.json" in html
 
 
-def test_a_hand_started_server_with_a_cells_argv_and_request_gives_its_tokens(run: dict) -> None:
+def test_a_hand_started_server_with_a_cells_argv_and_request_gives_its_tokens(
+    run: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in TWO_THREADS.items():  # as the cells' servers ran
+        monkeypatch.setenv(key, value)
     record = _record(run, "file-rewrite", "inventory", "ngram-n-max-64", 2)
     again = replay(record, run["work"], run["work"] / "logs/replay.server.log")
     assert again["identical"], again
