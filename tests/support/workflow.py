@@ -17,6 +17,8 @@ import psutil
 import yaml
 
 from specbench.core.code import WORKFLOW_FILES
+from specbench.core.files import read_json
+from specbench.core.matrix import Cell
 from support.paths import OUTPUT_CACHE, REPO
 from support.prepare import wait_for
 
@@ -66,13 +68,23 @@ def snakemake(
 TWO_THREADS = {"LLAMA_ARG_THREADS": "2"}
 
 
+def fail_message(result: subprocess.CompletedProcess) -> str:
+    """A finished Snakemake's exit code and the tails of its output, for an assertion's message."""
+    return f"exit {result.returncode}\n--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-8000:]}"
+
+
+def greedy_record(run: dict, task: str, condition: str, repeat: int, prompt: str = "") -> dict:
+    """The record of one of a run's temperature-0 cells (``run["work"]``: its working directory)."""
+    return read_json(run["work"] / Cell(task, condition, 0.0, repeat, prompt=prompt).path)
+
+
 def tiny_run(work: Path, name: str, settings: dict, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """A complete ``snakemake all`` of config/tiny.yaml with ``settings`` merged over it (written to
     ``work/<name>.yaml``), offline; fails the test with the output's tail when it does not finish."""
     override = write_yaml(work / f"{name}.yaml", settings)
     config = [REPO / "config" / "tiny.yaml", override]
     result = snakemake(work, ["all"], config, env={"HF_HUB_OFFLINE": "1", **(env or {})})
-    assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
+    assert result.returncode == 0, fail_message(result)
     return result
 
 

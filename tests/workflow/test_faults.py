@@ -33,6 +33,7 @@ from specbench.measure.server import listening_addresses
 from specbench.measure.setup import Setup
 from support.paths import OUTPUT_CACHE, REPO
 from support.workflow import (
+    fail_message,
     frozen,
     job_counts,
     live_processes,
@@ -48,10 +49,6 @@ TASK = "essay"
 CONDITIONS = ["off", "ngram-mod"]
 SECRET = "hf_specbench_marker_7d1f0c"  # HF_TOKEN during every run here: it must land in no file
 CELL = Cell(TASK, "off", 0.0, 1)  # the cell broken mid-generation (128 tokens: seconds of decoding)
-
-
-def _fail_message(result: subprocess.CompletedProcess) -> str:
-    return f"exit {result.returncode}\n--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-6000:]}"
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +73,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     env = {"HF_TOKEN": SECRET, "HF_HUB_OFFLINE": "1"}
     configs = [TINY, override]
     result = snakemake(work, ["all"], configs, env=env)
-    assert result.returncode == 0, _fail_message(result)
+    assert result.returncode == 0, fail_message(result)
     model = next(work.glob("resources/models/tiny-target-*/BF16.gguf"))
     return {"work": work, "configs": configs, "env": env, "model": model}
 
@@ -177,7 +174,7 @@ def _no_partial_files(run: dict) -> list[Path]:
 def _plan(run: dict) -> dict[str, int]:
     argv, env = _argv(run, ["all"], "--dry-run")
     result = subprocess.run(argv, cwd=run["work"], env=env, capture_output=True, text=True)
-    assert result.returncode == 0, _fail_message(result)
+    assert result.returncode == 0, fail_message(result)
     return job_counts(result.stdout + result.stderr)
 
 
@@ -215,13 +212,13 @@ def test_server_listens_on_loopback_only_and_kill_9_of_snakemake_leaves_nothing_
     assert not cell_file.exists() and not _no_partial_files(run)
     # Snakemake's lock outlives a kill -9; Snakemake says to unlock (the README says the same).
     locked = _resume(run)
-    assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr, _fail_message(locked)
+    assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr, fail_message(locked)
     unlock = snakemake(run["work"], ["all"], run["configs"], "--unlock", env=run["env"])
-    assert unlock.returncode == 0, _fail_message(unlock)
+    assert unlock.returncode == 0, fail_message(unlock)
     # only the interrupted cell, and the explanation that reads it (it is ngram-mod's reference)
     assert _plan(run) == {"cell": 1, "explain_divergence": 1, "aggregate": 1, "report": 1, "all": 1}
     resumed = _resume(run)
-    assert resumed.returncode == 0, _fail_message(resumed)
+    assert resumed.returncode == 0, fail_message(resumed)
     assert read_json(cell_file)["attempt"] == 1 and not _orphans(run)
 
 
@@ -241,7 +238,7 @@ def test_sigterm_of_the_job_stops_the_cell_and_says_what_to_run(run: dict) -> No
     assert not _orphans(run) and not cell_file.exists() and not _no_partial_files(run)
     assert _plan(run) == {"cell": 1, "explain_divergence": 1, "aggregate": 1, "report": 1, "all": 1}
     resumed = _resume(run)
-    assert resumed.returncode == 0, _fail_message(resumed)
+    assert resumed.returncode == 0, fail_message(resumed)
     assert cell_file.exists() and not _orphans(run)
 
 
@@ -275,7 +272,7 @@ def test_a_second_workflow_in_the_same_directory_is_refused(run: dict) -> None:
         with frozen(server_pid, hold_s=0.0):  # the first cannot finish (and unlock) before the second has tried
             second = _resume(run)
         assert second.returncode != 0
-        assert "LockException" in second.stderr or "cannot be locked" in second.stderr, _fail_message(second)
+        assert "LockException" in second.stderr or "cannot be locked" in second.stderr, fail_message(second)
         _, stderr = first.communicate(timeout=180)
     assert first.returncode == 0, stderr[-3000:]
     assert read_json(cell_file)["attempt"] == 1 and not _orphans(run)
@@ -422,7 +419,7 @@ def test_a_read_only_results_directory_leaves_no_partial_record(run: dict) -> No
     assert "Operation not permitted" in line and "no cell file was written" in line
     assert not cell_file.exists() and not _no_partial_files(run) and not _orphans(run)
     resumed = _resume(run)
-    assert resumed.returncode == 0, _fail_message(resumed)
+    assert resumed.returncode == 0, fail_message(resumed)
 
 
 @pytest.mark.workflow
@@ -458,7 +455,7 @@ def test_a_full_disk_leaves_no_partial_record(run: dict) -> None:
     assert "No space left on device" in line
     assert not cell_file.exists() and not _no_partial_files(run) and not _orphans(run)
     resumed = _resume(run)
-    assert resumed.returncode == 0, _fail_message(resumed)
+    assert resumed.returncode == 0, fail_message(resumed)
 
 
 def _secret_files(root: Path) -> list[Path]:
@@ -475,7 +472,7 @@ def _secret_files(root: Path) -> list[Path]:
 def test_the_hf_token_lands_in_no_record_log_or_report(run: dict, tmp_path: Path) -> None:
     report = tmp_path / "report.zip"
     made = snakemake(run["work"], [], run["configs"], "--report", str(report), env=run["env"])
-    assert made.returncode == 0, _fail_message(made)
+    assert made.returncode == 0, fail_message(made)
     assert report.stat().st_size > 0
     assert SECRET.encode() not in report.read_bytes()
     unpacked = tmp_path / "report"
@@ -518,7 +515,7 @@ def test_a_damaged_gguf_is_refused_naming_the_file(run: dict, tmp_path: Path, da
     result = _only_cell(work, override, run["env"])
     assert result.returncode != 0
     line = next((ln for ln in result.stderr.splitlines() if ln.startswith("specbench: model 'target': ")), "")
-    assert str(broken) in line, _fail_message(result)
+    assert str(broken) in line, fail_message(result)
     assert "is not a readable GGUF file" in line or (damage == "truncated" and "is truncated" in line), line
     _nothing_downstream(work)
     assert not (work / "results/cells").exists()  # no cell was started
@@ -541,7 +538,7 @@ def test_a_source_archive_with_the_wrong_sha256_is_refused_naming_the_file(run: 
     )
     result = _only_cell(work, override, run["env"])
     assert result.returncode != 0
-    assert "config error at 'llama_cpp.archive.sha256': " in result.stderr, _fail_message(result)
+    assert "config error at 'llama_cpp.archive.sha256': " in result.stderr, fail_message(result)
     assert f"source archive '{archive}' has sha256 " in result.stderr and f"not the pinned {'0' * 64}" in result.stderr
     assert not (work / "resources").exists()  # refused before any job
     assert not (work / "resources/llama.cpp/source-archive").exists()
@@ -584,7 +581,7 @@ def test_a_gguf_without_a_chat_template_is_refused_until_the_config_says_how_to_
     def one_line(result: subprocess.CompletedProcess) -> str:
         assert result.returncode != 0
         lines = [ln for ln in result.stderr.splitlines() if ln.startswith("specbench: ")]
-        assert len(lines) == 1, _fail_message(result)
+        assert len(lines) == 1, fail_message(result)
         return lines[0]
 
     # the default (the GGUF's own template): refused by the verify step, one line naming the key, no cell
@@ -606,7 +603,7 @@ def test_a_gguf_without_a_chat_template_is_refused_until_the_config_says_how_to_
         ("none", "none: each prompt's text sent as it is to /completion: 1 cell(s)"),
     ]:
         result = with_template(setting)
-        assert result.returncode == 0, _fail_message(result)
+        assert result.returncode == 0, fail_message(result)
         record = read_json(cell)
         assert record["request"]["chat_template"] == {"setting": setting, "gguf_template_sha256": None}
         argv, prompt = record["server"]["argv"], record["request"]["prompt"]
@@ -669,7 +666,7 @@ def test_a_damaged_hf_cache_is_refused_naming_the_file(run: dict, tmp_path: Path
     )
     assert result.returncode != 0
     line = next((ln for ln in result.stderr.splitlines() if ln.startswith("specbench: ")), "")
-    assert line.startswith(f"specbench: {repo}@{commit}: {expected}"), _fail_message(result)
+    assert line.startswith(f"specbench: {repo}@{commit}: {expected}"), fail_message(result)
     assert not (work / f"results/models/{model_id}.download.json").exists()
     assert not (work / f"resources/models/{model_id}/hf").exists()
 
@@ -792,5 +789,5 @@ def test_a_cpu_hog_that_outlasts_the_bound_fails_the_cell_naming_it(run: dict) -
     assert "run the same snakemake command again" in line
     assert not cell_file.exists() and not _no_partial_files(run) and not _orphans(run)
     resumed = _resume(run)  # the machine quiet again: the same command measures the cell
-    assert resumed.returncode == 0, _fail_message(resumed)
+    assert resumed.returncode == 0, fail_message(resumed)
     assert read_json(cell_file)["quiet_waits"] == []

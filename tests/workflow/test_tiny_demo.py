@@ -32,7 +32,9 @@ from support.paths import OUTPUT_CACHE, REPO
 from support.workflow import (
     copy_workdir,
     copy_workflow,
+    fail_message,
     frozen,
+    greedy_record,
     job_counts,
     llama_servers_in,
     populate_hf_cache,
@@ -48,10 +50,6 @@ HF_REPO = "specbench-test/tiny-qwen35"
 TASKS = ["file-rewrite", "essay"]
 CONDITIONS = ["off", "ngram-mod", "ngram-mod-warm", "mtp", "dflash"]
 REPEATS = 2
-
-
-def _fail_message(result) -> str:
-    return f"exit {result.returncode}\n--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-8000:]}"
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +87,7 @@ def run(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint: Path) -> dict
     )
     configs = [TINY, override]
     result = snakemake(work, ["all"], configs, env=env, snakefile=snakefile)
-    assert result.returncode == 0, _fail_message(result)
+    assert result.returncode == 0, fail_message(result)
     return {"work": work, "configs": configs, "env": env, "commit": commit, "result": result, "snakefile": snakefile}
 
 
@@ -113,10 +111,6 @@ def _model_file(run: dict, pattern: str) -> Path:
 
 def _tables(run: dict) -> dict[str, pd.DataFrame]:
     return tables(read_table(run["work"] / "results/cells.parquet"), "off")
-
-
-def _record(run: dict, task: str, condition: str, repeat: int) -> dict:
-    return read_json(run["work"] / Cell(task, condition, 0.0, repeat).path)
 
 
 def test_llama_cpp_was_built_from_the_pinned_archive(run: dict) -> None:
@@ -160,7 +154,7 @@ def test_every_cell_has_real_server_figures(run: dict) -> None:
     for task in TASKS:
         for condition in CONDITIONS:
             for repeat in range(1, REPEATS + 1):
-                record = _record(run, task, condition, repeat)
+                record = greedy_record(run, task, condition, repeat)
                 timings = record["response"]["timings"]
                 assert timings["predicted_per_second"] > 0 and timings["predicted_n"] > 0
                 assert "figures" not in record and "task_check" not in record  # the record holds what was measured
@@ -183,15 +177,15 @@ def test_speculative_conditions_drafted(run: dict) -> None:
     for task in TASKS:
         for condition in ("mtp", "dflash"):
             for repeat in range(1, REPEATS + 1):
-                record = _record(run, task, condition, repeat)
+                record = greedy_record(run, task, condition, repeat)
                 assert record["response"]["timings"]["draft_n"] > 0, (task, condition, repeat)
-    dflash = _record(run, "essay", "dflash", 1)
+    dflash = greedy_record(run, "essay", "dflash", 1)
     assert any("block_size=16" in line for line in dflash["server"]["log_lines"])  # as the server logged it
     rows = _tables(run)["cells"].set_index("cell_file")
     assert rows.loc[Cell("essay", "dflash", 0.0, 1).path].spec_block_size == 16  # as the table reads it
     # ngram-mod drafts where the output repeats earlier text: the essay task's output repeats itself.
     for repeat in range(1, REPEATS + 1):
-        record = _record(run, "essay", "ngram-mod", repeat)
+        record = greedy_record(run, "essay", "ngram-mod", repeat)
         tokens = record["response"]["tokens"]
         repeated = {tuple(tokens[i : i + 4]) for i in range(len(tokens) - 4)}
         assert len(repeated) < len(tokens) - 4, "the essay output should contain a repeated 4-gram"
@@ -200,12 +194,12 @@ def test_speculative_conditions_drafted(run: dict) -> None:
 
 def test_warm_condition_shares_one_server_fresh_ones_do_not(run: dict) -> None:
     for task in TASKS:
-        warm = [_record(run, task, "ngram-mod-warm", r) for r in range(1, REPEATS + 1)]
+        warm = [greedy_record(run, task, "ngram-mod-warm", r) for r in range(1, REPEATS + 1)]
         assert len({rec["server"]["pid"] for rec in warm}) == 1
         assert [rec["server"]["position"] for rec in warm] == list(range(1, REPEATS + 1))
         assert all(rec["server"]["shared"] and rec["server"]["sequence_length"] == REPEATS for rec in warm)
         assert all(rec["server"]["scope"] == "task" for rec in warm)  # warm_scope's default
-        fresh = [_record(run, task, "ngram-mod", r) for r in range(1, REPEATS + 1)]
+        fresh = [greedy_record(run, task, "ngram-mod", r) for r in range(1, REPEATS + 1)]
         assert len({rec["server"]["pid"] for rec in fresh}) == REPEATS
         assert not any(rec["server"]["shared"] for rec in fresh)
 
@@ -244,7 +238,7 @@ def test_the_terminal_shows_each_stage_and_the_cells_done_with_the_time_left(run
     assert estimates, counts
     mean = (
         sum(
-            _record(run, t, c, r)["timing"]["cell_wall_s"]
+            greedy_record(run, t, c, r)["timing"]["cell_wall_s"]
             for t in TASKS
             for c in CONDITIONS
             for r in range(1, REPEATS + 1)
@@ -256,7 +250,7 @@ def test_the_terminal_shows_each_stage_and_the_cells_done_with_the_time_left(run
 
 
 def test_watch_and_attempts_are_recorded(run: dict) -> None:
-    record = _record(run, "essay", "off", 1)
+    record = greedy_record(run, "essay", "off", 1)
     assert record["attempt"] == 1 and record["rejected_attempts"] == []
     assert record["contention"]["contended"] is False
     assert record["contention"]["nvml"] == "unavailable"  # a CPU build: NVML is not asked
@@ -275,10 +269,10 @@ def test_watch_and_attempts_are_recorded(run: dict) -> None:
 def test_greedy_output_is_identical_for_lossless_conditions(run: dict) -> None:
     for task in TASKS:
         for repeat in range(1, REPEATS + 1):
-            off = _record(run, task, "off", repeat)["response"]["tokens"]
-            assert off == _record(run, task, "off", 1)["response"]["tokens"]  # off vs off
+            off = greedy_record(run, task, "off", repeat)["response"]["tokens"]
+            assert off == greedy_record(run, task, "off", 1)["response"]["tokens"]  # off vs off
             for condition in ("ngram-mod", "mtp"):
-                assert _record(run, task, condition, repeat)["response"]["tokens"] == off, (task, condition)
+                assert greedy_record(run, task, condition, repeat)["response"]["tokens"] == off, (task, condition)
 
 
 def test_aggregate_and_report_trace_to_cells(run: dict) -> None:
@@ -339,7 +333,7 @@ def test_another_runs_cells_are_imported_as_machines_and_compared(run: dict, tmp
         },
     )
     result = snakemake(work, ["all"], [TINY, override], env=run["env"])
-    assert result.returncode == 0, _fail_message(result)
+    assert result.returncode == 0, fail_message(result)
     assert len(list((work / "results/cells").rglob("r*.json"))) == 4  # only its own slice was measured
     cells = read_table(work / "results/cells.parquet")
     assert cells.groupby("machine").size().to_dict() == {"local": 4, "first-box": 20, "first-box-tar": 20}
@@ -363,7 +357,7 @@ def test_another_runs_cells_are_imported_as_machines_and_compared(run: dict, tmp
 
 def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(own: dict) -> None:
     again = snakemake(own["work"], ["all"], own["configs"], "--dry-run", env=own["env"], snakefile=own["snakefile"])
-    assert again.returncode == 0, _fail_message(again)
+    assert again.returncode == 0, fail_message(again)
     assert job_counts(again.stdout + again.stderr) == {}, again.stdout
     assert "Nothing to be done" in again.stdout + again.stderr
 
@@ -381,7 +375,7 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(own: dict) ->
     assert "results/cells/local/essay/ngram-mod/t0.0/r2.json" in plan.stdout
 
     redo = snakemake(own["work"], ["all"], own["configs"], env=own["env"], snakefile=own["snakefile"])
-    assert redo.returncode == 0, _fail_message(redo)
+    assert redo.returncode == 0, fail_message(redo)
     after = json.loads(cell.read_text())
     assert after["response"]["tokens"] == before["response"]["tokens"]
     assert after["server"]["pid"] != before["server"]["pid"]
@@ -397,7 +391,7 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(own: dict) ->
         env=own["env"],
         snakefile=own["snakefile"],
     )
-    assert forced.returncode == 0, _fail_message(forced)
+    assert forced.returncode == 0, fail_message(forced)
     total = len(TASKS) * len(CONDITIONS) * REPEATS  # the file there, out of date, is done once it is rewritten
     counts = [ln for ln in forced.stderr.splitlines() if ln.startswith("specbench progress: cells ")]
     assert counts and counts[-1].startswith(f"specbench progress: cells {total} of {total} done (1 measured now; ")
@@ -433,7 +427,7 @@ def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> No
     result = snakemake(work, [target.path], [TINY, override], env=run["env"])
     assert result.returncode != 0
     line = next((ln for ln in result.stderr.splitlines() if ln.startswith("specbench: cell ")), None)
-    assert line is not None, _fail_message(result)
+    assert line is not None, fail_message(result)
     assert line.startswith("specbench: cell file-rewrite/off/t0.0/r1: llama-server exited with code")
     assert line.endswith("read results/cells/local/file-rewrite/off/t0.0/r1.server.log")
     assert "qwen99" in (work / "results/cells/local/file-rewrite/off/t0.0/r1.server.log").read_text()
@@ -465,7 +459,7 @@ def test_missing_mtp_layer_stops_before_any_mtp_cell(run: dict, tiny_checkpoint:
     target = Cell("file-rewrite", "mtp", 0.0, 1)
     result = snakemake(work, [target.path], [TINY, override], env=run["env"])
     assert result.returncode != 0
-    assert "has no MTP layer" in result.stderr, _fail_message(result)
+    assert "has no MTP layer" in result.stderr, fail_message(result)
     assert "--spec-type draft-mtp cannot run on it" in result.stderr
     assert not list(work.glob("results/models/*.json"))
     assert not (work / "results/cells").exists()  # no cell was ever started
@@ -475,7 +469,7 @@ def test_tiny_rule_writes_the_same_checkpoint(run: dict, tiny_checkpoint: Path, 
     work = tmp_path / "work"
     work.mkdir()
     result = snakemake(work, ["tiny_target_checkpoint"], [TINY], env=run["env"])
-    assert result.returncode == 0, _fail_message(result)
+    assert result.returncode == 0, fail_message(result)
     [made] = work.glob("resources/models/tiny-target-*/tiny")
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
         assert sha256_file(made / name) == sha256_file(tiny_checkpoint / name)
@@ -671,7 +665,7 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(own: dict) -> Non
     assert not path.exists()
     assert not list(path.parent.glob(".r1.json.*"))  # no half-written temp file
     resumed = snakemake(own["work"], ["all"], own["configs"], env=own["env"], snakefile=own["snakefile"])
-    assert resumed.returncode == 0, _fail_message(resumed)
+    assert resumed.returncode == 0, fail_message(resumed)
     assert read_json(path)["response"]["timings"]["predicted_n"] > 0
 
 
@@ -680,7 +674,7 @@ def _plan(run: dict, *configs: Path) -> tuple[dict[str, int], str]:
     result = snakemake(
         run["work"], ["all"], [*run["configs"], *configs], "--dry-run", env=run["env"], snakefile=run["snakefile"]
     )
-    assert result.returncode == 0, _fail_message(result)
+    assert result.returncode == 0, fail_message(result)
     return job_counts(result.stdout + result.stderr), result.stdout + result.stderr
 
 
@@ -772,7 +766,7 @@ def test_another_model_in_the_same_directory_leaves_this_one_alone(own: dict, tm
 
     before = manifests()
     tried = snakemake(own["work"], ["all"], [*own["configs"], other], env=own["env"], snakefile=own["snakefile"])
-    assert tried.returncode != 0 and "has no MTP layer" in tried.stderr, _fail_message(tried)
+    assert tried.returncode != 0 and "has no MTP layer" in tried.stderr, fail_message(tried)
     after = manifests()
     assert {name: after.get(name) for name in before} == before  # this model's files untouched
     assert _plan(own)[0] == {}  # back to the first model: every cell is still current
@@ -825,7 +819,7 @@ def test_report_snakemake(run: dict, tmp_path: Path) -> None:
     result = snakemake(
         run["work"], [], run["configs"], "--report", str(report), env=run["env"], snakefile=run["snakefile"]
     )
-    assert result.returncode == 0, _fail_message(result)
+    assert result.returncode == 0, fail_message(result)
     text = report.read_text()
     assert len(text) > 100_000, f"the report is only {len(text)} bytes"
     found = re.search(r"^\s*var results = (\{.*\});$", text, re.MULTILINE)
@@ -883,7 +877,7 @@ def test_greedy_output_follows_the_constructed_function(run: dict) -> None:
 
     construction = Construction(0, "agree")
     for task in TASKS:
-        tokens = _record(run, task, "off", 1)["response"]["tokens"]
+        tokens = greedy_record(run, task, "off", 1)["response"]["tokens"]
         assert all(b == construction.target_next(a) for a, b in pairwise(tokens)), task
 
 
@@ -895,7 +889,7 @@ def test_mtp_acceptance_is_the_constructed_rate(run: dict) -> None:
     construction = Construction(0, "agree")
     for task in TASKS:
         for repeat in range(1, REPEATS + 1):
-            record = _record(run, task, "mtp", repeat)
+            record = greedy_record(run, task, "mtp", repeat)
             timings = record["response"]["timings"]
             acceptance = timings["draft_n_accepted"] / timings["draft_n"]
             assert 0.95 <= acceptance <= 1.0, (task, repeat, timings)
@@ -909,7 +903,7 @@ def test_dflash_acceptance_is_the_constructed_rate(run: dict) -> None:
     n_max + 1 tokens per target step (the last steps of a request draft fewer)."""
     for task in TASKS:
         for repeat in range(1, REPEATS + 1):
-            record = _record(run, task, "dflash", repeat)
+            record = greedy_record(run, task, "dflash", repeat)
             timings = record["response"]["timings"]
             assert (
                 parse_speculative_log("\n".join(record["server"]["log_lines"]))["settings"]["draft-dflash"]["n_max"]
@@ -924,9 +918,9 @@ def test_accepted_speculation_leaves_greedy_output_unchanged(run: dict) -> None:
     """Lossless at temperature 0 with drafts really accepted: MTP and DFlash equal off for the same repeat."""
     for task in TASKS:
         for repeat in range(1, REPEATS + 1):
-            off = _record(run, task, "off", repeat)["response"]["tokens"]
+            off = greedy_record(run, task, "off", repeat)["response"]["tokens"]
             for condition in ("mtp", "dflash"):
-                record = _record(run, task, condition, repeat)
+                record = greedy_record(run, task, condition, repeat)
                 assert record["response"]["timings"]["draft_n_accepted"] > 0, (task, condition, repeat)
                 assert record["response"]["tokens"] == off, (task, condition, repeat)
 
@@ -945,7 +939,7 @@ def test_acceptance_by_draft_position_is_the_servers_own_count(run: dict) -> Non
     for task in TASKS:
         for condition in checked:
             for repeat in range(1, REPEATS + 1):
-                record = _record(run, task, condition, repeat)
+                record = greedy_record(run, task, condition, repeat)
                 assert "--metrics" in record["server"]["argv"]
                 timings = record["response"]["timings"]
                 counts = request_counts(record["server"]["metrics"])
@@ -966,7 +960,7 @@ def test_acceptance_by_draft_position_is_the_servers_own_count(run: dict) -> Non
                 assert row.mean_accepted_length == pytest.approx(1 + counts.accepted / counts.steps)
                 checked[condition] += 1
     assert checked["mtp"] == checked["dflash"] == len(TASKS) * REPEATS and checked["ngram-mod"] >= 1, checked
-    mtp = request_counts(_record(run, "essay", "mtp", 1)["server"]["metrics"])
+    mtp = request_counts(greedy_record(run, "essay", "mtp", 1)["server"]["metrics"])
     assert mtp is not None and len(mtp.per_position) == MTP_N_MAX  # MTP drafts only a few tokens: n_max positions
 
 
@@ -976,7 +970,7 @@ def test_the_stream_arrivals_give_ttft_and_itl(run: dict) -> None:
     rows = _tables(run)["cells"].set_index("cell_file")
     for task in TASKS:
         for condition in CONDITIONS:
-            record = _record(run, task, condition, 1)
+            record = greedy_record(run, task, condition, 1)
             timing = record["response"]["client_timing"]
             assert sum(expanded(timing["chunk_tokens"])) == len(record["response"]["tokens"])
             assert timing["chunk_ms"] == sorted(timing["chunk_ms"])

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from specbench.core.files import read_json
-from specbench.core.matrix import DEFAULT_MACHINE, Cell
-from support.workflow import llama_servers_in, tiny_run
+from specbench.core.matrix import DEFAULT_MACHINE
+from support.workflow import greedy_record, llama_servers_in, tiny_run
 
 pytestmark = pytest.mark.workflow
 
@@ -41,12 +41,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"work": work, "result": result}
 
 
-def _record(run: dict, task: str, condition: str, repeat: int) -> dict:
-    return read_json(run["work"] / Cell(task, condition, 0.0, repeat).path)
-
-
 def test_one_server_answered_the_whole_condition_in_the_study_order(run: dict) -> None:
-    warm = [_record(run, task, WARM, repeat) for task, repeat in ORDER]
+    warm = [greedy_record(run, task, WARM, repeat) for task, repeat in ORDER]
     assert len({r["server"]["pid"] for r in warm}) == 1
     assert [r["server"]["position"] for r in warm] == [1, 2, 3, 4]
     assert [r["started_at"] for r in warm] == sorted(r["started_at"] for r in warm)
@@ -59,7 +55,7 @@ def test_one_server_answered_the_whole_condition_in_the_study_order(run: dict) -
     assert logs == {f"results/cells/{DEFAULT_MACHINE}/_all-tasks/{WARM}/warm.server.log"}
     assert run["result"].stderr.count("rule condition_sequence:") == 1
     assert "rule cell_sequence:" not in run["result"].stderr
-    fresh = [_record(run, task, "off", repeat) for task, repeat in ORDER]
+    fresh = [greedy_record(run, task, "off", repeat) for task, repeat in ORDER]
     assert all(r["server"]["scope"] == "fresh" and not r["server"]["shared"] for r in fresh)
     assert len({r["server"]["pid"] for r in fresh}) == 4
     assert not llama_servers_in(run["work"])
