@@ -73,6 +73,10 @@ class Preparation:
         self._thread = threading.Thread(target=self._run, name="specbench-test-preparation", daemon=True)
 
     def start(self) -> Preparation:
+        # The machine is taken shared here, before any test runs, not in the thread: a test marked alone that took
+        # it first would then wait on a step that waits on it.
+        self._machine = machine_share(alone=False)
+        self._machine.__enter__()
         for step in STEPS:  # taken before any test can ask for them
             handle = open(lock_file(f"prepare-{step.name}"), "rb")  # noqa: SIM115 (held until the step is done)
             fcntl.flock(handle, fcntl.LOCK_EX)
@@ -81,13 +85,15 @@ class Preparation:
         return self
 
     def _run(self) -> None:
-        with machine_share(alone=False):
+        try:
             for step in STEPS:
                 try:
                     if not self._stopped.is_set():
                         self._make(step)
                 finally:
                     self._held.pop(step.name).close()
+        finally:
+            self._machine.__exit__(None, None, None)
 
     def _make(self, step: Step) -> None:
         work = PREPARED / step.name
