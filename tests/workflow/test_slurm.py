@@ -6,8 +6,9 @@ temperature 0 x 1 repeat on each, one CPU per cell job so that two run at once.
 
 sacct must show each cell as a SLURM job of its own, in its machine's partition; the steps that run once (tiny
 checkpoint, convert, quantize, install) as one job each, shared by every cell through the filesystem; the local
-rules, and the draft model no selected condition loads, as no job at all; the report compares the two machines. The
-same slice also runs locally (--cores 2) to measure what SLURM adds; the timings go to
+rules, and the draft model no selected condition loads, as no job at all; the report compares the two machines. Each
+cell's request, served again by a server of its recorded argv started outside SLURM, gives the same tokens; what
+SLURM adds per cell job (submit to end, less the cell's own wall time) goes to
 $SPECBENCH_TEST_CACHE/slurm-timings.json. Last, one cell job is cancelled with `scancel` while its server generates:
 the submitting Snakemake must end by itself, no process of that job may be left on the node (`ps` of it goes to
 $SPECBENCH_TEST_CACHE/slurm-scancel-ps.txt), no cell file written, and the next run remakes only that cell.
@@ -35,6 +36,7 @@ import psutil
 import pytest
 
 from specbench.core.files import read_json
+from specbench.measure.replay import replay
 from support.paths import OUTPUT_CACHE, REPO, TEST_CACHE
 from support.prepare import wait_for
 from support.workflow import fail_message, frozen, job_counts, llama_servers_in, write_yaml
@@ -201,7 +203,7 @@ def _seconds(a: str, b: str) -> float:
 
 @pytest.fixture(scope="module")
 def runs(cluster: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The slice once under SLURM and once locally, each in a fresh working directory."""
+    """The slice under SLURM, in a fresh working directory."""
     since = dt.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
     slurm_work = tmp_path_factory.mktemp("slurm-work")
     slurm, slurm_s = _snakemake(
@@ -219,14 +221,9 @@ def runs(cluster: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     )
     assert slurm.returncode == 0, fail_message(slurm)
     jobs = _sacct(cluster["env"], since)
-    local_work = tmp_path_factory.mktemp("local-work")
-    local, local_s = _snakemake(local_work, "--cores", "2", env=dict(os.environ))
-    assert local.returncode == 0, fail_message(local)
     return {
         "slurm": slurm_work,
-        "local": local_work,
         "slurm_s": slurm_s,
-        "local_s": local_s,
         "jobs": jobs,
         "cluster_start_s": cluster["start_s"],
     }
@@ -272,23 +269,23 @@ def test_steps_that_run_once_are_one_job_each_and_local_rules_none(runs: dict) -
         assert rule not in by_rule, by_rule
 
 
-def test_slurm_and_local_runs_agree(runs: dict) -> None:
-    slurm = {r["cell"]["label"]: r for r in _cells(runs["slurm"])}
-    local = {r["cell"]["label"]: r for r in _cells(runs["local"])}
-    assert slurm.keys() == local.keys()
-    for label, record in slurm.items():
-        # Same binary, model and prompt: the same greedy tokens (temperature 0, CPU).
-        assert record["provenance"]["model"]["sha256"] == local[label]["provenance"]["model"]["sha256"]
-        assert record["response"]["tokens"] == local[label]["response"]["tokens"], label
-        assert "SLURM_JOB_ID" not in local[label]["machine"]["scheduler"]
+def test_each_cell_gives_its_tokens_again_outside_slurm(runs: dict) -> None:
+    """Same binary, model, argv and request on a server started here, outside any SLURM job: the same greedy tokens
+    (temperature 0, CPU, one thread as in the cell jobs)."""
+    work = runs["slurm"]
+    for record in _cells(work):
+        label = record["cell"]["label"]
+        again = replay(record, work, work / "logs" / f"replay-{label.replace('/', '_')}.server.log")
+        assert again["identical"] and again["tokens"] == len(record["response"]["tokens"]) > 0, again
+        assert "SLURM_JOB_ID" in record["machine"]["scheduler"]
     report = (runs["slurm"] / "results" / "report.md").read_text()
     assert "## Machines compared" in report and "| kind-a | kind-b |" in report  # the two machines side by side
     assert (runs["slurm"] / "results" / "report.html").is_file()
-    assert not llama_servers_in(runs["slurm"]) and not llama_servers_in(runs["local"])
+    assert not llama_servers_in(work)
 
 
 def test_timings_measured(runs: dict) -> None:
-    """What SLURM adds: the wall time of the same slice, and per cell job submit->start->end against the cell."""
+    """What SLURM adds: per cell job submit->start->end against the cell's own wall time."""
     jobs = {job["JobIDRaw"]: job for job in runs["jobs"]}
     per_job = []
     for record in _cells(runs["slurm"]):
@@ -308,7 +305,6 @@ def test_timings_measured(runs: dict) -> None:
     timings = {
         "cluster_start_s": round(runs["cluster_start_s"], 1),
         "slurm_run_s": round(runs["slurm_s"], 1),
-        "local_run_s": round(runs["local_s"], 1),
         "jobs": len(runs["jobs"]),
         "cell_jobs": per_job,
     }
