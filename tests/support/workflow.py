@@ -20,7 +20,7 @@ from specbench.core.code import WORKFLOW_FILES
 from specbench.core.files import read_json
 from specbench.core.matrix import Cell
 from support.paths import OUTPUT_CACHE, REPO
-from support.prepare import wait_for
+from support.prepare import PREPARED, wait_for
 
 
 def snakemake(
@@ -32,15 +32,20 @@ def snakemake(
     cores: int = 2,
     snakefile: Path = REPO / "Snakefile",
     prepared: tuple[str, ...] = ("llama-cpp",),
+    start_from: str | None = None,
 ) -> subprocess.CompletedProcess:
     """``snakemake TARGETS`` in ``workdir`` with the study config plus ``configs`` merged over it.
 
     The llama.cpp rules are taken from / put into Snakemake's between-workflow cache, so the build happens
     once per machine (keyed by the rules' code, parameters and inputs); a run (not a dry run) first waits for the
-    ``prepared`` steps of the background preparation that fill that cache (support.prepare).
+    ``prepared`` steps of the background preparation that fill that cache (support.prepare). With ``start_from``
+    (a step's name), a working directory Snakemake has not run in yet first gets a copy of that step's (its models
+    and Snakemake's metadata of them: what the configs share with the step is then up to date).
     """
     if not {"-n", "--dry-run"} & set(extra):
-        wait_for(*prepared)
+        wait_for(*prepared, *([start_from] if start_from else []))
+    if start_from and not (workdir / ".snakemake").exists() and (PREPARED / start_from / ".snakemake").is_dir():
+        copy_workdir(PREPARED / start_from, workdir)
     OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
     argv = [
         sys.executable,
@@ -78,12 +83,15 @@ def greedy_record(run: dict, task: str, condition: str, repeat: int, prompt: str
     return read_json(run["work"] / Cell(task, condition, 0.0, repeat, prompt=prompt).path)
 
 
-def tiny_run(work: Path, name: str, settings: dict, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def tiny_run(
+    work: Path, name: str, settings: dict, env: dict[str, str] | None = None, start_from: str | None = "tiny-models"
+) -> subprocess.CompletedProcess:
     """A complete ``snakemake all`` of config/tiny.yaml with ``settings`` merged over it (written to
-    ``work/<name>.yaml``), offline; fails the test with the output's tail when it does not finish."""
+    ``work/<name>.yaml``), offline, from the prepared tiny models (``snakemake(start_from=)``); fails the test with
+    the output's tail when it does not finish."""
     override = write_yaml(work / f"{name}.yaml", settings)
     config = [REPO / "config" / "tiny.yaml", override]
-    result = snakemake(work, ["all"], config, env={"HF_HUB_OFFLINE": "1", **(env or {})})
+    result = snakemake(work, ["all"], config, env={"HF_HUB_OFFLINE": "1", **(env or {})}, start_from=start_from)
     assert result.returncode == 0, fail_message(result)
     return result
 
@@ -100,9 +108,10 @@ def copy_workflow(dest: Path) -> Path:
 
 
 def copy_workdir(source: Path, dest: Path) -> Path:
-    """A private copy of a finished run's working directory, for a test that changes what it finds there: its
-    resources (builds, models) hard-linked (a job replaces an output, never writes into one), the rest copied with
-    its times, Snakemake's metadata included, so the copy is as up to date as the run."""
+    """A private copy of a finished run's working directory (into ``dest``, which may hold config files already),
+    for a test that changes what it finds there: its resources (builds, models) hard-linked (a job replaces an
+    output, never writes into one), the rest copied with its times, Snakemake's metadata included, so the copy is as
+    up to date as the run."""
 
     def link_or_copy(src: str, dst: str) -> None:
         if Path(src).is_relative_to(source / "resources"):
@@ -111,7 +120,12 @@ def copy_workdir(source: Path, dest: Path) -> Path:
             shutil.copy2(src, dst)
 
     shutil.copytree(
-        source, dest, symlinks=True, copy_function=link_or_copy, ignore=shutil.ignore_patterns("log", "locks")
+        source,
+        dest,
+        symlinks=True,
+        copy_function=link_or_copy,
+        ignore=shutil.ignore_patterns("log", "locks"),
+        dirs_exist_ok=True,
     )
     return dest
 

@@ -27,7 +27,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     # The machine may be shared with other work: record CPU contention, do not judge it here.
     override = write_yaml(work / "override.yaml", {"measurement": {"max_foreign_cpu": None}})
     configs = [REPO / "config" / "tiny.yaml", REPO / "config" / "tiny-builds.yaml", override]
-    result = snakemake(work, ["all"], configs, env={"HF_HUB_OFFLINE": "1"}, prepared=("builds",))
+    result = snakemake(
+        work, ["all"], configs, env={"HF_HUB_OFFLINE": "1"}, prepared=("builds",), start_from="tiny-models"
+    )
     assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
     return {"work": work, "config": yaml.safe_load((REPO / "config" / "tiny-builds.yaml").read_text())}
 

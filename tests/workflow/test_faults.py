@@ -72,7 +72,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     )
     env = {"HF_TOKEN": SECRET, "HF_HUB_OFFLINE": "1"}
     configs = [TINY, override]
-    result = snakemake(work, ["all"], configs, env=env)
+    result = snakemake(work, ["all"], configs, env=env, start_from="tiny-models")
     assert result.returncode == 0, fail_message(result)
     model = next(work.glob("resources/models/tiny-target-*/BF16.gguf"))
     return {"work": work, "configs": configs, "env": env, "model": model}
