@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
 from support.machine import lock_file, machine_share
@@ -61,6 +62,7 @@ def argv(step: Step) -> list[str]:
         "2",
         "--cache",
         "--nolock",  # runs of this folder are serialized by the steps' own locks (Preparation.start)
+        "--rerun-incomplete",  # a step interrupted in an earlier test run is made again
         "--configfile",
         *(str(REPO / c) for c in step.configs),
     ]
@@ -103,12 +105,14 @@ class Preparation:
         work = PREPARED / step.name
         work.mkdir(parents=True, exist_ok=True)
         OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
+        done(step.name).unlink(missing_ok=True)
         env = {"SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), "HF_HUB_OFFLINE": "1"}
         with open(PREPARED / f"{step.name}.log", "w") as log:
             self._process = subprocess.Popen(
                 argv(step), cwd=work, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT
             )
-            self._process.wait()
+            if self._process.wait() == 0:
+                done(step.name).touch()
 
     def stop(self) -> None:
         """End the preparation (the test run is over or interrupted): the running step is terminated."""
@@ -118,6 +122,11 @@ class Preparation:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._process.wait(timeout=30)
         self._thread.join(timeout=60)
+
+
+def done(name: str) -> Path:
+    """The mark of a step whose last run completed (removed when it starts again)."""
+    return PREPARED / f"{name}.done"
 
 
 def wait_for(*names: str) -> None:

@@ -20,7 +20,7 @@ from specbench.core.code import WORKFLOW_FILES
 from specbench.core.files import read_json
 from specbench.core.matrix import Cell
 from support.paths import OUTPUT_CACHE, REPO
-from support.prepare import PREPARED, wait_for
+from support.prepare import PREPARED, done, wait_for
 
 
 def snakemake(
@@ -39,12 +39,13 @@ def snakemake(
     The llama.cpp rules are taken from / put into Snakemake's between-workflow cache, so the build happens
     once per machine (keyed by the rules' code, parameters and inputs); a run (not a dry run) first waits for the
     ``prepared`` steps of the background preparation that fill that cache (support.prepare). With ``start_from``
-    (a step's name), a working directory Snakemake has not run in yet first gets a copy of that step's (its models
-    and Snakemake's metadata of them: what the configs share with the step is then up to date).
+    (a step's name), a working directory Snakemake has not run in yet first gets a copy of that step's, when the
+    step completed (its models and Snakemake's metadata of them: what the configs share with the step is then up to
+    date).
     """
     if not {"-n", "--dry-run"} & set(extra):
         wait_for(*prepared, *([start_from] if start_from else []))
-    if start_from and not (workdir / ".snakemake").exists() and (PREPARED / start_from / ".snakemake").is_dir():
+    if start_from and not (workdir / ".snakemake").exists() and done(start_from).exists():
         copy_workdir(PREPARED / start_from, workdir)
     OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
     argv = [
