@@ -30,11 +30,19 @@ def ratio_interval(ratio: float, cv: float, n: int, base_cv: float, base_n: floa
 
 
 def runs_for_precision(cv: float, base_cv: float, precision: float = 0.05, most: int = 1000) -> float:
-    """Runs per side that make the interval of the ratio +-``precision`` given these CVs (NaN when unknown)."""
+    """Runs per side that make the interval of the ratio +-``precision`` given these CVs (NaN when unknown, infinity
+    beyond ``most``): the fewest, found by bisection, since the interval only narrows as the runs grow."""
     if pd.isna(cv) or pd.isna(base_cv):
         return math.nan
-    for n in range(2, most + 1):
+
+    def precise(n: int) -> bool:
         se, df = _log_se(cv, n, base_cv, n)
-        if se == 0 or stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se <= math.log1p(precision):
-            return float(n)
-    return math.inf
+        return se == 0 or stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se <= math.log1p(precision)
+
+    if most < 2 or not precise(most):
+        return math.inf
+    low, high = 2, most  # precise(high) holds
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if precise(middle) else (middle + 1, high)
+    return float(low)

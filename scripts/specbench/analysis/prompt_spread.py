@@ -88,7 +88,8 @@ def prompt_spread(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     empty when no task has a prompt set."""
     rows = []
     several = cells.groupby("task").prompt.nunique()
-    shown = cells[cells.task.isin(several[several > 1].index) & cells.tokens_per_s.notna()]
+    read = cells[["task", "prompt", "condition", "temperature", "tokens_per_s", "cell_file"]]  # the columns read
+    shown = read[cells.task.isin(several[several > 1].index) & cells.tokens_per_s.notna()]
     for (task, temperature), group in shown.groupby(["task", "temperature"], sort=False):
         base = {p: g.tokens_per_s for p, g in group[group.condition == baseline].groupby("prompt", sort=False)}
         base_sd, base_df = _pooled_sd([_logs(v) for v in base.values()])

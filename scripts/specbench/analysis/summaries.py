@@ -172,6 +172,12 @@ def _sorted_list(values: pd.Series) -> list:
     return sorted(values.tolist())
 
 
+def _narrow(cells: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """The per-cell table's ``columns`` alone (each once, in that order): filtering and grouping the few columns a
+    summary reads is much cheaper than copying every column of the wide table."""
+    return cells[list(dict.fromkeys(columns))]
+
+
 def _columns(by: Sequence[str], columns: Sequence[str]) -> list[str]:
     """``columns``, with the 'prompt' coordinate after the task's when the grouping ``by`` has it."""
     return [name for c in columns for name in ((c, "prompt") if c == "task" and "prompt" in by else (c,))]
@@ -300,7 +306,8 @@ def _outputs(cells: pd.DataFrame, by: Sequence[str] = GROUP) -> pd.DataFrame:
     """Per group (``by``) at temperature 0: how many repeats were compared with their reference, how many differ,
     their [own, reference] token counts and what each explanation calls the difference (so every multiplier measured
     on different texts can say so); NA where nothing was compared."""
-    compared = cells[cells.identical.notna()]
+    read = _narrow(cells, [*by, "prompt", "repeat", "identical", "tokens", "baseline_length", "divergence_kind"])
+    compared = read[read.identical.notna()]
     rows = []
     for key, group in compared.groupby(list(by), sort=False):
         differ = group[~group.identical.astype(bool)].sort_values(["prompt", "repeat"])
@@ -342,10 +349,24 @@ def tokens_per_step(predicted: float, accepted: float) -> float:
     return float(predicted) / steps if steps > 0 else math.nan
 
 
+# the per-cell columns ``acceptance`` reads besides the group's and the cell files
+ACCEPTANCE_READS = [
+    "draft_n",
+    "draft_n_accepted",
+    "acceptance_rate",
+    "predicted_n",
+    "spec_n_max",
+    "spec_block_size",
+    "from_prompt_share",
+    "from_output_share",
+]
+
+
 def acceptance(cells: pd.DataFrame) -> pd.DataFrame:
     """Per task x condition x temperature: drafted, accepted, pooled and per-cell rates, tokens per target step, and
     the mean shares of the text found in the prompt or repeated from the output's own earlier text."""
-    frame = cells.assign(draft_n=cells.draft_n.fillna(0), draft_n_accepted=cells.draft_n_accepted.fillna(0))
+    frame = _narrow(cells, [*GROUP, "cell_file", *ACCEPTANCE_READS])
+    frame = frame.assign(draft_n=frame.draft_n.fillna(0), draft_n_accepted=frame.draft_n_accepted.fillna(0))
     out = (
         frame.groupby(GROUP, sort=True)
         .agg(
@@ -379,8 +400,12 @@ def positions(cells: pd.DataFrame) -> pd.DataFrame:
     kept (analysis.draft_positions): verification steps, accepted tokens, the mean accepted length, each draft
     position's acceptance (its accepted count over the steps), how many steps accepted exactly 0, 1, ... tokens, and
     the lengths the server logged per cell."""
+    read = _narrow(
+        cells,
+        [*GROUP, "verification_steps", "accepted_per_position", "counted_accepted", "logged_mean_length", "cell_file"],
+    )
     rows = []
-    for key, group in cells.groupby(GROUP, sort=True):
+    for key, group in read.groupby(GROUP, sort=True):
         counted = group[group.verification_steps.notna()]
         steps = int(counted.verification_steps.sum())
         if steps == 0:
@@ -408,8 +433,9 @@ def positions(cells: pd.DataFrame) -> pd.DataFrame:
 def latency(cells: pd.DataFrame) -> pd.DataFrame:
     """Per task x condition x temperature: the median over its cells of each cell's time to first token and its
     inter-token latency quantiles (analysis.latency), over the cells that kept their chunk arrivals."""
-    timed = cells[cells.ttft_ms.notna()]
     figures = ["ttft_ms", "itl_median_ms", "itl_p90_ms", "itl_p99_ms"]
+    timed = _narrow(cells, [*GROUP, *figures, "cell_file"])
+    timed = timed[timed.ttft_ms.notna()]
     out = (
         timed.groupby(GROUP, sort=True)
         .agg(
@@ -423,15 +449,29 @@ def latency(cells: pd.DataFrame) -> pd.DataFrame:
     return out.merge(runs, on=GROUP, how="left")[LATENCY_COLUMNS]
 
 
+# the per-cell columns ``identity`` reads (it filters these, not the wide table)
+IDENTITY_READS = [
+    "task",
+    "prompt",
+    "condition",
+    "repeat",
+    "compared_repeat",
+    "identical",
+    "tokens",
+    "baseline_length",
+    "cell_file",
+    *DIVERGENCE_FIELDS.values(),
+]
+
+
 def identity(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """Per task x condition at temperature 0 (over the task's prompts): repeats compared with the baseline's of the
     same prompt (for the baseline itself, its repeats with its first: ``control``; a warm server's repeats also with
     its own first, a second, control row), how many identical, and the repeat, prompt, token counts, first
     difference and explanation of each other one."""
-    greedy = cells[(cells.temperature == 0.0) & cells.compared_repeat.notna()]
-    base_files = cells[(cells.temperature == 0.0) & (cells.condition == baseline)].set_index(
-        ["task", "prompt", "repeat"]
-    )
+    at_zero = _narrow(cells, IDENTITY_READS)[cells.temperature == 0.0]
+    greedy = at_zero[at_zero.compared_repeat.notna()]
+    base_files = at_zero[at_zero.condition == baseline].set_index(["task", "prompt", "repeat"])
     rows = []
     for (task, condition), group in greedy.groupby(["task", "condition"], sort=True):
         compared = group[group.identical.notna()]
@@ -478,7 +518,7 @@ def _missing(value: object) -> bool:
 def _warm_controls(cells: pd.DataFrame, baseline: str) -> list[dict]:
     """For a condition served by one warm server: its later repeats at temperature 0 against its own first of the
     same prompt (the study's "the second answer equals the first"), as a control row."""
-    warm = cells[
+    warm = _narrow(cells, ["task", "prompt", "condition", "repeat", "tokens", "cell_file"])[
         (cells.temperature == 0.0) & (cells.condition != baseline) & cells.server_shared.fillna(False).astype(bool)
     ]
     rows = []

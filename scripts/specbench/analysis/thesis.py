@@ -138,7 +138,8 @@ def thesis_figure(
     """One row of ``THESIS_COLUMNS`` for one temperature: ``methods`` default to every condition but the baseline,
     ``tasks`` to every task (in table order); a cell counts where both its runs and the baseline's have a positive
     tokens/s."""
-    usable = cells[(cells.temperature == temperature) & (cells.tokens_per_s > 0)]
+    read = cells[["task", "prompt", "condition", "tokens_per_s", "cell_file"]]  # the columns read, not the wide table
+    usable = read[(cells.temperature == temperature) & (cells.tokens_per_s > 0)]
     methods = [m for m in (methods or dict.fromkeys(usable.condition)) if m != baseline]
     tasks = list(tasks or dict.fromkeys(usable.task))
     logs, drawn = np.full((len(tasks), len(methods)), np.nan), np.full((draws, len(tasks), len(methods)), np.nan)
