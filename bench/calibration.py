@@ -5,7 +5,7 @@ or the other side's word). Targets: coverage 93-97 %, estimate inside 100 %, a w
 
     python bench/calibration.py                # every estimator, the default draws (a few minutes on 2 cores)
     python bench/calibration.py --draws 200    # quicker, coarser
-    python bench/calibration.py --old          # the thesis statistic of main's git history too (slow: a bootstrap)
+    python bench/calibration.py --old --draws 200   # the old thesis statistic too (slow: 1,000 bootstrap draws each)
 
 Runs are normal around their true mean tokens/s with the given CV (0.025: repeats on a quiet machine; 0.25: ten
 times that), 2 or 3 runs per condition and per baseline. Acceptance rates have no interval and no verdict of their
@@ -41,6 +41,9 @@ from specbench.claims.tables import METRICS  # noqa: E402
 NOISE = (0.025, 0.25)  # CV of tokens/s between repeats: the study's level and ten times it
 RUNS = (2, 3)
 BASE = 100.0  # the baseline's true tokens/s
+OLD_COMMIT = (
+    "8a4f9c1adf67ed7d1e74b7231438bf60f563e633"  # the last commit with the mean |log difference| thesis statistic
+)
 
 # True log multipliers (tasks x methods; NaN: not measured)
 STUDY = np.log([[6.25, 1.78, 3.35], [1.0, 1.5, 2.27], [1.0, 1.5, np.nan], [1.0, 1.04, 0.66]])
@@ -172,9 +175,9 @@ def new_truth(logs: np.ndarray) -> dict[str, float]:
 
 
 def old_module() -> ModuleType:
-    """main's analysis/thesis.py (the mean |log difference| with a bootstrap), loaded from git."""
+    """The analysis/thesis.py of OLD_COMMIT (the mean |log difference| with a bootstrap), loaded from git."""
     source = subprocess.run(
-        ["git", "-C", str(REPO), "show", "main:scripts/specbench/analysis/thesis.py"],
+        ["git", "-C", str(REPO), "show", f"{OLD_COMMIT}:scripts/specbench/analysis/thesis.py"],
         check=True,
         capture_output=True,
         text=True,
@@ -266,7 +269,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--draws", type=int, default=1000, help="simulated runs per truth and scenario")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--old", action="store_true", help="the thesis statistic of main's history too")
+    parser.add_argument("--old", action="store_true", help="the thesis statistic of OLD_COMMIT too")
     parser.add_argument("--only", choices=("multiplier", "verdict", "ordering", "thesis", "old"), nargs="*")
     args = parser.parse_args()
     only = set(args.only or ("multiplier", "verdict", "ordering", "thesis", *(["old"] if args.old else [])))
@@ -284,7 +287,7 @@ def main() -> None:
         )
     if "old" in only:
         figure, truth = old_runner(old_module())
-        thesis_bench("old: mean |log difference|, bootstrap (main)", figure, truth, args.draws, rng)
+        thesis_bench(f"old: mean |log difference|, bootstrap ({OLD_COMMIT[:7]})", figure, truth, args.draws, rng)
     print("\n## Acceptance rates: no interval and no verdict of their own (a tolerance band): nothing to calibrate")
 
 

@@ -140,6 +140,12 @@ def test_one_method_or_one_task_cannot_be_judged():
     assert row["decides"] == "cannot be judged" and row["reason"] == "no two tasks measured with one method"
 
 
+def test_no_baseline_cells_cannot_be_judged():
+    cells = tables_of(by_task(2.0))["cells"]
+    [row] = thesis(cells[cells.condition != BASELINE], BASELINE).to_dict("records")
+    assert row["decides"] == "cannot be judged" and row["reason"] == f"no '{BASELINE}' cells: no multiplier"
+
+
 def test_a_matrix_in_unconnected_blocks_cannot_be_judged():
     blocks = {"file-rewrite": {"ngram-mod": 2.0, "mtp": 1.5}, "essay": {"dflash": 0.7, "mtp-2": 1.1}}
     [row] = tables_of(blocks)["thesis"].to_dict("records")

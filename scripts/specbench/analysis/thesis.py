@@ -329,7 +329,10 @@ def thesis_figure(
         "fewest_runs": None if fewest == math.inf else int(fewest),
         "cells": sorted(set(behind)),
     }
-    return {**row, **figures(logs, variances, dfs, base_var, base_df, tasks, methods)}
+    figured = figures(logs, variances, dfs, base_var, base_df, tasks, methods)
+    if not matrix and usable.condition.isin(methods).any() and not (usable.condition == baseline).any():
+        figured["reason"] = f"no '{baseline}' cells: no multiplier"
+    return {**row, **figured}
 
 
 def figures(
