@@ -125,10 +125,12 @@ def test_a_task_effect_near_zero_keeps_its_estimate_inside_its_interval():
     """The README demo's case: the tasks barely differ and the runs scatter; the old statistic put the task effect
     (0.1147) below its own bootstrap interval ([0.1151, 0.2706])."""
     flat = {t: {m: 1.3**mi * (1.0 + 0.01 * ti) for mi, m in enumerate(METHODS)} for ti, t in enumerate(TASKS)}
-    [row] = tables_of(flat, spreads=(-0.05, 0.02, 0.04))["thesis"].to_dict("records")
+    frame = tables_of(flat, spreads=(-0.05, 0.02, 0.04))["thesis"]
+    [row] = frame.to_dict("records")
     for name, point in (("task", "task_effect"), ("method", "method_effect"), ("difference", "difference")):
         assert row[f"{name}_low"] <= row[point] <= row[f"{name}_high"], name
     assert row["task_low"] == 0.0  # a zero task effect is not excluded
+    assert thesis_figure_module.thesis_figure(frame, BASELINE, None).startswith(b"\x89PNG")  # whiskers drawn
 
 
 def test_one_method_or_one_task_cannot_be_judged():
