@@ -1,48 +1,48 @@
-"""The study's thesis, "the task, more than the method, decided the multiplier", as a figure: from the task x method
-matrix of log multipliers (one temperature, one machine), how far apart two tasks are under one method, and two
-methods on one task.
+"""The study's thesis, "the task, more than the method, decided the multiplier", as a figure: the task x method
+matrix of log multipliers (one temperature, one machine) split into a task part, a method part and the rest.
 
-- ``task_effect``: the mean over every pair of tasks measured with the same method (pooled over the methods) of
-  |log m(task1, method) - log m(task2, method)|; ``method_effect``: the same over every pair of methods measured on
-  the same task. exp() of either is a factor: "two tasks under one method differ by 2.0x on average". Both are
-  defined on an incomplete matrix (only the pairs whose two cells exist count), and neither grows with the number
-  of tasks or methods (a mean over pairs, not a range).
-- ``ratio`` = task_effect / method_effect: above 1, the task moves the multiplier more than the method does.
-- Intervals: a seeded percentile bootstrap over the repeats (``DRAWS`` draws): each cell's runs (every condition's,
-  the baseline's too, per prompt of a prompt set) drawn again with replacement, the multipliers and the three figures
-  recomputed. The runs are spread by sqrt(n / (n - 1)) (on the log scale, kept positive) before drawing, so that a
-  drawn mean varies by about s^2 / n, as a t-interval's standard error says (the plain bootstrap's variance is
-  (n - 1) / n of that). Each cell's draws are seeded by its own names, so a cell draws the same in any subset of
-  the matrix. Every cell needs two runs; with one, there is no interval (``decides``: 'too few runs').
-- ``decides``: 'task' where the ratio's interval lies above 1, 'method' where it lies below 1, 'not separated'
-  otherwise; 'cannot be judged' with no pair of tasks under one method or no pair of methods on one task.
+- The decomposition: L[t, m] = mu + a_t + b_m + e_tm, fitted by least squares to the cells the matrix has (sum a_t = 0,
+  sum b_m = 0; on a complete matrix a_t is a row mean less the grand mean). ``task_effect`` tau = sqrt(mean_t a_t^2)
+  and ``method_effect`` beta = sqrt(mean_m b_m^2), on the log scale: exp() of either is a factor ("a task moves the
+  multiplier by 1.9x from the average task"). ``*_share``: tau^2, beta^2 and the mean squared rest e_tm^2 as shares of
+  their sum (on a complete matrix, of the spread of the log multipliers).
+- Noise: the runs' scatter moves every cell, and a squared effect grows with it. Each cell's log mean varies by
+  s^2 / (n mean^2) (delta method, per prompt of a prompt set); the baseline's noise is shared by every method of a
+  task, so it moves a whole row (a_t, never b_m). tau^2 and beta^2 are debiased by the exact expectation of that
+  noise in them, ``difference`` D = tau^2 - beta^2 likewise.
+- Intervals: symmetric (t) around each debiased estimate, its variance that of a quadratic form of normal cells plus
+  the debiasing's own, Satterthwaite degrees of freedom over the cells' run counts (bench/calibration.py shows the
+  coverage by simulation). tau and beta and their intervals are the square roots of the estimates and bounds clipped
+  at 0, so each interval holds its estimate. ``ratio`` tau / beta has a Fieller-type interval: every r whose test of
+  tau^2 - r^2 beta^2 = 0 is not rejected (its estimate among them).
+- ``decides``: 'task' where D's 95 % interval lies above 0, 'method' below 0, 'not separated' otherwise (the ratio's
+  interval then holds 1 too); 'cannot be judged' with fewer than two tasks or two methods, or a matrix in unconnected
+  blocks; 'too few runs' where a cell (or a prompt of it) has one run: its figures are then not debiased.
 
 A multiplier is a condition's mean tokens/s over the baseline's mean of the same task and temperature, as
-``summaries.summary`` computes it. ``published_figure`` computes the same figures from published multipliers, where a
-cell may be a number, a [low, high] range (every reading of it is tried) or missing."""
+``summaries.summary`` computes it. ``published_figure`` computes the same figures from published multipliers (no
+noise), where a cell may be a number, a [low, high] range (read at points across it) or missing."""
 
 from __future__ import annotations
 
 import itertools
 import math
-import zlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 CONFIDENCE = 0.95
-DRAWS = 2000
-SEED = 0
 TASK, METHOD, SEPARATED_NOT, TOO_FEW, CANNOT = "task", "method", "not separated", "too few runs", "cannot be judged"
 THESIS_COLUMNS = [
     "temperature",
     "methods",
     "tasks",
     "matrix",
-    "task_pairs",
-    "method_pairs",
+    "missing",
     "fewest_runs",
     "task_effect",
     "task_low",
@@ -53,76 +53,241 @@ THESIS_COLUMNS = [
     "ratio",
     "ratio_low",
     "ratio_high",
+    "difference",
+    "difference_low",
+    "difference_high",
+    "task_share",
+    "method_share",
+    "interaction_share",
     "decides",
     "reason",
     "cells",
 ]
+INTERVALS = ("task", "method", "ratio", "difference")
+COMBOS = {"task": (1.0, 0.0), "method": (0.0, 1.0), "difference": (1.0, -1.0)}  # over (tau^2, beta^2)
 
 
-def effects(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The task and method effects of log multipliers shaped (..., tasks, methods), NaN for a missing cell: the mean
-    |difference| over the pairs of cells in one column (tasks, same method) and in one row (methods, same task)."""
-    tasks, methods = logs.shape[-2], logs.shape[-1]
-    by_task = [np.abs(logs[..., a, :] - logs[..., b, :]) for a, b in itertools.combinations(range(tasks), 2)]
-    by_method = [np.abs(logs[..., a] - logs[..., b]) for a, b in itertools.combinations(range(methods), 2)]
-    return _mean_over(by_task, logs.shape[:-2]), _mean_over(by_method, logs.shape[:-2])
+# --------------------------------------------------------------------------------------------------------------------
+# The decomposition of a (tasks, methods) matrix with gaps
 
 
-def _mean_over(pairs: Sequence[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
-    """The mean of every finite value in ``pairs`` (arrays with leading dims ``shape``), per leading index."""
-    if not pairs:
-        return np.full(shape, np.nan)
-    stacked = np.concatenate([p.reshape(*shape, -1) for p in pairs], axis=-1)
-    finite = np.isfinite(stacked)
-    count = finite.sum(axis=-1)
-    with np.errstate(invalid="ignore"):
-        return np.where(count > 0, np.where(finite, stacked, 0.0).sum(axis=-1) / np.maximum(count, 1), np.nan)
+@dataclass(frozen=True)
+class Design:
+    """The additive fit on a presence mask: ``task`` (tasks, k) and ``method`` (methods, k) map the k present cells'
+    values (row-major) to a_t and b_m; ``rest`` (k, k) to the residuals; ``rows``: each present cell's task index."""
+
+    task: np.ndarray
+    method: np.ndarray
+    rest: np.ndarray
+    rows: np.ndarray
+
+    @property
+    def forms(self) -> dict[str, np.ndarray]:
+        """The quadratic forms (k, k) of tau^2, beta^2, the mean squared rest and D = tau^2 - beta^2."""
+        tau = self.task.T @ self.task / len(self.task)
+        beta = self.method.T @ self.method / len(self.method)
+        return {"task": tau, "method": beta, "rest": self.rest.T @ self.rest / len(self.rows), "difference": tau - beta}
 
 
-def pair_counts(present: np.ndarray) -> tuple[int, int]:
-    """How many (task pairs under one method, method pairs on one task) a (tasks, methods) presence mask has."""
-    per_method = present.sum(axis=0)
-    per_task = present.sum(axis=1)
-    return int((per_method * (per_method - 1) // 2).sum()), int((per_task * (per_task - 1) // 2).sum())
+def connected(present: np.ndarray) -> bool:
+    """Whether every task and method of a presence mask (each with a cell) is linked through shared cells."""
+    tasks, methods = present.shape
+    seen, todo = {0}, [0]  # nodes: tasks 0..T-1, methods T..T+M-1
+    while todo:
+        node = todo.pop()
+        links = (tasks + np.flatnonzero(present[node])) if node < tasks else np.flatnonzero(present[:, node - tasks])
+        for nxt in links.tolist():
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return len(seen) == tasks + methods
+
+
+def design(present: np.ndarray) -> Design:
+    """The additive fit on ``present`` (every row and column with a cell, the whole connected)."""
+    tasks, methods = present.shape
+    rows, columns = np.nonzero(present)
+    x = np.zeros((len(rows), tasks + methods))
+    x[np.arange(len(rows)), rows] = 1.0
+    x[np.arange(len(rows)), tasks + columns] = 1.0
+    solve = np.linalg.pinv(x)  # the model's one free shift cancels in the centred effects
+    task = solve[:tasks] - solve[:tasks].mean(axis=0)
+    method = solve[tasks:] - solve[tasks:].mean(axis=0)
+    return Design(task, method, np.eye(len(rows)) - x @ solve, rows)
+
+
+def shares(squares: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """tau^2, beta^2 and the mean squared rest (each clipped at 0) as shares of their sum."""
+    parts = {k: np.maximum(squares[k], 0.0) for k in ("task", "method", "rest")}
+    total = sum(parts.values())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {k: np.where(total > 0, v / np.where(total > 0, total, 1.0), np.nan) for k, v in parts.items()}
+
+
+def ratio_of(tau2: float, beta2: float) -> float:
+    """tau / beta from the (debiased) squares clipped at 0; infinity where only beta is 0, NaN where both are."""
+    tau, beta = math.sqrt(max(tau2, 0.0)), math.sqrt(max(beta2, 0.0))
+    if beta > 0:
+        return tau / beta
+    return math.inf if tau > 0 else math.nan
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Noise: debiasing and intervals
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The variance of the log mean of every noise source: each present cell (``cells``, k) and each task's
+    baseline (``bases``, tasks), with the degrees of freedom of their estimates."""
+
+    cells: np.ndarray
+    cells_df: np.ndarray
+    bases: np.ndarray
+    bases_df: np.ndarray
+
+    def sources(self, rows: np.ndarray) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+        """Each source's pattern over the present cells (a cell alone; a baseline: every cell of its row), with the
+        sources' variances and degrees of freedom."""
+        k = len(rows)
+        patterns = [np.eye(k)[i] for i in range(k)] + [(rows == t).astype(float) for t in range(len(self.bases))]
+        return patterns, np.concatenate([self.cells, self.bases]), np.concatenate([self.cells_df, self.bases_df])
+
+
+class Debiased:
+    """tau^2, beta^2, the rest and D of one matrix, debiased by the noise, with their variances: for a form Q of
+    normal cells y with covariance S, E y'Qy = mu'Q mu + tr(QS) and var y'Qy = 2 tr(QSQS) + 4 mu'QSQ mu; the
+    debiasing subtracts tr(Q S_hat), whose own variance is sum_j w_j^2 2 v_j^2 / df_j over the sources j. mu'QSQ mu
+    is estimated by y'QSQy, which errs upwards (by tr(QSQS)): bench/calibration.py shows the coverage this gives."""
+
+    def __init__(self, fit: Design, values: np.ndarray, noise: Noise) -> None:
+        patterns, self.v, self.df = noise.sources(fit.rows)
+        self.patterns = np.array(patterns)  # (sources, k)
+        self.sigma = np.einsum("j,jk,jl->kl", self.v, self.patterns, self.patterns)
+        self.y = values
+        self.forms = fit.forms
+        self.weights = {  # w_j = tr(Q E_j) = p_j' Q p_j
+            name: np.einsum("jk,kl,jl->j", self.patterns, q, self.patterns) for name, q in self.forms.items()
+        }
+        self.values = {name: float(values @ q @ values - self.weights[name] @ self.v) for name, q in self.forms.items()}
+        basis = [self.forms["task"], self.forms["method"]]
+        s = self.sigma
+        self.noise = np.array([[np.trace(a @ s @ b @ s) for b in basis] for a in basis])  # tr(Q_x S Q_y S)
+        self.signal = np.array([[values @ a @ s @ b @ values for b in basis] for a in basis])  # y'Q_x S Q_y y
+        w = [self.weights["task"], self.weights["method"]]
+        self.debiasing = np.array([[np.sum(a * b * 2 * self.v**2 / self.df) for b in w] for a in w])
+        self.basis = basis
+
+    def cross(self, x: str, y: str) -> float:
+        """The covariance of the debiased forms x and y (each of task, method, difference)."""
+        u, w = np.array(COMBOS[x]), np.array(COMBOS[y])
+        return float(2 * u @ self.noise @ w + 4 * u @ self.signal @ w + u @ self.debiasing @ w)
+
+    def degrees(self, name: str) -> float:
+        """Satterthwaite degrees of freedom of the form's estimated variance g(v): g^2 / sum_j (v_j g_j)^2 / df_j,
+        g_j the derivative by the source j's variance v_j."""
+        u = np.array(COMBOS[name])
+        q = u[0] * self.basis[0] + u[1] * self.basis[1]
+        w = u[0] * self.weights["task"] + u[1] * self.weights["method"]
+        qsq = q @ self.sigma @ q
+        noise = np.einsum("jk,kl,jl->j", self.patterns, qsq, self.patterns)
+        signal = (self.patterns @ (q @ self.y)) ** 2
+        gradient = 4 * noise + 4 * signal + 4 * w**2 * self.v / self.df
+        g = self.cross(name, name)
+        spread = float(np.sum((gradient * self.v) ** 2 / self.df))
+        return g * g / spread if spread > 0 else math.inf
+
+    def interval(self, name: str) -> tuple[float, float]:
+        """The symmetric t interval of a debiased form."""
+        value, se = self.values[name], math.sqrt(max(self.cross(name, name), 0.0))
+        half = quantile(self.degrees(name)) * se
+        return value - half, value + half
+
+    def ratio_interval(self) -> tuple[float, float]:
+        """Every r >= 0 where |tau^2 - r^2 beta^2| <= c se(tau^2 - r^2 beta^2), c the quantile of D's degrees of
+        freedom (so that r = 1 is inside exactly where D's interval holds 0), as its hull with the estimate."""
+        tau2, beta2 = self.values["task"], self.values["method"]
+        c2 = quantile(self.degrees("difference")) ** 2
+        aa, ab, bb = self.cross("task", "task"), self.cross("task", "method"), self.cross("method", "method")
+        # f(s) = (tau2 - s beta2)^2 - c2 (aa - 2 s ab + s^2 bb) <= 0, s = r^2
+        low, high = _below_zero(beta2 * beta2 - c2 * bb, -2 * (tau2 * beta2 - c2 * ab), tau2 * tau2 - c2 * aa)
+        point = ratio_of(tau2, beta2)
+        if math.isnan(point):
+            return math.nan, math.nan
+        if low > high:  # no r passes (runs without scatter): the estimate alone
+            return point, point
+        return min(math.sqrt(low), point), max(math.sqrt(high), point)
+
+
+def _below_zero(a: float, b: float, c: float) -> tuple[float, float]:
+    """The hull of {s >= 0: a s^2 + b s + c <= 0} ((inf, -inf) where empty)."""
+    candidates = [0.0, math.inf]
+    if a != 0:
+        disc = b * b - 4 * a * c
+        if disc >= 0:
+            root = math.sqrt(disc)
+            candidates += [(-b - root) / (2 * a), (-b + root) / (2 * a)]
+    elif b != 0:
+        candidates.append(-c / b)
+    inside = [s for s in candidates if s >= 0 and _holds(a, b, c, s)]
+    return (min(inside), max(inside)) if inside else (math.inf, -math.inf)
+
+
+def _holds(a: float, b: float, c: float, s: float) -> bool:
+    if math.isinf(s):
+        return a < 0 or (a == 0 and (b < 0 or (b == 0 and c <= 0)))
+    scale = abs(a) * s * s + abs(b) * s + abs(c)
+    return a * s * s + b * s + c <= 1e-12 * scale
+
+
+def quantile(df: float) -> float:
+    """The two-sided CONFIDENCE quantile of Student's t with ``df`` degrees of freedom."""
+    return float(stats.t.ppf(0.5 + CONFIDENCE / 2, max(df, 1.0)))
 
 
 def decides(low: float, high: float) -> str:
-    """'task' / 'method' / 'not separated' from the ratio's interval."""
-    if low > 1:
+    """'task' / 'method' / 'not separated' from D = tau^2 - beta^2's interval."""
+    if low > 0:
         return TASK
-    if high < 1:
+    if high < 0:
         return METHOD
     return SEPARATED_NOT
 
 
-def _means(values: np.ndarray, draws: int, seed: Sequence[int]) -> np.ndarray:
-    """``draws`` bootstrap means of ``values`` (positive), each a resample with replacement of the same size, drawn
-    from the values spread by sqrt(n / (n - 1)) on the log scale and scaled back to their mean: a drawn mean's
-    variance is then about s^2 / n (the plain bootstrap's is (n - 1) / n of it, two thirds with three runs), and
-    every drawn value stays positive."""
-    n = len(values)
-    spread = values
-    if n > 1:
-        logs = np.log(values)
-        spread = np.exp(logs.mean() + (logs - logs.mean()) * math.sqrt(n / (n - 1)))
-        spread *= values.mean() / spread.mean()
-    rng = np.random.default_rng(list(seed))
-    return spread[rng.integers(0, n, size=(draws, n))].mean(axis=1)
+def _where(verdict: str) -> str:
+    return {TASK: "lies above 0", METHOD: "lies below 0"}.get(verdict, "holds 0")
 
 
-def _pooled(runs: pd.DataFrame, draws: int, seed: int) -> tuple[float, np.ndarray, list[int]]:
-    """One task x condition's mean tokens/s over its runs, its bootstrap draws (each prompt's runs resampled apart,
-    seeded by the seed and the cell's own names, so that a cell draws the same in any matrix) and the prompts' run
+# --------------------------------------------------------------------------------------------------------------------
+# A run's cells
+
+
+def _log_mean(runs: pd.DataFrame) -> tuple[float, float, float, list[int]]:
+    """One task x condition's mean tokens/s over its runs, the variance of its log (delta method, each prompt's runs
+    apart: sum_p n_p s_p^2 / (N mean)^2), that variance's Satterthwaite degrees of freedom, and the prompts' run
     counts."""
-    groups = {
-        prompt: g.tokens_per_s.to_numpy(dtype=float) for prompt, g in runs.groupby("prompt", sort=True, dropna=False)
-    }
-    sizes = [len(g) for g in groups.values()]
-    cell = f"{runs.task.iloc[0]}\0{runs.condition.iloc[0]}"
-    drawn = sum(
-        len(g) * _means(g, draws, (seed, zlib.crc32(f"{cell}\0{prompt}".encode()))) for prompt, g in groups.items()
-    )
-    return float(runs.tokens_per_s.mean()), drawn / sum(sizes), sizes
+    groups = [g.tokens_per_s.to_numpy(dtype=float) for _, g in runs.groupby("prompt", sort=True, dropna=False)]
+    sizes = [len(g) for g in groups]
+    total, mean = sum(sizes), float(runs.tokens_per_s.mean())
+    if min(sizes) < 2:
+        return mean, math.nan, math.nan, sizes
+    parts = np.array([len(g) * g.var(ddof=1) for g in groups]) / (total * mean) ** 2
+    variance = float(parts.sum())
+    spread = float(np.sum(parts**2 / (np.array(sizes) - 1)))
+    return mean, variance, variance * variance / spread if spread > 0 else math.inf, sizes
+
+
+def _cannot(tasks: Sequence[str], methods: Sequence[str], present: np.ndarray) -> str | None:
+    """Why a matrix cannot be judged (None where it can)."""
+    if not methods:
+        return "no method ran"
+    if len(methods) == 1:
+        return f"only one method ran ({methods[0]})"
+    if len(tasks) < 2:
+        return "no two tasks measured with one method"
+    if not connected(present):
+        return "the matrix falls apart into blocks that share no task or method"
+    return None
 
 
 def thesis_figure(
@@ -131,9 +296,6 @@ def thesis_figure(
     temperature: float,
     methods: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
-    *,
-    draws: int = DRAWS,
-    seed: int = SEED,
 ) -> dict[str, Any]:
     """One row of ``THESIS_COLUMNS`` for one temperature: ``methods`` default to every condition but the baseline,
     ``tasks`` to every task (in table order); a cell counts where both its runs and the baseline's have a positive
@@ -142,69 +304,102 @@ def thesis_figure(
     usable = read[(cells.temperature == temperature) & (cells.tokens_per_s > 0)]
     methods = [m for m in (methods or dict.fromkeys(usable.condition)) if m != baseline]
     tasks = list(tasks or dict.fromkeys(usable.task))
-    logs, drawn = np.full((len(tasks), len(methods)), np.nan), np.full((draws, len(tasks), len(methods)), np.nan)
+    logs = np.full((len(tasks), len(methods)), np.nan)
+    variances, dfs = np.full_like(logs, np.nan), np.full_like(logs, np.nan)
+    base_var, base_df = np.full(len(tasks), np.nan), np.full(len(tasks), np.nan)
     fewest, behind, matrix = math.inf, [], {}
     for ti, task in enumerate(tasks):
         own = usable[usable.task == task]
         base = own[own.condition == baseline]
         if base.empty:
             continue
-        base_mean, base_draws, base_sizes = _pooled(base, draws, seed)
+        base_mean, base_var[ti], base_df[ti], base_sizes = _log_mean(base)
         for mi, method in enumerate(methods):
             runs = own[own.condition == method]
             if runs.empty:
                 continue
-            mean, method_draws, sizes = _pooled(runs, draws, seed)
+            mean, variances[ti, mi], dfs[ti, mi], sizes = _log_mean(runs)
             logs[ti, mi] = math.log(mean / base_mean)
-            drawn[:, ti, mi] = np.log(method_draws / base_draws)
             fewest = min(fewest, *sizes, *base_sizes)
             matrix.setdefault(task, {})[method] = mean / base_mean
             behind += [*runs.cell_file, *base.cell_file]
-    task_pairs, method_pairs = pair_counts(np.isfinite(logs))
-    task_effect, method_effect = (float(v) for v in effects(logs))
     row: dict[str, Any] = {
         "temperature": float(temperature),
-        "methods": [m for mi, m in enumerate(methods) if np.isfinite(logs[:, mi]).any()],
-        "tasks": [t for ti, t in enumerate(tasks) if np.isfinite(logs[ti]).any()],
         "matrix": matrix,
-        "task_pairs": task_pairs,
-        "method_pairs": method_pairs,
         "fewest_runs": None if fewest == math.inf else int(fewest),
-        "task_effect": task_effect,
-        "method_effect": method_effect,
-        "ratio": task_effect / method_effect if method_effect > 0 else math.nan,
         "cells": sorted(set(behind)),
-        **dict.fromkeys(("task_low", "task_high", "method_low", "method_high", "ratio_low", "ratio_high"), math.nan),
     }
-    if not task_pairs or not method_pairs:
-        ran = row["methods"]
-        reason = (
-            f"only one method ran ({ran[0]})"
-            if len(ran) == 1
-            else "no method ran"
-            if not ran
-            else "no two tasks measured with one method"
-            if not task_pairs
-            else "no two methods measured on one task"
-        )
+    figured = figures(logs, variances, dfs, base_var, base_df, tasks, methods)
+    if not matrix and usable.condition.isin(methods).any() and not (usable.condition == baseline).any():
+        figured["reason"] = f"no '{baseline}' cells: no multiplier"
+    return {**row, **figured}
+
+
+def figures(
+    logs: np.ndarray,
+    variances: np.ndarray,
+    dfs: np.ndarray,
+    base_var: np.ndarray,
+    base_df: np.ndarray,
+    tasks: Sequence[str],
+    methods: Sequence[str],
+) -> dict[str, Any]:
+    """The figures, intervals and answer of a (tasks, methods) matrix of log multipliers (NaN where missing), each
+    cell's log-mean variance and its degrees of freedom, and each task's baseline's (NaN where a cell has one run)."""
+    present = np.isfinite(logs)
+    keep_t, keep_m = present.any(axis=1), present.any(axis=0)
+    row: dict[str, Any] = {
+        "methods": [m for mi, m in enumerate(methods) if keep_m[mi]],
+        "tasks": [t for ti, t in enumerate(tasks) if keep_t[ti]],
+        "missing": [
+            f"{t}/{m}"
+            for ti, t in enumerate(tasks)
+            for mi, m in enumerate(methods)
+            if keep_t[ti] and keep_m[mi] and not present[ti, mi]
+        ],
+        **dict.fromkeys(["task_effect", "method_effect", "ratio", "difference"], math.nan),
+        **dict.fromkeys([f"{n}_{end}" for n in INTERVALS for end in ("low", "high")], math.nan),
+        **dict.fromkeys(["task_share", "method_share", "interaction_share"], math.nan),
+    }
+    present = present[keep_t][:, keep_m]
+    if (reason := _cannot(row["tasks"], row["methods"], present)) is not None:
         return {**row, "decides": CANNOT, "reason": reason}
-    if fewest < 2:
-        return {**row, "decides": TOO_FEW, "reason": "a cell has one run: no interval over the repeats"}
-    task_draws, method_draws = effects(drawn)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio_draws = task_draws / method_draws
-    tail = 100 * (1 - CONFIDENCE) / 2
-    for name, values in (("task", task_draws), ("method", method_draws), ("ratio", ratio_draws)):
-        finite = values[np.isfinite(values)]
-        row[f"{name}_low"], row[f"{name}_high"] = (
-            (float(v) for v in np.percentile(finite, [tail, 100 - tail])) if len(finite) else (math.nan, math.nan)
-        )
-    verdict = decides(row["ratio_low"], row["ratio_high"])
-    return {**row, "decides": verdict, "reason": f"the ratio's {CONFIDENCE:.0%} interval " + _where(verdict)}
+    fit, values = design(present), logs[keep_t][:, keep_m][present]
+    cell_var, cell_df = variances[keep_t][:, keep_m][present], dfs[keep_t][:, keep_m][present]
+    if np.isnan(cell_var).any() or np.isnan(base_var[keep_t]).any():
+        plain = {name: float(values @ q @ values) for name, q in fit.forms.items()}
+        return {
+            **row,
+            **_figures(plain),
+            "decides": TOO_FEW,
+            "reason": "a cell has one run: no noise estimate, so the effects are not debiased and have no interval",
+        }
+    debiased = Debiased(fit, values, Noise(cell_var, cell_df, base_var[keep_t], base_df[keep_t]))
+    row.update(_figures(debiased.values))
+    for name in ("task", "method"):
+        low, high = debiased.interval(name)
+        row[f"{name}_low"], row[f"{name}_high"] = math.sqrt(max(low, 0.0)), math.sqrt(max(high, 0.0))
+    row["difference_low"], row["difference_high"] = debiased.interval("difference")
+    row["ratio_low"], row["ratio_high"] = debiased.ratio_interval()
+    verdict = decides(row["difference_low"], row["difference_high"])
+    reason = f"D = tau^2 - beta^2's {CONFIDENCE:.0%} interval " + _where(verdict)
+    if math.isnan(row["ratio"]):
+        reason += "; no ratio: neither debiased effect is above 0"
+    return {**row, "decides": verdict, "reason": reason}
 
 
-def _where(verdict: str) -> str:
-    return {TASK: "lies above 1", METHOD: "lies below 1"}.get(verdict, "includes 1")
+def _figures(squares: Mapping[str, float]) -> dict[str, float]:
+    """The point figures of one matrix from its (debiased) squared effects."""
+    share = shares({k: np.asarray(v) for k, v in squares.items()})
+    return {
+        "task_effect": math.sqrt(max(squares["task"], 0.0)),
+        "method_effect": math.sqrt(max(squares["method"], 0.0)),
+        "ratio": ratio_of(squares["task"], squares["method"]),
+        "difference": float(squares["difference"]),
+        "task_share": float(share["task"]),
+        "method_share": float(share["method"]),
+        "interaction_share": float(share["rest"]),
+    }
 
 
 def thesis(cells: pd.DataFrame, baseline: str, methods: Sequence[str] | None = None) -> pd.DataFrame:
@@ -221,8 +416,7 @@ Published = Mapping[str, Mapping[str, "float | Sequence[float] | None"]]
 
 
 def _grid(low: float, high: float, points: Sequence[float], steps: int = 7) -> list[float]:
-    """The values a [low, high] range is read at: both ends, evenly between, and every published point inside (so
-    that every vertex of the piecewise-linear figures is among them)."""
+    """The values a [low, high] range is read at: both ends, evenly between, and every published point inside."""
     inside = [p for p in points if low < p < high]
     return sorted({*np.linspace(low, high, steps).tolist(), *inside})
 
@@ -230,40 +424,51 @@ def _grid(low: float, high: float, points: Sequence[float], steps: int = 7) -> l
 def published_figure(published: Published) -> dict[str, Any]:
     """The figures of a published matrix (task -> method -> multiplier, a [low, high] range, or None where not
     given) under every reading of its ranges: each figure's lowest and highest value over the readings (a range read
-    anywhere in it, independently of the others), the cells read as ranges and the missing ones."""
+    at points across it, independently of the others), the cells read as ranges and the missing ones. No noise: the
+    figures are the plain decomposition's, the same as a run's before debiasing."""
     tasks = list(published)
     methods = list(dict.fromkeys(m for row in published.values() for m in row))
     points = [float(v) for row in published.values() for v in row.values() if isinstance(v, (int, float))]
     points += [float(e) for row in published.values() for v in row.values() if isinstance(v, Sequence) for e in v]
     axes, ranged, missing = [], [], []
-    for task, method in itertools.product(tasks, methods):
+    present = np.zeros((len(tasks), len(methods)), dtype=bool)
+    for (ti, task), (mi, method) in itertools.product(enumerate(tasks), enumerate(methods)):
         value = published[task].get(method)
         if value is None:
             missing.append(f"{task}/{method}")
-            axes.append([math.nan])
-        elif isinstance(value, Sequence):
+            continue
+        present[ti, mi] = True
+        if isinstance(value, Sequence):
             ranged.append(f"{task}/{method} {value[0]:g}-{value[1]:g}x")
             axes.append(_grid(float(value[0]), float(value[1]), points))
         else:
             axes.append([float(value)])
-    readings = np.log(np.array(list(itertools.product(*axes)), dtype=float)).reshape(-1, len(tasks), len(methods))
-    task_effect, method_effect = effects(readings)
-    ratio = task_effect / method_effect
-    task_pairs, method_pairs = pair_counts(np.isfinite(readings[0]))
-    low, high = float(ratio.min()), float(ratio.max())
+    readings = np.log(np.array(list(itertools.product(*axes)), dtype=float))  # (readings, present cells)
+    fit = design(present)
+    squares = {name: np.einsum("rk,kl,rl->r", readings, q, readings) for name, q in fit.forms.items()}
+    share = shares(squares)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.sqrt(squares["task"] / squares["method"])
+    difference = squares["difference"]
+
+    def span(values: np.ndarray) -> tuple[float, float]:
+        return float(values.min()), float(values.max())
+
     return {
         "tasks": tasks,
         "methods": methods,
         "matrix": {t: dict(row) for t, row in published.items()},
-        "task_pairs": task_pairs,
-        "method_pairs": method_pairs,
         "readings": len(readings),
         "ranged": ranged,
         "missing": missing,
-        "task_effect": (float(task_effect.min()), float(task_effect.max())),
-        "method_effect": (float(method_effect.min()), float(method_effect.max())),
-        "ratio": (low, high),
-        "decides": TASK if low > 1 else METHOD if high < 1 else "depends on the reading",
+        "task_effect": span(np.sqrt(squares["task"])),
+        "method_effect": span(np.sqrt(squares["method"])),
+        "ratio": span(ratio),
+        "difference": span(difference),
+        "task_share": span(share["task"]),
+        "method_share": span(share["method"]),
+        "interaction_share": span(share["rest"]),
+        "decides": TASK if difference.min() > 0 else METHOD if difference.max() < 0 else "depends on the reading",
     }
 
 

@@ -1,6 +1,6 @@
 """The judge of the study's thesis (kind ``thesis``): does the task move the multiplier more than the method does?
 This run's figure (analysis.thesis, over the claim's tasks and methods) beside the one its published multipliers
-give; the verdict follows the ratio's interval over the repeats (docs/claims.md, "The thesis")."""
+give; the verdict follows the interval of D = tau^2 - beta^2 over the repeats (docs/claims.md, "The thesis")."""
 
 from __future__ import annotations
 
@@ -21,16 +21,17 @@ def effect_text(row: Mapping[str, Any]) -> str:
 
     def interval(name: str) -> str:
         low, high = row[f"{name}_low"], row[f"{name}_high"]
-        if math.isnan(low) or math.isnan(high):  # no interval
+        if math.isnan(low) or math.isnan(high) or math.isnan(row[name if name == "ratio" else f"{name}_effect"]):
             return ""
         shown = (figure.factor(low), figure.factor(high)) if name != "ratio" else (low, high)
         return f" [{shown[0]:.2f}-{shown[1]:.2f}]"
 
     if math.isnan(row["task_effect"]) or math.isnan(row["method_effect"]):
         return "n/a"
+    ratio = "n/a" if math.isnan(row["ratio"]) else f"{row['ratio']:.2f}{interval('ratio')}"
     return (
         f"task {figure.factor(row['task_effect']):.2f}x{interval('task')} vs method "
-        f"{figure.factor(row['method_effect']):.2f}x{interval('method')}; ratio {row['ratio']:.2f}{interval('ratio')}"
+        f"{figure.factor(row['method_effect']):.2f}x{interval('method')}; ratio {ratio}"
     )
 
 

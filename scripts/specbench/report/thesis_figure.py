@@ -1,6 +1,7 @@
 """The thesis figure, as PNG bytes: per temperature, every task's multiplier under each method (a dot per method, one
 row per task), and beside it the task and method effects as factors with their intervals, this run's next to the
-published multipliers' (analysis.thesis). Which bar is longer says whether the task or the method decides."""
+published multipliers' (analysis.thesis). Which bar is longer says whether the task or the method decides; each
+interval holds its estimate (the analysis guarantees it)."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def thesis_figure(
     conditions: Sequence[str] = (),
 ) -> bytes:
     """Per temperature of the ``thesis`` table (analysis.thesis): the multipliers of its matrix, a row per task and a
-    dot per method; the effects of this run (95 % bootstrap intervals) and of the ``published`` figure (the span
+    dot per method; the effects of this run (95 % intervals) and of the ``published`` figure (the span
     over every reading of its ranges, no interval) as bars."""
     title = "Does the task or the method decide the multiplier?"
     if is_empty(thesis):
@@ -94,10 +95,11 @@ def thesis_figure(
     ]
     footnotes = (
         f"Left: each task's multiplier (mean tokens/s over the '{baseline}' mean of the same task) under each method. "
-        "Right: the task effect, the mean factor between two tasks under one method, and the method effect, the "
-        "mean factor between two methods on one task; whiskers: 95 % bootstrap interval over the repeats (this run), "
-        "the span over every reading of the text's ranges (published: no per-run numbers). Ratio: task effect / "
-        "method effect, on the log scale; the longer bar decides where its interval lies wholly on one side of 1."
+        "Right: the task effect, the typical factor between a task's multiplier and the average task's (root mean "
+        "square of the task parts of an additive fit to the log multipliers), and the method effect, the same for "
+        "the methods; both debiased for the runs' noise. Whiskers: 95 % interval over the repeats (this run), the "
+        "span over every reading of the text's ranges (published: no per-run numbers). The longer bar decides where "
+        "the interval of the difference of the squared effects lies wholly on one side of 0."
     )
     with matplotlib.rc_context(RC_PARAMS):
         fig = Figure(figsize=thesis_size(len(rows)), dpi=DPI, layout="constrained")
@@ -176,7 +178,7 @@ def _effects(ax: Any, row: Mapping[str, Any], published: Mapping[str, Any] | Non
     ax.set_ylim(y - 0.4, -0.7)
     ax.set_xlim(1.0, ax.get_xlim()[1] * 1.15)
     ax.xaxis.set_major_formatter(FuncFormatter(times_label))
-    ax.set_xlabel("mean factor between two cells")
+    ax.set_xlabel("factor from the average task / method")
     if row["decides"] == CANNOT:
         ax.text(0.02, 0.95, f"this run: {row['reason']}", transform=ax.transAxes, va="top", fontsize=8, color="0.3")
     ax.set_title("task and method effects", loc="left", fontsize=9.5)
