@@ -91,6 +91,7 @@ def test_tiny_gpu_config_merges_over_tiny(study_config: dict) -> None:
             "models.draft.hf.revision",
             "'main' is not valid: the full 40-hex commit SHA",
         ),
+        (lambda c: c["preflight"].__setitem__("headroom", -0.1), "preflight.headroom", "less than the minimum"),
         (lambda c: c["models"].pop("draft"), "conditions.dflash.requires", "models.draft is not set"),
         (lambda c: c["select"].__setitem__("conditions", ["ngram-mod"]), "select.conditions", "baseline"),
         (lambda c: c["select"].__setitem__("tasks", ["esay"]), "select.tasks", "did you mean 'essay'"),
