@@ -140,3 +140,17 @@ def test_the_study_stops_at_the_preflight_before_its_first_job_and_a_dry_run_ski
     code, output = _run(tmp_path, "all")
     assert code == 1 and "PROBLEM  hub Qwen/Qwen3.5-9B" in output, output[-3000:]
     assert not (tmp_path / "work" / "resources").exists() and not (tmp_path / "work" / "logs").exists()
+
+
+def test_offline_the_cache_must_hold_each_download_and_the_hub_is_not_asked(study: dict, tmp_path: Path) -> None:
+    machine = _gpu_box(tmp_path, offline=lambda: True, ask_hub=lambda downloads: pytest.fail("asked the hub offline"))
+    for kind, role in (("models", "target"), ("models", "draft")):
+        hf = study["models"][role]["hf"]
+        (tmp_path / "hf" / "hub" / f"{kind}--{hf['repo'].replace('/', '--')}" / "snapshots" / hf["revision"]).mkdir(
+            parents=True
+        )
+    rows = preflight(study, REPO, tmp_path, _from_scratch(study), machine=machine)
+    hub = {r.check: r for r in rows if r.check.startswith("hub ")}
+    assert hub["hub Qwen/Qwen3.5-9B"].ok is True and hub["hub z-lab/Qwen3.5-9B-DFlash"].ok is True
+    gsm8k = hub["hub openai/gsm8k"]
+    assert gsm8k.ok is False and "HF_HUB_OFFLINE=1" in gsm8k.found and "--repo-type dataset" in gsm8k.fix
