@@ -135,3 +135,17 @@ def test_missing_cells_plan_one_cell_job_per_condition(study: dict) -> None:
 )
 def test_the_architectures_a_cuda_build_covers(cmake_args: list, manifest, expected) -> None:
     assert cuda_architectures(cmake_args, manifest)[0] == expected
+
+
+def test_a_compiler_the_cmake_args_name_is_the_one_looked_for(study: dict, tmp_path: Path) -> None:
+    from specbench.preflight.facts import locate
+
+    nvcc = tmp_path / "cuda-12.8" / "bin" / "nvcc"
+    study = {**study, "llama_cpp": {**study["llama_cpp"], "cmake_args": [f"-DCMAKE_CUDA_COMPILER={nvcc}"]}}
+    [tool] = [t for t in _needs(study).tools if t.name == "CUDA toolkit (nvcc)"]
+    assert tool.given == (str(nvcc),)
+    assert locate(tool.names, tool.paths, tool.env, tool.given) is None  # not there: CMake would not find it either
+    nvcc.parent.mkdir(parents=True)
+    nvcc.write_text("#!/bin/sh\n")
+    nvcc.chmod(0o755)
+    assert locate(tool.names, tool.paths, tool.env, tool.given) == str(nvcc)

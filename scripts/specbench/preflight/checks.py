@@ -59,7 +59,7 @@ def check_tools(tools: Sequence[Tool], locate: Callable[[Tool], str | None]) -> 
     rows = []
     for tool in tools:
         where = locate(tool)
-        looked = ", ".join([*tool.names, *tool.paths, *([f"${tool.env}"] if tool.env else [])])
+        looked = ", ".join(tool.given or [*tool.names, *tool.paths, *([f"${tool.env}"] if tool.env else [])])
         rows.append(
             Row(
                 tool.name,

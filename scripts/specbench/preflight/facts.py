@@ -53,8 +53,13 @@ def size_of(path: Path) -> float | None:
     return None
 
 
-def locate(names: Sequence[str], paths: Sequence[str] = (), env: str | None = None) -> str | None:
-    """Where a program is: the file an environment variable names, one of ``names`` on PATH, or a known path."""
+def locate(
+    names: Sequence[str], paths: Sequence[str] = (), env: str | None = None, given: Sequence[str] = ()
+) -> str | None:
+    """Where a program is: a path the build is given (None when that one is not there: CMake would fail), the file
+    an environment variable names, one of ``names`` on PATH, or a known path."""
+    if given:
+        return given[0] if os.access(given[0], os.X_OK) else None
     if env and os.environ.get(env):
         named = os.environ[env].split()[0]
         return shutil.which(named) or (named if os.access(named, os.X_OK) else None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,8 @@ class Download:
 
 @dataclass(frozen=True)
 class Tool:
-    """A program a planned job runs: found as one of ``names`` on PATH, at one of ``paths``, or through ``env``."""
+    """A program a planned job runs: found as one of ``names`` on PATH, at one of ``paths``, or through ``env``;
+    ``cmake_var``: the CMake variable that names it, ``given``: the paths the build's cmake_args give it (first)."""
 
     name: str
     purpose: str
@@ -93,6 +94,8 @@ class Tool:
     paths: tuple[str, ...] = ()
     env: str | None = None
     fix: str = ""
+    cmake_var: str | None = None
+    given: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -258,13 +261,31 @@ def build_tools(config: Mapping[str, Any], jobs: Sequence[Job]) -> list[Tool]:
         return tools
     tools.append(Tool("cmake", "configures the llama.cpp build", ("cmake",), fix="install CMake >= 3.18"))
     tools.append(
-        Tool("C++ compiler", "compiles llama.cpp", ("c++", "g++", "clang++"), env="CXX", fix="install gcc or clang")
+        Tool(
+            "C++ compiler",
+            "compiles llama.cpp",
+            ("c++", "g++", "clang++"),
+            env="CXX",
+            fix="install gcc or clang",
+            cmake_var="CMAKE_CXX_COMPILER",
+        )
     )
     for backend in dict.fromkeys(b.llama_cpp["backend"] for b in builds):
         tool = BACKEND_TOOLS.get(backend)
         if tool is not None:
             tools.append(tool)
-    return tools
+    cmake_args = [arg for b in builds for arg in b.llama_cpp["cmake_args"]]
+    return [_named_in(tool, cmake_args) for tool in tools]
+
+
+def _named_in(tool: Tool, cmake_args: Sequence[str]) -> Tool:
+    """The tool with the path its CMake variable is given in ``cmake_args`` (``-DVAR=path``, ``-DVAR:FILEPATH=...``)
+    looked at first."""
+    if tool.cmake_var is None:
+        return tool
+    pattern = re.compile(rf"^-D{re.escape(tool.cmake_var)}(?::[A-Z]+)?=(.+)$")
+    named = [m.group(1) for m in map(pattern.match, cmake_args) if m]
+    return replace(tool, given=tuple(named)) if named else tool
 
 
 BACKEND_TOOLS = {
@@ -275,6 +296,7 @@ BACKEND_TOOLS = {
         ("/usr/local/cuda/bin/nvcc",),
         "CUDACXX",
         "install the CUDA toolkit (the driver alone has no nvcc) and put its bin/ on PATH, or set CUDACXX to nvcc",
+        "CMAKE_CUDA_COMPILER",
     ),
     "hip": Tool(
         "ROCm (hipcc)",
@@ -291,6 +313,7 @@ BACKEND_TOOLS = {
         (),
         None,
         "install glslc (the shaderc package or the Vulkan SDK) with the Vulkan headers and loader",
+        "Vulkan_GLSLC_EXECUTABLE",
     ),
     "metal": Tool(
         "Xcode command line tools",

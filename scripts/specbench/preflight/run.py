@@ -20,7 +20,7 @@ DEFAULT_HEADROOM = 0.1
 
 
 def _locate(tool: Tool) -> str | None:
-    return facts.locate(tool.names, tool.paths, tool.env)
+    return facts.locate(tool.names, tool.paths, tool.env, tool.given)
 
 
 def _endpoint() -> str:
