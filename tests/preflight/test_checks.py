@@ -8,7 +8,9 @@ import pytest
 
 from specbench.preflight.checks import check_disk, check_gpu, check_hub, check_tools, check_writable
 from specbench.preflight.facts import HubAnswer
-from specbench.preflight.needs import BACKEND_TOOLS, GB, Download, GpuNeed, Write
+from specbench.preflight.gpu import GpuNeed
+from specbench.preflight.tools import BACKEND_TOOLS
+from specbench.preflight.writes import GB, Download, Write
 
 
 def _device(memory_gb: float, capability: str = "8.0", index: int = 0) -> dict:
@@ -60,22 +62,22 @@ def test_a_missing_nvcc_says_how_to_get_one() -> None:
 
 def test_no_gpu_is_a_problem_that_names_nvmls_answer() -> None:
     info = {"nvml": "unavailable", "error": "NVMLError_LibraryNotFound: NVML Shared Library Not Found", "devices": []}
-    [row] = check_gpu(NEED, "cuda", info, None, local=True)
+    [row] = check_gpu(NEED, info, None, local=True)
     assert row.ok is False and "NVMLError_LibraryNotFound" in row.found and "config/tiny.yaml" in row.fix
 
 
 @pytest.mark.parametrize(("memory_gb", "ok"), [(8, False), (12, True), (80, True)])
 def test_gpu_memory_against_the_models_and_context(memory_gb: float, ok: bool) -> None:
-    rows = check_gpu(NEED, "cuda", {"nvml": "ok", "devices": [_device(memory_gb)]}, None, local=True)
+    rows = check_gpu(NEED, {"nvml": "ok", "devices": [_device(memory_gb)]}, None, local=True)
     assert rows[0].check == "GPU memory" and rows[0].ok is ok
     assert rows[0].needed.startswith("9.9 GB: target 5.8 GB")
 
 
 def test_the_gpus_the_cells_use_are_those_cuda_visible_devices_names() -> None:
     info = {"nvml": "ok", "devices": [_device(8, index=0), _device(80, index=1)]}
-    assert check_gpu(NEED, "cuda", info, "1", local=True)[0].ok is True
-    assert check_gpu(NEED, "cuda", info, "0", local=True)[0].ok is False
-    [row] = check_gpu(NEED, "cuda", info, "7", local=True)
+    assert check_gpu(NEED, info, "1", local=True)[0].ok is True
+    assert check_gpu(NEED, info, "0", local=True)[0].ok is False
+    [row] = check_gpu(NEED, info, "7", local=True)
     assert row.ok is False and "matches no NVML device" in row.found
 
 
@@ -92,14 +94,14 @@ def test_the_gpus_the_cells_use_are_those_cuda_visible_devices_names() -> None:
 )
 def test_compute_capability_against_the_builds_architectures(architectures, capability: str, ok: bool) -> None:
     need = GpuNeed(1 * GB, ("target 1.0 GB",), (("", architectures, "cmake_args"),))
-    rows = check_gpu(need, "cuda", {"nvml": "ok", "devices": [_device(80, capability)]}, None, local=True)
+    rows = check_gpu(need, {"nvml": "ok", "devices": [_device(80, capability)]}, None, local=True)
     assert rows[1].check == "CUDA architectures" and rows[1].ok is ok
     if not ok:
         assert f"compute capability {capability}" in rows[1].fix and "CMAKE_CUDA_ARCHITECTURES" in rows[1].fix
 
 
 def test_under_a_cluster_executor_the_gpu_is_left_to_the_job() -> None:
-    [row] = check_gpu(NEED, "cuda", {}, None, local=False)
+    [row] = check_gpu(NEED, {}, None, local=False)
     assert row.ok is None and "its own node" in row.found
 
 

@@ -8,15 +8,9 @@ import pytest
 
 from specbench.core.matrix import selected_cells
 from specbench.preflight import planned
-from specbench.preflight.needs import (
-    BITS_PER_WEIGHT,
-    GB,
-    GGML_DEFAULT_ARCHITECTURES,
-    GGUF_OF_CHECKPOINT,
-    XET_CHUNK_CACHE_BYTES,
-    cuda_architectures,
-    needs,
-)
+from specbench.preflight.gpu import GGML_DEFAULT_ARCHITECTURES, cuda_architectures
+from specbench.preflight.needs import needs
+from specbench.preflight.writes import BITS_PER_WEIGHT, GB, GGUF_OF_CHECKPOINT, XET_CHUNK_CACHE_BYTES
 from support.config import load_config
 from support.paths import REPO
 

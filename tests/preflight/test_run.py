@@ -11,8 +11,8 @@ from specbench.contention.nvml import device_info
 from specbench.core.matrix import selected_cells
 from specbench.preflight import planned
 from specbench.preflight.facts import HubAnswer
-from specbench.preflight.needs import GB
 from specbench.preflight.run import Machine, preflight, problems, report, timed_preflight
+from specbench.preflight.writes import GB
 from support.config import load_config
 from support.paths import REPO
 from support.workflow import snakemake

@@ -11,7 +11,9 @@ from typing import Any
 
 from ..contention.devices import DeviceError, arch_covers, parse_visible_devices, select_devices
 from .facts import HubAnswer
-from .needs import Download, GpuNeed, Tool, Write, gb
+from .gpu import GpuNeed
+from .tools import Tool
+from .writes import Download, Write, gb
 
 
 @dataclass(frozen=True)
@@ -72,9 +74,7 @@ def check_tools(tools: Sequence[Tool], locate: Callable[[Tool], str | None]) -> 
     return rows
 
 
-def check_gpu(
-    need: GpuNeed | None, backend: str, info: Mapping[str, Any], visible: str | None, local: bool
-) -> list[Row]:
+def check_gpu(need: GpuNeed | None, info: Mapping[str, Any], visible: str | None, local: bool) -> list[Row]:
     """The GPU memory the cells need against the devices they will use (CUDA_VISIBLE_DEVICES of NVML's), and each
     build's CUDA architectures against their compute capability."""
     if need is None:

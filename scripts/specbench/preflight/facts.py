@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .needs import Download
+from .writes import Download
 
 HUB_TIMEOUT_S = 5.0
 
@@ -86,7 +86,7 @@ def xet_cache() -> Path:
 
 def xet_limit() -> float:
     """The hf-xet chunk cache's size limit: HF_XET_CHUNK_CACHE_SIZE_BYTES, its 10 GB default otherwise."""
-    from .needs import XET_CHUNK_CACHE_BYTES
+    from .writes import XET_CHUNK_CACHE_BYTES
 
     try:
         return float(os.environ["HF_XET_CHUNK_CACHE_SIZE_BYTES"])

@@ -11,7 +11,7 @@ from ..core import builds as core_builds
 from ..core import plan
 from ..core.matrix import Cell
 from ..core.sources import model_source
-from .needs import Job
+from .writes import Job
 
 
 def from_dag(jobs: Iterable[Any]) -> list[Job]:

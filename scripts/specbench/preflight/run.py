@@ -13,7 +13,9 @@ from typing import Any
 from . import facts
 from .checks import Row, check_disk, check_gpu, check_hub, check_tools, check_writable
 from .facts import HubAnswer
-from .needs import Download, Job, Tool, hub_downloads, needs
+from .needs import needs
+from .tools import Tool
+from .writes import Download, Job, hub_downloads
 
 PREFIX = "specbench preflight"
 DEFAULT_HEADROOM = 0.1
@@ -92,7 +94,7 @@ def preflight(
         *check_writable(need.folders, machine.writable),
         *check_disk(need.writes, machine.free_space, headroom),
         *tools,
-        *check_gpu(need.gpu, need.backend, gpu_info, machine.env.get("CUDA_VISIBLE_DEVICES"), local),
+        *check_gpu(need.gpu, gpu_info, machine.env.get("CUDA_VISIBLE_DEVICES"), local),
         *check_hub(
             downloads,
             answers,
