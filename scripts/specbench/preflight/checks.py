@@ -1,0 +1,204 @@
+"""The preflight's checks, each a small function of what the run needs and facts passed in (a disk's free space, a
+program's path, NVML's devices, the hub's answers): a row each, ``ok`` True, False (a problem, with what to do) or
+None (not checked here, the row says why)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..contention.devices import DeviceError, arch_covers, parse_visible_devices, select_devices
+from .facts import HubAnswer
+from .gpu import GpuNeed
+from .tools import Tool
+from .writes import Download, Write, gb
+
+
+@dataclass(frozen=True)
+class Row:
+    check: str
+    needed: str
+    found: str
+    ok: bool | None
+    fix: str = ""
+    detail: tuple[str, ...] = ()
+
+
+def check_disk(writes: Sequence[Write], free_space: Callable[[Path], tuple[str, float]], headroom: float) -> list[Row]:
+    """Per filesystem, the planned writes (with ``headroom``, a fraction) against its free space."""
+    by_fs: dict[str, list[Write]] = {}
+    free: dict[str, float] = {}
+    for write in writes:
+        fs, available = free_space(write.where)
+        by_fs.setdefault(fs, []).append(write)
+        free[fs] = available
+    rows = []
+    for fs, planned in by_fs.items():
+        total = sum(w.size or 0.0 for w in planned) * (1 + headroom)
+        unknown = [w.what for w in planned if w.size is None]
+        parts = tuple(f"{w.what}: {gb(w.size)} ({w.basis}) in {w.where}" for w in planned)
+        needed = f"{gb(total)} ({gb(total / (1 + headroom))} + {headroom:.0%})"
+        ok = free[fs] >= total
+        fix = ""
+        if not ok:
+            folders = sorted({str(w.where) for w in planned})
+            fix = (
+                f"free {gb(total - free[fs])} on {fs}, or put the outputs on a larger disk (run from a working "
+                f"directory there with --directory; HF_HOME for huggingface_hub's cache); written to: "
+                f"{', '.join(folders)}"
+            )
+        found = f"{gb(free[fs])} free"
+        if unknown:
+            found += f"; size unknown (no hub answer, not in preflight.download_gb): {', '.join(unknown)}"
+        rows.append(Row(f"disk {fs}", needed, found, ok, fix, parts))
+    return rows
+
+
+def check_tools(tools: Sequence[Tool], locate: Callable[[Tool], str | None]) -> list[Row]:
+    """Each program the planned build runs, found or not."""
+    rows = []
+    for tool in tools:
+        where = locate(tool)
+        looked = ", ".join(tool.given or [*tool.names, *tool.paths, *([f"${tool.env}"] if tool.env else [])])
+        rows.append(
+            Row(
+                tool.name,
+                tool.purpose,
+                where or f"not found (looked for {looked})",
+                where is not None,
+                "" if where else tool.fix,
+            )
+        )
+    return rows
+
+
+def check_gpu(need: GpuNeed | None, info: Mapping[str, Any], visible: str | None, local: bool) -> list[Row]:
+    """The GPU memory the cells need against the devices they will use (CUDA_VISIBLE_DEVICES of NVML's), and each
+    build's CUDA architectures against their compute capability."""
+    if need is None:
+        return []
+    needed = f"{gb(need.memory)}: {', '.join(need.parts)}"
+    if not local:
+        why = "not checked here: a cluster job runs the cells on its own node, which checks its GPU"
+        return [Row("GPU", needed, why, None)]
+    if info.get("nvml") != "ok" or not info.get("devices"):
+        found = "no NVIDIA GPU: " + (info.get("error") or "NVML lists no device")
+        fix = (
+            "run on a machine with an NVIDIA GPU and its driver (nvidia-smi lists it); without one, the CPU demo: "
+            "--configfile config/tiny.yaml"
+        )
+        return [Row("GPU", needed, found, False, fix)]
+    try:
+        devices = select_devices(parse_visible_devices(visible), info["devices"])
+    except DeviceError as error:
+        return [
+            Row("GPU", needed, str(error), False, "set CUDA_VISIBLE_DEVICES to an index or UUID nvidia-smi -L lists")
+        ]
+    if not devices:
+        return [Row("GPU", needed, "CUDA_VISIBLE_DEVICES hides every GPU", False, "set CUDA_VISIBLE_DEVICES=0")]
+    memory = sum((d.get("memory_total_mb") or 0.0) * 1024 * 1024 for d in devices)
+    names = ", ".join(f"{d.get('name')} {gb((d.get('memory_total_mb') or 0) * 1024 * 1024)}" for d in devices)
+    ok = memory >= need.memory
+    rows = [
+        Row(
+            "GPU memory",
+            needed,
+            names,
+            ok,
+            ""
+            if ok
+            else f"use a GPU with at least {gb(need.memory)}, or a smaller model/quantization (models.target.quant) "
+            "or context (-c in server.args)",
+        )
+    ]
+    for label, architectures, basis in need.architectures:
+        rows.append(_architecture_row(label, architectures, basis, devices))
+    return rows
+
+
+def _architecture_row(
+    label: str, architectures: Sequence[str] | None, basis: str, devices: Sequence[Mapping[str, Any]]
+) -> Row:
+    name = f"CUDA architectures{' (' + label + ')' if label else ''}"
+    capabilities = [str(d.get("compute_capability")) for d in devices if d.get("compute_capability")]
+    found = f"compute capability {', '.join(capabilities) or 'unknown'}"
+    if architectures is None:
+        return Row(name, basis, found, True)
+    try:
+        missing = [c for c in capabilities if not arch_covers(architectures, c)]
+    except DeviceError as error:
+        return Row(name, f"{';'.join(architectures)} ({basis})", str(error), False, "fix CMAKE_CUDA_ARCHITECTURES")
+    fix = (
+        f"build for compute capability {', '.join(missing)}: add -DCMAKE_CUDA_ARCHITECTURES=native (or e.g. "
+        f"{missing[0].replace('.', '')}-real) to llama_cpp.cmake_args, or remove the old build "
+        "(resources/llama.cpp/) so it is made again here"
+        if missing
+        else ""
+    )
+    return Row(name, f"{';'.join(architectures)} ({basis})", found, not missing, fix)
+
+
+def check_hub(
+    downloads: Sequence[Download],
+    answers: Mapping[Download, HubAnswer],
+    cached: Callable[[Download], bool],
+    offline: bool,
+    token: bool,
+    endpoint: str,
+) -> list[Row]:
+    """Each planned download: in the cache already, or the hub reachable and willing at its revision."""
+    rows = []
+    for download in downloads:
+        name = f"hub {download.repo}"
+        needed = f"{download.label} at {download.revision[:12]}"
+        if cached(download):
+            rows.append(Row(name, needed, "in huggingface_hub's cache", True))
+            continue
+        if offline:
+            fix = (
+                f"HF_HUB_OFFLINE is set and the cache lacks it: on a machine with internet run `hf download "
+                f"{download.repo}{' --repo-type dataset' if download.repo_type == 'dataset' else ''} --revision "
+                f"{download.revision}` with the same HF_HOME and bring that folder here, or unset HF_HUB_OFFLINE"
+            )
+            rows.append(Row(name, needed, "not in the cache (HF_HUB_OFFLINE=1)", False, fix))
+            continue
+        answer = answers.get(download, HubAnswer("unreachable", detail="not asked"))
+        rows.append(Row(name, needed, *_hub_outcome(download, answer, token, endpoint)))
+    return rows
+
+
+def _hub_outcome(download: Download, answer: HubAnswer, token: bool, endpoint: str) -> tuple[str, bool, str]:
+    if answer.status == "ok":
+        size = "" if answer.size is None else f", {gb(answer.size)}"
+        return f"reachable{size}; token {'set' if token else 'none (public repositories need none)'}", True, ""
+    if answer.status == "denied":
+        return (
+            f"denied: {answer.detail}",
+            False,
+            f"the repository is private or gated: accept its terms on the hub and set HF_TOKEN to a token with "
+            f"access{' (the one set has none)' if token else ''}",
+        )
+    if answer.status == "no-revision":
+        return (
+            f"no revision {download.revision}: {answer.detail}",
+            False,
+            "pin a commit the repository has (its history on the hub lists them)",
+        )
+    return (
+        f"unreachable at {endpoint}: {answer.detail}",
+        False,
+        "connect this machine to the internet (a proxy: HTTPS_PROXY), or fill huggingface_hub's cache on one that "
+        "is (README: Without internet) and run with HF_HUB_OFFLINE=1",
+    )
+
+
+def check_writable(folders: Sequence[tuple[str, Path]], writable: Callable[[Path], bool]) -> list[Row]:
+    """Each folder the run writes (or would create), by name."""
+    rows = []
+    for name, folder in folders:
+        ok = writable(folder)
+        fix = "" if ok else f"make {folder} writable for this user (chmod/chown), or run from another working directory"
+        rows.append(Row(f"write {name}", str(folder), "writable" if ok else "not writable", ok, fix))
+    return rows

@@ -1,0 +1,73 @@
+"""What a run's planned jobs need from the machine, in one: the files they write (writes.py), the hub downloads, the
+programs the build runs (tools.py), the GPU (gpu.py) and the folders written to. Pure: every fact about the machine
+(the hub's answers, what is in its cache, files already there) is passed in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .gpu import GPU_RULES, GpuNeed, gpu_need
+from .tools import Tool, build_tools
+from .writes import (
+    RESULTS_BYTES,
+    XET_CHUNK_CACHE_BYTES,
+    Download,
+    Job,
+    Write,
+    build_writes,
+    download_writes,
+    hub_downloads,
+    model_writes,
+)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What the planned jobs need: the files they write, the hub downloads, the programs the build runs, the GPU
+    (None without CUDA cells), the folders they write to (by name)."""
+
+    writes: list[Write] = field(default_factory=list)
+    downloads: list[Download] = field(default_factory=list)
+    tools: list[Tool] = field(default_factory=list)
+    gpu: GpuNeed | None = None
+    folders: list[tuple[str, Path]] = field(default_factory=list)
+
+
+def needs(
+    config: Mapping[str, Any],
+    base: Path,
+    workdir: Path,
+    jobs: Sequence[Job],
+    *,
+    hub_sizes: Mapping[str, float],
+    cached: Mapping[str, float],
+    hf_cache: Path,
+    xet_cache: Path,
+    size_of: Callable[[Path], float | None],
+    xet_limit: float = XET_CHUNK_CACHE_BYTES,
+) -> Needs:
+    """Everything the planned ``jobs`` (rule name, wildcards) need from the machine."""
+    rules = {rule for rule, _ in jobs}
+    downloads = hub_downloads(config, base, jobs)
+    writes = [
+        *download_writes(config, downloads, hub_sizes, cached, hf_cache, xet_cache, xet_limit),
+        *build_writes(config, workdir, jobs),
+        *model_writes(config, base, workdir, rules, hub_sizes, size_of),
+    ]
+    if rules & set(GPU_RULES):
+        writes.append(
+            Write("cell records, server logs, tables, report", workdir / "results", RESULTS_BYTES, "estimate")
+        )
+    folders = [("results/", workdir / "results"), ("resources/", workdir / "resources")]
+    if downloads:
+        folders.append(("Hugging Face cache", hf_cache))
+    return Needs(
+        writes=writes,
+        downloads=downloads,
+        tools=build_tools(config, jobs),
+        gpu=gpu_need(config, base, workdir, jobs, writes, size_of),
+        folders=folders,
+    )

