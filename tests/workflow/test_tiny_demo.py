@@ -24,7 +24,7 @@ from specbench.analysis.cell_table import read_table
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.analysis.summaries import tables
 from specbench.core.backends import CMAKE_OPTIONS
-from specbench.core.files import read_json, sha256_file
+from specbench.core.files import read_json, sha256_file, sha256_text
 from specbench.core.matrix import Cell, run_order, selected_cells
 from specbench.tiny.checkpoints import write_tiny_target
 from support.config import load_config
@@ -134,9 +134,14 @@ def test_download_conversion_and_verification(run: dict, tiny_checkpoint: Path) 
     download = read_json(_model_file(run, "results/models/specbench-test--*.download.json"))
     assert download["commit"] == run["commit"] and download["repo"] == HF_REPO
     by_path = {f["path"]: f for f in download["files"]}
-    weights = tiny_checkpoint / "model.safetensors"
-    assert by_path["model.safetensors"]["sha256"] == sha256_file(weights)
-    assert by_path["model.safetensors"]["size"] == weights.stat().st_size
+    # every file of the real repository's layout: four shards and their index, chat_template.jinja, tokenizer files
+    stored = sorted(p.name for p in tiny_checkpoint.iterdir())
+    assert "model.safetensors.index.json" in stored and "chat_template.jinja" in stored
+    assert "generation_config.json" not in stored and "model.safetensors" not in stored
+    assert sorted(by_path) == stored
+    for name in stored:
+        assert by_path[name]["sha256"] == sha256_file(tiny_checkpoint / name), name
+        assert by_path[name]["size"] == (tiny_checkpoint / name).stat().st_size, name
     model = read_json(_model_file(run, "results/models/specbench-test--*.json"))
     assert model["file_type_name"] == "MOSTLY_Q4_K_M"
     assert model["architecture"] == "qwen35"
@@ -472,8 +477,9 @@ def test_tiny_rule_writes_the_same_checkpoint(run: dict, tiny_checkpoint: Path, 
     result = snakemake(work, ["tiny_target_checkpoint"], [TINY], env=run["env"])
     assert result.returncode == 0, fail_message(result)
     [made] = work.glob("resources/models/tiny-target-*/tiny")
-    for name in ("config.json", "model.safetensors", "tokenizer.json"):
-        assert sha256_file(made / name) == sha256_file(tiny_checkpoint / name)
+    assert sorted(p.name for p in made.iterdir()) == sorted(p.name for p in tiny_checkpoint.iterdir())
+    for path in tiny_checkpoint.iterdir():
+        assert sha256_file(made / path.name) == sha256_file(path), path.name
 
 
 def test_every_reported_number_traces_to_cell_files(run: dict) -> None:
@@ -869,6 +875,51 @@ def test_converted_target_has_a_nextn_layer_and_no_vision_tower(run: dict) -> No
     assert int(reader.get_field("qwen35.nextn_predict_layers").parts[-1][0]) == 1
     assert {"blk.4.nextn.eh_proj.weight", "blk.4.nextn.enorm.weight", "blk.4.nextn.hnorm.weight"} <= set(names)
     assert "output.weight" in names  # the untied lm_head of the real layout
+
+
+def test_the_real_layout_converts_as_the_real_models_would(run: dict, tiny_checkpoint: Path) -> None:
+    """The pinned converter on the real repositories' layout: the target's pre-tokenizer, chat template, token types
+    and MTP layer; the draft's block size, mask token, target layers and layer count, as the GGUFs state them; the
+    manifests record them and the report's Setup shows the draft's own figures."""
+    from gguf import GGUFReader, TokenType
+
+    from specbench.tiny import layout
+
+    def field(reader: GGUFReader, key: str) -> object:
+        return reader.get_field(key).contents()
+
+    target = GGUFReader(_model_file(run, "resources/models/specbench-test--*/bf16.gguf"))
+    assert field(target, "tokenizer.ggml.pre") == "qwen35"
+    template = (tiny_checkpoint / "chat_template.jinja").read_text(encoding="utf-8")
+    assert sha256_text(field(target, "tokenizer.chat_template")) == sha256_text(template)
+    tokens, types = field(target, "tokenizer.ggml.tokens"), field(target, "tokenizer.ggml.token_type")
+    assert tokens[248_068] == "<think>" and types[248_068] == TokenType.USER_DEFINED  # not special, as in the real one
+    assert tokens[248_045] == "<|im_start|>" and types[248_045] == TokenType.CONTROL
+    assert sum(types[i] == TokenType.USER_DEFINED for i in range(layout.N_BPE, len(tokens))) == 12
+    assert field(target, "qwen35.nextn_predict_layers") == 1
+    model = read_json(_model_file(run, "results/models/specbench-test--*.json"))
+    assert model["chat_template"]["sha256"] == sha256_text(template) and model["draft"] is None
+
+    draft_gguf = _model_file(run, "resources/models/tiny-draft-*/bf16.gguf")
+    draft = GGUFReader(draft_gguf)
+    [checkpoint] = run["work"].glob("resources/models/tiny-draft-*/tiny")
+    config = read_json(checkpoint / "config.json")
+    assert field(draft, "general.architecture") == "dflash"
+    assert field(draft, "dflash.block_size") == config["block_size"] == 16
+    assert field(draft, "tokenizer.ggml.mask_token_id") == config["dflash_config"]["mask_token_id"] == 248_070
+    assert field(draft, "dflash.target_layers") == [i + 1 for i in config["dflash_config"]["target_layer_ids"]]
+    assert field(draft, "dflash.block_count") == config["num_hidden_layers"]
+    manifest = read_json(_model_file(run, "results/models/tiny-draft-*.json"))
+    assert manifest["draft"] == {
+        "architecture": "dflash",
+        "layers": field(draft, "dflash.block_count"),
+        "block_size": 16,
+        "mask_token_id": 248_070,
+        "target_layers": field(draft, "dflash.target_layers"),
+    }
+    report = (run["work"] / "results/report.md").read_text()
+    layers = field(draft, "dflash.block_count")
+    assert f"dflash: {layers} layers, block size 16, mask token id 248070, target layers 1, 2, 3" in report
 
 
 def test_greedy_output_follows_the_constructed_function(run: dict) -> None:
