@@ -170,6 +170,9 @@ def test_every_cell_has_real_server_figures(run: dict) -> None:
                 assert argv[argv.index("--host") + 1] == "127.0.0.1"
                 assert record["request"]["completion"]["cache_prompt"] is False
                 assert record["request"]["apply_template"]["chat_template_kwargs"] == {"enable_thinking": False}
+                # Qwen3.5's template, rendered by llama-server's Qwen3-Coder path: reasoning off, checked by the cell
+                assert record["request"]["prompt"].endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+                assert record["request"]["reasoning_check"] == {"thinking_switch": True, "empty_think_block": True}
                 assert Path(run["work"] / record["server"]["log"]).is_file()
                 assert (
                     record["provenance"]["model"]["sha256"]
@@ -439,6 +442,55 @@ def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> No
     assert "qwen99" in (work / "results/cells/local/file-rewrite/off/t0.0/r1.server.log").read_text()
     assert not (work / target.path).exists()
     assert not list((work / "results/cells").rglob("*.json"))
+    assert llama_servers_in(work) == []
+
+
+def test_a_template_that_does_not_render_reasoning_off_is_refused_naming_it(run: dict, tmp_path: Path) -> None:
+    """The real Qwen3.5 template with its switch ignored (it opens a think block either way), put into a copy of the
+    model: the cell refuses before generating, in one line naming the cell, how the prompt ends and the template."""
+    from specbench.tiny.qwen3_5_template import QWEN3_5_CHAT_TEMPLATE
+
+    ignoring = QWEN3_5_CHAT_TEMPLATE.replace("enable_thinking is defined and enable_thinking is false", "false")
+    assert ignoring != QWEN3_5_CHAT_TEMPLATE
+    template_file = tmp_path / "chat_template.jinja"
+    template_file.write_text(ignoring, encoding="utf-8")
+    model = tmp_path / "thinking.gguf"
+    original = _model_file(run, "resources/models/specbench-test--*/Q4_K_M.gguf")
+    tool = [sys.executable, "-m", "gguf.scripts.gguf_new_metadata", "--chat-template-file", str(template_file)]
+    subprocess.run(
+        [*tool, "--force", str(original), str(model)],
+        check=True,
+        capture_output=True,
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    override = write_yaml(
+        work / "thinking.yaml",
+        {
+            "models": {"target": {"source": "gguf", "gguf": {"path": str(model)}}},
+            "select": {"tasks": ["file-rewrite"], "conditions": ["off"]},
+            "temperatures": [0.0],
+            "repeats": 1,
+            "max_tokens": 16,
+            "measurement": {"max_foreign_cpu": None},
+        },
+    )
+    target = Cell("file-rewrite", "off", 0.0, 1)
+    result = snakemake(work, [target.path], [TINY, override], env=run["env"])
+    assert result.returncode != 0
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("specbench: ")]
+    assert len(lines) == 1, fail_message(result)
+    line = lines[0]
+    assert line.startswith(
+        "specbench: cell file-rewrite/off/t0.0/r1: reasoning is off (config reasoning: false), but the prompt "
+        "rendered with enable_thinking false ends "
+    ), line
+    assert "<|im_start|>assistant\\n<think>\\n': it opens a think block" in line, line
+    template = (
+        f"the GGUF's own (tokenizer.chat_template, {len(ignoring):,} characters, sha256 {sha256_text(ignoring)[:12]})"
+    )
+    assert template in line, line
+    assert not (work / target.path).exists()
     assert llama_servers_in(work) == []
 
 
