@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from specbench.core import chat_template
 from specbench.report.environment import template_summary
@@ -58,3 +59,40 @@ def test_the_report_says_what_rendered_every_cells_prompt() -> None:
     assert template_summary(pd.DataFrame({"chat_template": ["none"]}), None) == (
         "none: each prompt's text sent as it is to /completion: 1 cell(s)"
     )
+
+
+def _render(text: str, thinking: bool) -> str:
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    template = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(text)
+    return template.render(
+        messages=[{"role": "user", "content": "Hi"}], add_generation_prompt=True, enable_thinking=thinking
+    )
+
+
+def test_reasoning_off_as_the_real_qwen3_5_template_renders_it() -> None:
+    from specbench.tiny.qwen3_5_template import QWEN3_5_CHAT_TEMPLATE
+
+    off, on = _render(QWEN3_5_CHAT_TEMPLATE, False), _render(QWEN3_5_CHAT_TEMPLATE, True)
+    assert off.endswith("<think>\n\n</think>\n\n") and on.endswith("<think>\n")
+    assert chat_template.reasoning_off_problem(off, on) is None
+    # the same template with its switch ignored: it renders reasoning on either way
+    ignoring = QWEN3_5_CHAT_TEMPLATE.replace("enable_thinking is defined and enable_thinking is false", "false")
+    always = _render(ignoring, False)
+    assert always == on
+    assert "it opens a think block" in chat_template.reasoning_off_problem(always, _render(ignoring, True))
+    # a template whose switch leaves reasoning off without the empty block
+    bare = QWEN3_5_CHAT_TEMPLATE.replace("{{- '<think>\\n\\n</think>\\n\\n' }}", "")
+    assert _render(bare, False).endswith("<|im_start|>assistant\n")
+    assert "not with an empty think block" in chat_template.reasoning_off_problem(_render(bare, False), on)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n",  # SmolLM2's ChatML
+        "<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n",  # Gemma's
+    ],
+)
+def test_a_template_without_a_thinking_switch_has_reasoning_off_as_its_only_way(prompt: str) -> None:
+    assert chat_template.reasoning_off_problem(prompt, prompt) is None

@@ -11,7 +11,13 @@ from typing import ClassVar
 
 import pytest
 
-from specbench.measure.client import assemble_stream, completion_request, run_exchange, sse_events
+from specbench.measure.client import (
+    ReasoningNotOff,
+    assemble_stream,
+    completion_request,
+    run_exchange,
+    sse_events,
+)
 
 STREAM = [
     'data: {"index":0,"content":"Hel","tokens":[9707],"stop":false,"id_slot":0,"tokens_predicted":1}',
@@ -49,10 +55,15 @@ def test_request_is_independent_of_server_state() -> None:
     assert body["n_predict"] == 8 and body["seed"] == 3
 
 
+CHATML = "<|im_start|>user\nWrite.<|im_end|>\n<|im_start|>assistant\n"
+
+
 class _Recorder(BaseHTTPRequestHandler):
     """Answers /apply-template and a streamed /completion with recorded chunks; keeps every request's path and body."""
 
     requests: ClassVar[list[tuple[str, dict]]] = []
+    # what /apply-template renders with enable_thinking false and true (a template without a switch: the same)
+    renders: ClassVar[dict[bool, str]] = {}
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -60,7 +71,8 @@ class _Recorder(BaseHTTPRequestHandler):
         self.send_response(200)
         self.end_headers()
         if self.path == "/apply-template":
-            self.wfile.write(json.dumps({"prompt": "<|im_start|>user\nWrite.<|im_end|>\n"}).encode())
+            thinking = body["chat_template_kwargs"]["enable_thinking"]
+            self.wfile.write(json.dumps({"prompt": self.renders[thinking]}).encode())
         else:
             self.wfile.write("\n".join(STREAM).encode() + b"\n")
 
@@ -71,6 +83,7 @@ class _Recorder(BaseHTTPRequestHandler):
 @pytest.fixture
 def recorder() -> Iterator[str]:
     _Recorder.requests = []
+    _Recorder.renders = dict.fromkeys((False, True), CHATML)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -87,9 +100,11 @@ def test_a_template_setting_renders_on_the_server(recorder: str, setting: str) -
     exchange = run_exchange(
         recorder, messages, reasoning=False, max_tokens=3, temperature=0.0, seed=1, timeout_s=10, chat_template=setting
     )
-    assert [path for path, _ in _Recorder.requests] == ["/apply-template", "/completion"]
+    assert [path for path, _ in _Recorder.requests] == ["/apply-template", "/apply-template", "/completion"]
     assert exchange.template_request == {"messages": messages, "chat_template_kwargs": {"enable_thinking": False}}
-    assert exchange.prompt == "<|im_start|>user\nWrite.<|im_end|>\n" == _Recorder.requests[1][1]["prompt"]
+    assert exchange.prompt == CHATML == _Recorder.requests[2][1]["prompt"]
+    # a template without a thinking switch (ChatML): reasoning off is its only way; nothing to switch
+    assert exchange.reasoning_check == {"thinking_switch": False, "empty_think_block": False}
 
 
 def test_none_sends_the_prompts_text_as_it_is(recorder: str) -> None:
@@ -98,6 +113,65 @@ def test_none_sends_the_prompts_text_as_it_is(recorder: str) -> None:
         recorder, messages, reasoning=False, max_tokens=3, temperature=0.0, seed=1, timeout_s=10, chat_template="none"
     )
     assert [path for path, _ in _Recorder.requests] == ["/completion"]  # no template asked for
-    assert exchange.template_request is None
+    assert exchange.template_request is None and exchange.reasoning_check is None
     assert exchange.prompt == "Once upon a time" == _Recorder.requests[0][1]["prompt"]
     assert exchange.response["content"] == "Hello world"
+
+
+def _exchange(url: str, *, reasoning: bool = False):
+    messages = [{"role": "user", "content": "Write."}]
+    return run_exchange(
+        url, messages, reasoning=reasoning, max_tokens=3, temperature=0.0, seed=1, timeout_s=10, chat_template="gguf"
+    )
+
+
+def test_qwen3_5s_switch_renders_reasoning_off_as_the_empty_think_block(recorder: str) -> None:
+    """What llama-server renders for the Qwen3.5 template (off: the empty think block; on: an open one)."""
+    _Recorder.renders = {False: CHATML + "<think>\n\n</think>\n\n", True: CHATML + "<think>\n"}
+    exchange = _exchange(recorder)
+    kwargs = [body.get("chat_template_kwargs") for path, body in _Recorder.requests if path == "/apply-template"]
+    assert kwargs == [{"enable_thinking": False}, {"enable_thinking": True}]
+    assert exchange.prompt.endswith("<think>\n\n</think>\n\n") and _Recorder.requests[-1][0] == "/completion"
+    assert exchange.reasoning_check == {"thinking_switch": True, "empty_think_block": True}
+
+
+@pytest.mark.parametrize(
+    ("off", "on", "says"),
+    [
+        (CHATML, CHATML + "<think>\n", "not with an empty think block"),  # a switch that renders off as nothing
+        (CHATML + "<think>\n", CHATML + "<think>\n", "it opens a think block"),  # no switch, always thinks
+        (CHATML + "<think>\n", CHATML + "<think>\nmore", "not with an empty think block"),
+    ],
+)
+def test_a_template_that_does_not_render_reasoning_off_is_refused_before_generating(
+    recorder: str, off: str, on: str, says: str
+) -> None:
+    _Recorder.renders = {False: off, True: on}
+    with pytest.raises(ReasoningNotOff, match=says) as refused:
+        _exchange(recorder)
+    assert "\n" not in str(refused.value) and repr(off[-40:]) in str(refused.value)  # one line, how it ends
+    assert "/completion" not in [path for path, _ in _Recorder.requests]  # nothing generated
+
+
+def test_reasoning_on_is_not_checked(recorder: str) -> None:
+    _Recorder.renders = {False: CHATML + "<think>\n\n</think>\n\n", True: CHATML + "<think>\n"}
+    exchange = _exchange(recorder, reasoning=True)
+    assert [path for path, _ in _Recorder.requests] == ["/apply-template", "/completion"]
+    assert exchange.prompt.endswith("<think>\n") and exchange.reasoning_check is None
+
+
+def test_the_refusal_names_the_cell_and_the_template() -> None:
+    from types import SimpleNamespace
+
+    from specbench.measure.runner import reasoning_refusal
+
+    facts = {
+        "present": True,
+        "chars": 7756,
+        "sha256": "a4aee8afcf2e0711942cf848899be66016f8d14a889ff9ede07bca099c28f715",
+    }
+    setup = SimpleNamespace(chat_template="gguf", model_manifest={"chat_template": facts})
+    line = reasoning_refusal(setup, "essay/off/t0.0/r1", "the prompt rendered with enable_thinking false ends 'x'")
+    assert line.startswith("cell essay/off/t0.0/r1: reasoning is off (config reasoning: false), but the prompt")
+    assert "the GGUF's own (tokenizer.chat_template, 7,756 characters, sha256 a4aee8afcf2e)" in line
+    assert "models.target.chat_template" in line and "\n" not in line

@@ -137,6 +137,7 @@ def _write_full(path: Path, *, endianess: GGUFEndian = GGUFEndian.LITTLE, alignm
     writer.add_token_scores([i / 3 for i in range(len(TOKENS))])
     writer.add_token_merges([f"t{i} o{i}" for i in range(12_000)])
     writer.add_array("test.nested", [[1, 2, 3], [4]])
+    writer.add_array("test.small", [1, 2, 3])
     writer.add_uint64("test.u64", 2**63 + 5)
     writer.add_int64("test.i64", -(2**40))
     writer.add_bool("test.yes", True)
@@ -169,6 +170,8 @@ def _assert_agrees_with_gguf_reader(path: Path) -> None:
             assert isinstance(ours.value, GGUFArray) and ours.value.element_type == field.types[1], key
             if ours.value.element_type != GGUFValueType.ARRAY:  # the gguf reader counts a nested array's leaves
                 assert ours.value.length == len(field.data), key
+            if ours.value.items is not None:  # a short numeric array keeps its elements
+                assert list(ours.value.items) == field.contents(), key
         else:
             assert ours.value == field.contents() and type(ours.value) is type(field.contents()), key
     assert header.alignment == reader.alignment and header.data_offset == reader.data_offset
@@ -189,6 +192,7 @@ def test_the_header_reader_agrees_with_the_gguf_reader(tmp_path: Path, endianess
     assert header.value("tokenizer.ggml.merges") == GGUFArray(GGUFValueType.STRING, 12_000)
     assert header.value("tokenizer.ggml.scores") == GGUFArray(GGUFValueType.FLOAT32, len(TOKENS))
     assert header.value("test.nested") == GGUFArray(GGUFValueType.ARRAY, 2)
+    assert header.value("test.small") == GGUFArray(GGUFValueType.INT32, 3, (1, 2, 3))
     assert header.value("test.u64") == 2**63 + 5 and header.value("test.yes") is True
     assert header.value("test.f32") == float(np.float32(0.1)) and header.value("test.f64") == 0.1
     assert header.value("no.such.key") is None
@@ -263,3 +267,34 @@ def test_a_gguf_with_a_bad_header_is_refused_naming_the_file(tmp_path: Path, dam
         inspect_gguf(broken)
     with pytest.raises(GGUFHeaderError, match=re.escape(reason)):
         read_gguf_header(broken)
+
+
+def test_a_draft_gguf_states_its_own_layers_block_size_mask_and_target_layers(tmp_path: Path) -> None:
+    """What llama.cpp b11223's converter writes for a DFlash draft, read back into the manifest's draft facts."""
+    from specbench.report.environment import describe_draft
+
+    path = tmp_path / "draft.gguf"
+    writer = GGUFWriter(path, "dflash")
+    writer.add_block_count(5)
+    writer.add_uint32("dflash.block_size", 16)
+    writer.add_array("dflash.target_layers", [2, 9, 17, 24, 32])
+    writer.add_uint32("tokenizer.ggml.mask_token_id", 248_070)
+    writer.add_tensor("blk.0.attn_norm.weight", np.ones(4, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    facts = inspect_gguf(path)["draft"]
+    assert facts == {
+        "architecture": "dflash",
+        "layers": 5,
+        "block_size": 16,
+        "mask_token_id": 248_070,
+        "target_layers": [2, 9, 17, 24, 32],
+    }
+    assert describe_draft(facts) == (
+        "dflash: 5 layers, block size 16, mask token id 248070, target layers 2, 9, 17, 24, 32 (read from the GGUF)"
+    )
+    assert describe_draft(None) == "not recorded"
+    target = _write(tmp_path / "t.gguf", nextn_layers=1, nextn_tensors=True, file_type=15)
+    assert inspect_gguf(target)["draft"] is None

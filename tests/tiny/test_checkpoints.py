@@ -9,11 +9,27 @@ from pathlib import Path
 
 import pytest
 
+from specbench.core.files import sha256_text
 from specbench.tiny import checkpoints, construction, dflash, layout, weights
 from support.paths import REPO
 
-TARGET_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
+SHARDS = tuple(f"model.safetensors-0000{i}-of-00004.safetensors" for i in range(1, 5))
+TARGET_FILES = tuple(
+    sorted(
+        (
+            "chat_template.jinja",
+            "config.json",
+            "merges.txt",
+            *SHARDS,
+            "model.safetensors.index.json",
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "vocab.json",
+        )
+    )
+)
 DRAFT_FILES = ("config.json", "model.safetensors")
+QWEN3_5_TEMPLATE_SHA256 = "a4aee8afcf2e0711942cf848899be66016f8d14a889ff9ede07bca099c28f715"  # llama.cpp b11223's copy
 
 
 def _digests(directory: Path) -> dict[str, str]:
@@ -21,9 +37,10 @@ def _digests(directory: Path) -> dict[str, str]:
 
 
 def _load(path: Path) -> dict:
+    """Every tensor of a checkpoint directory (sharded or not), or of one safetensors file."""
     from safetensors.torch import load_file
 
-    return load_file(str(path))
+    return weights.load_checkpoint(path) if path.is_dir() else load_file(str(path))
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +76,8 @@ def test_target_seed_changes_weights_only(tmp_path: Path, monkeypatch: pytest.Mo
     b = _digests(checkpoints.write_tiny_target(tmp_path / "b", seed=0))
     c = _digests(checkpoints.write_tiny_target(tmp_path / "c", seed=1))
     assert a == b
-    assert a["model.safetensors"] != c["model.safetensors"]
-    assert {k: v for k, v in a.items() if k != "model.safetensors"} == {
-        k: v for k, v in c.items() if k != "model.safetensors"
-    }
+    assert all(a[shard] != c[shard] for shard in SHARDS)
+    assert {k: v for k, v in a.items() if k not in SHARDS} == {k: v for k, v in c.items() if k not in SHARDS}
 
 
 def test_target_config(pair: tuple[Path, Path]) -> None:
@@ -85,8 +100,8 @@ def test_dflash_config(pair: tuple[Path, Path]) -> None:
     assert config["architectures"] == ["DFlashDraftModel"]
     assert config["model_type"] == "qwen3"
     dflash = config["dflash_config"]
-    assert dflash["block_size"] == 16
-    assert dflash["mask_token_id"] == 248_077
+    assert config["block_size"] == 16 and "block_size" not in dflash  # at the top level only, as the real drafts
+    assert dflash["mask_token_id"] == 248_070  # <|audio_start|>, as the real drafts
     assert dflash["target_layer_ids"] == [0, 1, 2]
     assert all(0 <= i < target["num_hidden_layers"] - 1 for i in dflash["target_layer_ids"])
     assert config["hidden_size"] == target["hidden_size"]
@@ -123,23 +138,66 @@ def test_tokenizer_round_trip_and_special_ids(pair: tuple[Path, Path]) -> None:
     assert tok.decode(chat, skip_special_tokens=False) == "<|im_start|>user\nHi there<|im_end|>"
 
 
-def test_tokenizer_config_and_chat_template(pair: tuple[Path, Path]) -> None:
-    from jinja2 import Environment
+def test_tokenizer_files_as_the_real_checkpoint(pair: tuple[Path, Path]) -> None:
+    from tokenizers import Tokenizer
 
-    config = json.loads((pair[0] / "tokenizer_config.json").read_text())
-    assert config["eos_token"] == "<|im_end|>"
-    assert config["tokenizer_class"] == "PreTrainedTokenizerFast"
-    template = Environment().from_string(config["chat_template"])
+    target = pair[0]
+    config = json.loads((target / "tokenizer_config.json").read_text())
+    assert config["tokenizer_class"] == "Qwen2Tokenizer" and config["eos_token"] == "<|im_end|>"
+    assert "chat_template" not in config  # the template is chat_template.jinja
+    added = config["added_tokens_decoder"]
+    assert len(added) == 33
+    plain = {entry["content"] for entry in added.values() if not entry["special"]}
+    assert len(plain) == 12 and {"<think>", "</think>", "<tool_call>", "</tool_call>"} <= plain
+    assert added["248068"] == {**added["248068"], "content": "<think>", "special": False}
+    data = json.loads((target / "tokenizer.json").read_text())
+    assert {t["content"] for t in data["added_tokens"] if not t["special"]} == plain
+    [split] = [p for p in data["pre_tokenizer"]["pretokenizers"] if p["type"] == "Split"]
+    assert "\\p{M}" not in split["pattern"]["Regex"] and "\\p{L}" in split["pattern"]["Regex"]
+    vocab = json.loads((target / "vocab.json").read_text())
+    assert vocab == data["model"]["vocab"] and len(vocab) == layout.N_BPE
+    merges = (target / "merges.txt").read_text(encoding="utf-8").splitlines()
+    assert merges[0] == "#version: 0.2" and len(merges) - 1 == len(data["model"]["merges"])
+    # the pattern without combining marks splits a word with one where the Qwen3.5 pattern keeps it whole
+    tok = Tokenizer.from_file(str(target / "tokenizer.json"))
+    assert len(tok.pre_tokenizer.pre_tokenize_str("cafe\u0301")) == 2  # the Qwen3.5 pattern's: 1
+
+
+def test_chat_template_is_the_real_qwen3_5_one(pair: tuple[Path, Path]) -> None:
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    text = (pair[0] / "chat_template.jinja").read_text(encoding="utf-8")
+    assert text == layout.CHAT_TEMPLATE and sha256_text(text) == QWEN3_5_TEMPLATE_SHA256
+    assert r"<tool_call>\n<function=" in text  # tool-call syntax: llama-server b11223's Qwen3-Coder path
+    assert (REPO / "scripts/specbench/tiny/LICENSE-qwen3_5-chat-template").read_text().count("Apache License") >= 1
+    template = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(text)
     messages = [{"role": "user", "content": "Hi"}]
     off = template.render(messages=messages, add_generation_prompt=True, enable_thinking=False)
     on = template.render(messages=messages, add_generation_prompt=True, enable_thinking=True)
     assert off == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
-    assert on == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    assert on == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n"
     assert template.render(messages=messages, add_generation_prompt=True) == on
 
 
+def test_target_weights_are_four_shards_and_an_index(pair: tuple[Path, Path]) -> None:
+    from safetensors import safe_open
+
+    target = pair[0]
+    index = json.loads((target / "model.safetensors.index.json").read_text())
+    assert sorted(set(index["weight_map"].values())) == list(SHARDS)
+    stored: dict[str, str] = {}
+    for shard in SHARDS:
+        with safe_open(str(target / shard), framework="pt") as f:
+            keys = list(f.keys())
+        assert keys, shard
+        stored.update(dict.fromkeys(keys, shard))
+    assert stored == index["weight_map"]
+    tensors = _load(target)
+    assert index["metadata"]["total_size"] == sum(t.numel() * t.element_size() for t in tensors.values())
+
+
 def test_target_tensors(pair: tuple[Path, Path]) -> None:
-    tensors = _load(pair[0] / "model.safetensors")
+    tensors = _load(pair[0])
     hidden = layout.HIDDEN
     assert tensors["mtp.fc.weight"].shape == (hidden, 2 * hidden)
     for name in ("mtp.pre_fc_norm_embedding.weight", "mtp.pre_fc_norm_hidden.weight", "mtp.norm.weight"):
@@ -308,7 +366,7 @@ def test_agree_mtp_block_on_the_stored_weights(agree_pair: tuple[Path, Path]) ->
     """The bf16 MTP block (its attention/MLP outputs are zero) predicts f of the token it is given."""
     import numpy as np
 
-    t = {k: v.float().numpy() for k, v in _load(agree_pair[0] / "model.safetensors").items()}
+    t = {k: v.float().numpy() for k, v in _load(agree_pair[0]).items()}
     for name in ("self_attn.o_proj.weight", "mlp.down_proj.weight"):
         assert not t[f"mtp.layers.0.{name}"].any()
     for index in range(len(layout.LAYER_TYPES)):
@@ -344,7 +402,7 @@ def test_agree_dflash_block_predicts_every_position(agree_pair: tuple[Path, Path
     position i predicts the target's i-th next token after the anchor, for the default n_max and for 15."""
     import numpy as np
 
-    target = {k: v.float().numpy() for k, v in _load(agree_pair[0] / "model.safetensors").items()}
+    target = {k: v.float().numpy() for k, v in _load(agree_pair[0]).items()}
     d = {k: v.float().numpy() for k, v in _load(agree_pair[1] / "model.safetensors").items()}
     config = json.loads((agree_pair[1] / "config.json").read_text())
     assert config["num_hidden_layers"] == dflash.dflash_constructed_layers() == 4

@@ -89,6 +89,8 @@ def test_the_chat_template_was_applied_with_the_models_own_markers(run: dict) ->
     assert prompt.startswith("<|im_start|>system\nYou are a helpful AI assistant named SmolLM")  # its default system
     assert "<|im_end|>\n<|im_start|>user\nBelow is a Python module." in prompt
     assert prompt.endswith("<|im_end|>\n<|im_start|>assistant\n")
+    # its ChatML has no thinking switch: reasoning off is its only way, checked by the cell all the same
+    assert record["request"]["reasoning_check"] == {"thinking_switch": False, "empty_think_block": False}
     assert "class Ledger:" in prompt and record["request"]["completion"]["prompt"] == prompt
     assert record["response"]["timings"]["prompt_n"] > 1000  # the whole module went in
 

@@ -24,7 +24,7 @@ from specbench.analysis.cell_table import read_table
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.analysis.summaries import tables
 from specbench.core.backends import CMAKE_OPTIONS
-from specbench.core.files import read_json, sha256_file
+from specbench.core.files import read_json, sha256_file, sha256_text
 from specbench.core.matrix import Cell, run_order, selected_cells
 from specbench.tiny.checkpoints import write_tiny_target
 from support.config import load_config
@@ -134,9 +134,14 @@ def test_download_conversion_and_verification(run: dict, tiny_checkpoint: Path) 
     download = read_json(_model_file(run, "results/models/specbench-test--*.download.json"))
     assert download["commit"] == run["commit"] and download["repo"] == HF_REPO
     by_path = {f["path"]: f for f in download["files"]}
-    weights = tiny_checkpoint / "model.safetensors"
-    assert by_path["model.safetensors"]["sha256"] == sha256_file(weights)
-    assert by_path["model.safetensors"]["size"] == weights.stat().st_size
+    # every file of the real repository's layout: four shards and their index, chat_template.jinja, tokenizer files
+    stored = sorted(p.name for p in tiny_checkpoint.iterdir())
+    assert "model.safetensors.index.json" in stored and "chat_template.jinja" in stored
+    assert "generation_config.json" not in stored and "model.safetensors" not in stored
+    assert sorted(by_path) == stored
+    for name in stored:
+        assert by_path[name]["sha256"] == sha256_file(tiny_checkpoint / name), name
+        assert by_path[name]["size"] == (tiny_checkpoint / name).stat().st_size, name
     model = read_json(_model_file(run, "results/models/specbench-test--*.json"))
     assert model["file_type_name"] == "MOSTLY_Q4_K_M"
     assert model["architecture"] == "qwen35"
@@ -165,6 +170,9 @@ def test_every_cell_has_real_server_figures(run: dict) -> None:
                 assert argv[argv.index("--host") + 1] == "127.0.0.1"
                 assert record["request"]["completion"]["cache_prompt"] is False
                 assert record["request"]["apply_template"]["chat_template_kwargs"] == {"enable_thinking": False}
+                # Qwen3.5's template, rendered by llama-server's Qwen3-Coder path: reasoning off, checked by the cell
+                assert record["request"]["prompt"].endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+                assert record["request"]["reasoning_check"] == {"thinking_switch": True, "empty_think_block": True}
                 assert Path(run["work"] / record["server"]["log"]).is_file()
                 assert (
                     record["provenance"]["model"]["sha256"]
@@ -448,6 +456,55 @@ def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> No
     assert llama_servers_in(work) == []
 
 
+def test_a_template_that_does_not_render_reasoning_off_is_refused_naming_it(run: dict, tmp_path: Path) -> None:
+    """The real Qwen3.5 template with its switch ignored (it opens a think block either way), put into a copy of the
+    model: the cell refuses before generating, in one line naming the cell, how the prompt ends and the template."""
+    from specbench.tiny.qwen3_5_template import QWEN3_5_CHAT_TEMPLATE
+
+    ignoring = QWEN3_5_CHAT_TEMPLATE.replace("enable_thinking is defined and enable_thinking is false", "false")
+    assert ignoring != QWEN3_5_CHAT_TEMPLATE
+    template_file = tmp_path / "chat_template.jinja"
+    template_file.write_text(ignoring, encoding="utf-8")
+    model = tmp_path / "thinking.gguf"
+    original = _model_file(run, "resources/models/specbench-test--*/Q4_K_M.gguf")
+    tool = [sys.executable, "-m", "gguf.scripts.gguf_new_metadata", "--chat-template-file", str(template_file)]
+    subprocess.run(
+        [*tool, "--force", str(original), str(model)],
+        check=True,
+        capture_output=True,
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    override = write_yaml(
+        work / "thinking.yaml",
+        {
+            "models": {"target": {"source": "gguf", "gguf": {"path": str(model)}}},
+            "select": {"tasks": ["file-rewrite"], "conditions": ["off"]},
+            "temperatures": [0.0],
+            "repeats": 1,
+            "max_tokens": 16,
+            "measurement": {"max_foreign_cpu": None},
+        },
+    )
+    target = Cell("file-rewrite", "off", 0.0, 1)
+    result = snakemake(work, [target.path], [TINY, override], env=run["env"])
+    assert result.returncode != 0
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("specbench: ")]
+    assert len(lines) == 1, fail_message(result)
+    line = lines[0]
+    assert line.startswith(
+        "specbench: cell file-rewrite/off/t0.0/r1: reasoning is off (config reasoning: false), but the prompt "
+        "rendered with enable_thinking false ends "
+    ), line
+    assert "<|im_start|>assistant\\n<think>\\n': it opens a think block" in line, line
+    template = (
+        f"the GGUF's own (tokenizer.chat_template, {len(ignoring):,} characters, sha256 {sha256_text(ignoring)[:12]})"
+    )
+    assert template in line, line
+    assert not (work / target.path).exists()
+    assert llama_servers_in(work) == []
+
+
 def test_missing_mtp_layer_stops_before_any_mtp_cell(run: dict, tiny_checkpoint: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -483,8 +540,10 @@ def test_tiny_rule_writes_the_same_checkpoint(run: dict, tiny_checkpoint: Path, 
     result = snakemake(work, ["tiny_target_checkpoint"], [TINY], env=run["env"])
     assert result.returncode == 0, fail_message(result)
     [made] = work.glob("resources/models/tiny-target-*/tiny")
-    for name in ("config.json", "model.safetensors", "tokenizer.json"):
-        assert sha256_file(made / name) == sha256_file(tiny_checkpoint / name)
+    files = sorted(p.name for p in tiny_checkpoint.iterdir())
+    assert sorted(p.name for p in made.iterdir() if not p.name.startswith(".")) == files  # Snakemake's own marker
+    for path in tiny_checkpoint.iterdir():
+        assert sha256_file(made / path.name) == sha256_file(path), path.name
 
 
 def test_every_reported_number_traces_to_cell_files(run: dict) -> None:
@@ -880,6 +939,53 @@ def test_converted_target_has_a_nextn_layer_and_no_vision_tower(run: dict) -> No
     assert int(reader.get_field("qwen35.nextn_predict_layers").parts[-1][0]) == 1
     assert {"blk.4.nextn.eh_proj.weight", "blk.4.nextn.enorm.weight", "blk.4.nextn.hnorm.weight"} <= set(names)
     assert "output.weight" in names  # the untied lm_head of the real layout
+
+
+def test_the_real_layout_converts_as_the_real_models_would(run: dict, tiny_checkpoint: Path) -> None:
+    """The pinned converter on the real repositories' layout: the target's pre-tokenizer, chat template, token types
+    and MTP layer; the draft's block size, mask token, target layers and layer count, as the GGUFs state them; the
+    manifests record them and the report's Setup shows the draft's own figures."""
+    from gguf import GGUFReader, TokenType
+
+    from specbench.tiny import layout
+
+    def field(reader: GGUFReader, key: str) -> object:
+        return reader.get_field(key).contents()
+
+    target = GGUFReader(_model_file(run, "resources/models/specbench-test--*/bf16.gguf"))
+    assert field(target, "tokenizer.ggml.pre") == "qwen35"
+    template = (tiny_checkpoint / "chat_template.jinja").read_text(encoding="utf-8")
+    assert sha256_text(field(target, "tokenizer.chat_template")) == sha256_text(template)
+    tokens, types = field(target, "tokenizer.ggml.tokens"), field(target, "tokenizer.ggml.token_type")
+    assert tokens[248_068] == "<think>" and types[248_068] == TokenType.USER_DEFINED  # not special, as in the real one
+    assert tokens[248_045] == "<|im_start|>" and types[248_045] == TokenType.CONTROL
+    # of the 12 added tokens not marked special, the converter keeps as control those that look it (<|fim_prefix|>..)
+    plain = {tokens[i] for i in range(layout.N_BPE, len(tokens)) if types[i] == TokenType.USER_DEFINED}
+    assert plain == {"<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"}
+    assert field(target, "qwen35.nextn_predict_layers") == 1
+    model = read_json(_model_file(run, "results/models/specbench-test--*.json"))
+    assert model["chat_template"]["sha256"] == sha256_text(template) and model["draft"] is None
+
+    draft_gguf = _model_file(run, "resources/models/tiny-draft-*/bf16.gguf")
+    draft = GGUFReader(draft_gguf)
+    [checkpoint] = run["work"].glob("resources/models/tiny-draft-*/tiny")
+    config = read_json(checkpoint / "config.json")
+    assert field(draft, "general.architecture") == "dflash"
+    assert field(draft, "dflash.block_size") == config["block_size"] == 16
+    assert field(draft, "tokenizer.ggml.mask_token_id") == config["dflash_config"]["mask_token_id"] == 248_070
+    assert field(draft, "dflash.target_layers") == [i + 1 for i in config["dflash_config"]["target_layer_ids"]]
+    assert field(draft, "dflash.block_count") == config["num_hidden_layers"]
+    manifest = read_json(_model_file(run, "results/models/tiny-draft-*.json"))
+    assert manifest["draft"] == {
+        "architecture": "dflash",
+        "layers": field(draft, "dflash.block_count"),
+        "block_size": 16,
+        "mask_token_id": 248_070,
+        "target_layers": field(draft, "dflash.target_layers"),
+    }
+    report = (run["work"] / "results/report.md").read_text()
+    layers = field(draft, "dflash.block_count")
+    assert f"dflash: {layers} layers, block size 16, mask token id 248070, target layers 1, 2, 3" in report
 
 
 def test_greedy_output_follows_the_constructed_function(run: dict) -> None:

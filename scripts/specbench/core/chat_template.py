@@ -3,6 +3,7 @@ template llama-server has built in, or none (the prompt's text as it is); the se
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -61,6 +62,23 @@ def renders_on_server(value: str) -> bool:
 def raw_prompt(messages: Sequence[Mapping[str, str]]) -> str:
     """The prompt without a template: the messages' texts, joined by a blank line (a task's prompt is one message)."""
     return "\n\n".join(message["content"] for message in messages)
+
+
+EMPTY_THINK = re.compile(r"<think>\s*</think>\s*\Z")  # how Qwen3 / Qwen3.5 templates render reasoning off
+OPEN_THINK = re.compile(r"<think>\s*\Z")  # a generation prompt that starts the model reasoning
+
+
+def reasoning_off_problem(off: str, on: str) -> str | None:
+    """Why a prompt rendered with ``enable_thinking`` false does not end as reasoning off (None when it does), given
+    the same messages rendered with it true. A template with a thinking switch (the two differ) must end the prompt
+    with an empty think block, as Qwen3.5's does; one without (they are equal: ChatML, Gemma, any built-in under
+    --no-jinja) has reasoning off as its only way, so its prompt must only not open a think block."""
+    tail = off[-40:]
+    if off != on and not EMPTY_THINK.search(off):
+        return f"the prompt rendered with enable_thinking false ends {tail!r}, not with an empty think block"
+    if OPEN_THINK.search(off):
+        return f"the prompt rendered with enable_thinking false ends {tail!r}: it opens a think block"
+    return None
 
 
 def missing_template(path: str) -> str:

@@ -133,6 +133,7 @@ def cell_record(
         "request": {
             "chat_template": record_entry(setup.chat_template, setup.model_manifest.get("chat_template")),
             "apply_template": exchange.template_request,
+            "reasoning_check": exchange.reasoning_check,
             "prompt": exchange.prompt,
             "completion": exchange.request,
         },

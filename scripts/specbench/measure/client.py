@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from ..core.chat_template import GGUF, raw_prompt, renders_on_server
+from ..core.chat_template import EMPTY_THINK, GGUF, raw_prompt, reasoning_off_problem, renders_on_server
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,11 @@ class Exchange:
     request: dict[str, Any]
     response: dict[str, Any]
     client_timing: dict[str, Any]
+    reasoning_check: dict[str, Any] | None = None  # how reasoning off was verified (None: nothing rendered it off)
+
+
+class ReasoningNotOff(RuntimeError):
+    """The chat template did not render reasoning off (the message says how the prompt ends)."""
 
 
 def completion_request(prompt: str, *, max_tokens: int, temperature: float, seed: int) -> dict[str, Any]:
@@ -135,7 +140,9 @@ def run_exchange(
     chat_template: str = GGUF,
 ) -> Exchange:
     """Render the prompt with the server's chat template (``chat_template`` 'none': take the messages' text as it
-    is), then generate once, streaming."""
+    is), then generate once, streaming. With reasoning off, the template's rendering is checked before generating:
+    it is rendered with thinking on too, and the prompt must end as reasoning off (``reasoning_off_problem``);
+    ReasoningNotOff when it does not."""
     with httpx.Client(timeout=timeout_s) as client:
         template_body = template_request(messages, reasoning=reasoning) if renders_on_server(chat_template) else None
         prompt = (
@@ -143,9 +150,16 @@ def run_exchange(
             if template_body is not None
             else raw_prompt(messages)
         )
+        check = None
+        if template_body is not None and not reasoning:
+            on = _post(client, f"{base_url}/apply-template", template_request(messages, reasoning=True))["prompt"]
+            problem = reasoning_off_problem(prompt, on)
+            if problem:
+                raise ReasoningNotOff(problem)
+            check = {"thinking_switch": on != prompt, "empty_think_block": bool(EMPTY_THINK.search(prompt))}
         body = completion_request(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed)
         response, timing = stream_completion(client, base_url, body)
-    return Exchange(template_body, prompt, body, response, timing)
+    return Exchange(template_body, prompt, body, response, timing, check)
 
 
 def stream_completion(

@@ -24,10 +24,10 @@ from ..contention.samples import Sample, Verdict
 from ..contention.verdict import busiest, judge
 from ..contention.watch import GpuWatch, NoGpuSampler
 from ..core.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
-from ..core.chat_template import unknown_builtin
+from ..core.chat_template import describe, unknown_builtin
 from ..core.matrix import Cell
 from .cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
-from .client import RequestRefused, run_exchange
+from .client import ReasoningNotOff, RequestRefused, run_exchange
 from .metrics import METRICS_FLAG, scrape
 from .server import RunningServer, ServerError, check_identity, exit_description, llama_server
 from .setup import Setup
@@ -52,6 +52,15 @@ def check_requirements(setup: Setup, label: str) -> None:
     unknown = unknown_builtin(setup.chat_template, setup.server_binary)
     if unknown:
         raise CellError(f"cell {label}: {unknown}")
+
+
+def reasoning_refusal(setup: Setup, label: str, problem: str) -> str:
+    """One line: the cell, how its prompt ends, and the template that rendered it."""
+    template = describe(setup.chat_template, setup.model_manifest.get("chat_template"))
+    return (
+        f"cell {label}: reasoning is off (config reasoning: false), but {problem}; the chat template that rendered it: "
+        f"{template}. Give the target a template that renders reasoning off (models.target.chat_template)"
+    )
 
 
 class AttemptFailed(RuntimeError):
@@ -120,6 +129,8 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                         )
                     except RequestRefused as error:
                         raise CellError(f"cell {cell.label}: {error}; read {setup.server_log}") from error
+                    except ReasoningNotOff as error:
+                        raise CellError(reasoning_refusal(setup, cell.label, str(error))) from error
                     except (httpx.HTTPError, ValueError, OSError) as error:
                         raise AttemptFailed(_request_failure(error, server), server.pid) from error
                     watch.sample_now("during", mark="request-end")

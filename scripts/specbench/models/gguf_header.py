@@ -47,11 +47,15 @@ class GGUFHeaderError(ValueError):
         self.reason = reason
 
 
+SMALL_ARRAY = 64  # numeric arrays up to this length keep their elements (a draft's target layers); longer are skipped
+
+
 class GGUFArray(NamedTuple):
-    """A metadata array, as its element type and length (its elements are skipped, never read)."""
+    """A metadata array, as its element type and length; a short numeric one's elements too (None: skipped)."""
 
     element_type: GGUFValueType
     length: int
+    items: tuple[Any, ...] | None = None
 
 
 class GGUFField(NamedTuple):
@@ -154,6 +158,9 @@ class _Cursor:
         if value_type == GGUFValueType.ARRAY:
             element_type = self.value_type(what)
             length = self.scalar("Q", what)
+            if element_type in _SCALAR_FORMATS and length <= SMALL_ARRAY:
+                items = tuple(self.scalar(_SCALAR_FORMATS[element_type], what) for _ in range(length))
+                return GGUFArray(element_type, length, items)
             self.skip_array(element_type, length, what)
             return GGUFArray(element_type, length)
         return self.scalar(_SCALAR_FORMATS[value_type], what)

@@ -42,6 +42,25 @@ def chat_template_facts(header: GGUFHeader) -> dict[str, Any]:
     return {"present": True, "chars": len(text), "sha256": sha256_text(text)}
 
 
+DRAFT_ARCHITECTURES = ("dflash",)  # draft GGUFs whose header says how they draft
+
+
+def draft_facts(header: GGUFHeader) -> dict[str, Any] | None:
+    """A draft model's own figures as its GGUF states them (None for any other model): its layer count, block size,
+    mask token id and the target layers whose outputs it reads (llama.cpp's numbering: a layer's input, 1-based)."""
+    arch = header.value("general.architecture")
+    if arch not in DRAFT_ARCHITECTURES:
+        return None
+    layers = header.value(f"{arch}.target_layers")
+    return {
+        "architecture": arch,
+        "layers": header.value(f"{arch}.block_count"),
+        "block_size": header.value(f"{arch}.block_size"),
+        "mask_token_id": header.value("tokenizer.ggml.mask_token_id"),
+        "target_layers": list(layers.items) if isinstance(layers, GGUFArray) and layers.items is not None else None,
+    }
+
+
 def file_type_name(value: int | None) -> str | None:
     """'MOSTLY_Q4_K_M' for 15, etc."""
     if value is None:
@@ -89,6 +108,7 @@ def inspect_gguf(path: Path, with_sha256: bool = True) -> dict[str, Any]:
             "present": bool(nextn_layers) and nextn_layers >= 1 and len(nextn_tensors) > 0,
         },
         "chat_template": chat_template_facts(header),
+        "draft": draft_facts(header),
     }
 
 

@@ -64,12 +64,24 @@ def environment(
         "draft": f"{draft.get('path')} ({draft.get('size_bytes')} bytes; sha256 {draft.get('sha256')})"
         if draft
         else "none",
+        "draft model": describe_draft(draft.get("draft")) if draft else "none",
         "Hugging Face revisions": ", ".join(f"{k}@{v}" for k, v in run_context["hf_revisions"].items()) or "none",
         "software": ", ".join(f"{k} {v}" for k, v in index.get("software", {}).items()),
         "run dates": f"{started.min()} .. {started.max()}" if len(started) else "no cells",
         "config sha256": run_context["config_sha256"],
         "workflow commit": run_context["workflow_commit"],
     }
+
+
+def describe_draft(facts: Mapping[str, Any] | None) -> str:
+    """A draft's figures in words, for the report: "dflash: 4 layers, block size 16, ..." (its GGUF's own)."""
+    if not facts:
+        return "not recorded"
+    targets = ", ".join(map(str, facts.get("target_layers") or [])) or "n/a"
+    return (
+        f"{facts['architecture']}: {facts['layers']} layers, block size {facts['block_size']}, mask token id "
+        f"{facts['mask_token_id']}, target layers {targets} (read from the GGUF)"
+    )
 
 
 def watch_summary(cells: pd.DataFrame) -> str:

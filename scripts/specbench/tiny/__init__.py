@@ -11,6 +11,13 @@ Two Hugging Face layout checkpoint directories that llama.cpp's
   or LM head: it shares the target's), converted with
   ``--target-model-dir <target>`` for ``--spec-type draft-dflash``.
 
+Every target is stored in the files of the real Qwen/Qwen3.5-9B repository: ``config.json``, the real Qwen3.5
+``chat_template.jinja`` (Apache-2.0, see ``qwen3_5_template``), ``tokenizer.json`` / ``vocab.json`` / ``merges.txt`` /
+``tokenizer_config.json`` (``Qwen2Tokenizer``; 12 of the 33 added tokens, ``<think>`` among them, not special; the
+split pattern without ``\\p{M}``), the weights in four shards ``model.safetensors-0000N-of-00004.safetensors`` and
+their index, and no ``generation_config.json``. The DFlash draft is stored as the z-lab drafts are: ``block_size`` at
+the top level, ``dflash_config.mask_token_id`` 248070.
+
 Weights are random (numpy PCG64 seeded per tensor name), so the same seed
 gives byte-identical files. Norm weights follow each architecture's
 convention: Qwen3.5 stores RMSNorm weights as offsets from one (the converter
@@ -38,9 +45,9 @@ Kinds of target (``kind``):
   tokens) exactly. These acceptance rates are chosen by construction; they say
   nothing about how Qwen3.5 itself behaves.
 
-Modules: ``layout`` (sizes, configs, tokenizer, chat template), ``weights`` (random tensors and their
-writer), ``construction`` (the constructed target), ``dflash`` (the constructed DFlash draft), ``checkpoints`` (the
-writers and the command line).
+Modules: ``layout`` (sizes, configs, tokenizer), ``qwen3_5_template`` (the chat template), ``weights`` (random tensors,
+the sharded writer and readers), ``construction`` (the constructed target), ``dflash`` (the constructed DFlash draft),
+``checkpoints`` (the writers and the command line).
 
 CLI::
 

@@ -12,46 +12,31 @@ from ..core.entry import logged_to
 from .construction import KINDS, Construction, constructed_target_tensors
 from .dflash import constructed_dflash_tensors, dflash_constructed_layers, dflash_geometry
 from .layout import (
+    CHAT_TEMPLATE,
     DFLASH_TARGET_LAYER_IDS,
     HIDDEN,
     VOCAB_SIZE,
     as_json,
     conditional_config,
     dflash_config,
-    generation_config,
+    merges_txt,
     target_config,
     tokenizer_config,
     tokenizer_json,
+    vocab_json,
 )
 from .weights import (
     dflash_tensors,
     target_tensors,
     write_safetensors,
+    write_sharded,
 )
-
-# --- sizes -----------------------------------------------------------------
-
-
-# --- random init ------------------------------------------------------------
-
-
-# --- tokenizer ---------------------------------------------------------------
-
-
-# --- tensor layouts -----------------------------------------------------------
-
-
-# --- configs ------------------------------------------------------------------
-
-
-# --- constructed kinds: a target with a known greedy function, MTP/DFlash with known agreement -----------------
-
-
-# --- public API -----------------------------------------------------------------
 
 
 def write_tiny_target(out_dir: Path, *, seed: int = 0, kind: str = "random") -> Path:
-    """Write the tiny Qwen3.5 + MTP target checkpoint (HF layout) into ``out_dir``; return ``out_dir``.
+    """Write the tiny Qwen3.5 + MTP target checkpoint into ``out_dir`` in the files the real Qwen/Qwen3.5-9B has
+    (config, chat_template.jinja, tokenizer files, four weight shards and their index; no generation_config.json);
+    return ``out_dir``.
 
     ``kind``: ``random`` (random weights, ``Qwen3_5ForCausalLM``), or ``agree`` / ``half`` (constructed weights
     whose MTP block agrees with the target on all / half of the cycle tokens, in the real checkpoint's layout).
@@ -62,11 +47,13 @@ def write_tiny_target(out_dir: Path, *, seed: int = 0, kind: str = "random") -> 
     out_dir.mkdir(parents=True, exist_ok=True)
     config = target_config() if kind == "random" else conditional_config()
     (out_dir / "config.json").write_bytes(as_json(config))
-    (out_dir / "generation_config.json").write_bytes(as_json(generation_config()))
+    (out_dir / "chat_template.jinja").write_text(CHAT_TEMPLATE, encoding="utf-8")
     (out_dir / "tokenizer_config.json").write_bytes(as_json(tokenizer_config()))
     (out_dir / "tokenizer.json").write_bytes(tokenizer_json())
+    (out_dir / "vocab.json").write_bytes(vocab_json())
+    (out_dir / "merges.txt").write_bytes(merges_txt())
     specs = target_tensors() if kind == "random" else constructed_target_tensors(Construction(seed, kind))
-    write_safetensors(out_dir / "model.safetensors", specs, seed)
+    write_sharded(out_dir, specs, seed)
     return out_dir
 
 

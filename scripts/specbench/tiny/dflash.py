@@ -27,6 +27,7 @@ from .weights import (
     const,
     fixed,
     normal,
+    read_tensor,
 )
 
 
@@ -37,13 +38,10 @@ def dflash_geometry(target_dir: Path) -> dict[str, np.ndarray] | None:
     cycle direction to the next one's (what one step of the target's function does); ``common``: the direction all
     real token embeddings share; ``mask``: the mask token's embedding; ``sink``: a spare orthogonal direction.
     """
-    from safetensors import safe_open
-
-    with safe_open(str(Path(target_dir) / "model.safetensors"), framework="pt") as f:
-        if "lm_head.weight" not in f.keys():  # noqa: SIM118 (safe_open is not a mapping)
-            return None
-        head = f.get_tensor("lm_head.weight").float().numpy().astype(np.float64)
-        embed = f.get_tensor(f"{LM_PREFIX}embed_tokens.weight").float().numpy().astype(np.float64)
+    head = read_tensor(target_dir, "lm_head.weight")
+    if head is None:
+        return None
+    embed = read_tensor(target_dir, f"{LM_PREFIX}embed_tokens.weight")
     rows = np.flatnonzero(np.abs(head).sum(axis=1))  # the cycle tokens y; head[y] is the direction of y's predecessor
     span = head[rows].T / np.linalg.norm(head[rows], axis=1)  # orthonormal: the target's directions are axes
     mixed = embed[rows].T  # common + y's own direction

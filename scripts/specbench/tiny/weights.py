@@ -3,6 +3,7 @@ safetensors writer (numpy PCG64 seeded per tensor name, so the same seed gives b
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,9 +26,11 @@ from .layout import (
     N_BPE,
     N_HEAD,
     N_HEAD_KV,
+    SHARDS,
     VISION,
     VOCAB_SIZE,
     WEIGHT_STD,
+    as_json,
 )
 
 # With tied embeddings the current token's own embedding, still in the residual
@@ -135,16 +138,87 @@ def dflash_tensors(n_target_layers: int) -> Iterator[tuple[str, tuple[int, ...],
     yield "norm.weight", (HIDDEN,), one
 
 
-def write_safetensors(path: Path, specs: Iterator[tuple[str, tuple[int, ...], Init]], seed: int) -> None:
+INDEX = "model.safetensors.index.json"
+
+
+def shard_names(count: int) -> list[str]:
+    """The shard files' names, as the real Qwen3.5 checkpoints name them."""
+    return [f"model.safetensors-{i:05d}-of-{count:05d}.safetensors" for i in range(1, count + 1)]
+
+
+def _materialize(specs: Iterator[tuple[str, tuple[int, ...], Init]], seed: int) -> dict:
     import torch
-    from safetensors.torch import save_file
 
     tensors = {}
     for name, shape, init in specs:
         rng = np.random.default_rng([seed, zlib.crc32(name.encode("utf-8"))])
         tensors[name] = torch.from_numpy(init(rng, shape)).to(torch.bfloat16)
+    return tensors
+
+
+def _save(tensors: dict, path: Path) -> None:
+    from safetensors.torch import save_file
+
     save_file(tensors, str(path), metadata={"format": "pt"})
     path.chmod(0o644)  # safetensors creates the file owner-only
+
+
+def write_safetensors(path: Path, specs: Iterator[tuple[str, tuple[int, ...], Init]], seed: int) -> None:
+    """One ``model.safetensors`` file (the DFlash draft's layout)."""
+    _save(_materialize(specs, seed), path)
+
+
+def write_sharded(
+    out_dir: Path, specs: Iterator[tuple[str, tuple[int, ...], Init]], seed: int, shards: int = SHARDS
+) -> None:
+    """The tensors in ``shards`` files (consecutive runs of tensors, in the order given) plus the index that maps each
+    tensor to its file, as the real target is stored. The tensors' bytes do not depend on the number of shards."""
+    tensors = _materialize(specs, seed)
+    names = list(tensors)
+    weight_map: dict[str, str] = {}
+    for file, group in zip(shard_names(shards), np.array_split(np.arange(len(names)), shards), strict=True):
+        part = {names[i]: tensors[names[i]] for i in group}
+        if not part:
+            raise ValueError(f"{len(names)} tensors are too few for {shards} shards")
+        _save(part, Path(out_dir) / file)
+        weight_map.update(dict.fromkeys(part, file))
+    total = sum(t.numel() * t.element_size() for t in tensors.values())
+    (Path(out_dir) / INDEX).write_bytes(as_json({"metadata": {"total_size": total}, "weight_map": weight_map}))
+
+
+def tensor_files(directory: Path) -> dict[str, Path]:
+    """Where each tensor of a checkpoint lies: through its shard index, else in its one ``model.safetensors``."""
+    directory = Path(directory)
+    index = directory / INDEX
+    if index.is_file():
+        weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+        return {name: directory / file for name, file in weight_map.items()}
+    from safetensors import safe_open
+
+    single = directory / "model.safetensors"
+    with safe_open(str(single), framework="pt") as f:
+        return dict.fromkeys(f.keys(), single)
+
+
+def read_tensor(directory: Path, name: str) -> np.ndarray | None:
+    """One tensor of a checkpoint as float64 (None when it has no such tensor)."""
+    from safetensors import safe_open
+
+    file = tensor_files(directory).get(name)
+    if file is None:
+        return None
+    with safe_open(str(file), framework="pt") as f:
+        return f.get_tensor(name).float().numpy().astype(np.float64)
+
+
+def load_checkpoint(directory: Path) -> dict:
+    """Every tensor of a checkpoint (sharded or not), by name."""
+    from safetensors.torch import load_file
+
+    tensors: dict = {}
+    for file in sorted(set(tensor_files(directory).values())):
+        tensors.update(load_file(str(file)))
+    return tensors
 
 
 def fixed(array: np.ndarray) -> Init:
