@@ -22,6 +22,7 @@ from specbench.analysis import summaries as summary_words
 from specbench.analysis import thesis as thesis_words
 from specbench.analysis.cell_table import BUILD, MACHINE, frame_of, write_table
 from specbench.claims import claim as claim_words
+from specbench.claims.predictions import stamp as take_stamp
 from specbench.report.assemble import SUMMARY_FILES, Assembled, ReportInputs, ReportSettings, write_report
 from specbench.report.document import Section, Table
 from specbench.report.figures import FIGURE_FILES
@@ -135,8 +136,6 @@ def write_inputs(run: GeneratedRun, root: Path, setup: str) -> ReportInputs:
         (root / "draft.json").write_text(json.dumps(draft))
     predictions = REPO / "config" / "predictions.yaml"
     stamp = {"stamped_at": "2026-11-28T00:00:00+00:00", "modified_at": "2026-11-27T00:00:00+00:00"}
-    from specbench.claims.predictions import stamp as take_stamp
-
     (root / "stamp.json").write_text(json.dumps({**take_stamp(predictions), **stamp}))
     for row in run.rows:
         (root / row["cell_file"]).parent.mkdir(parents=True, exist_ok=True)
@@ -349,16 +348,20 @@ def check_provenance(run: GeneratedRun, done: Assembled, out: Written) -> None:
     assert links <= targets, sorted(links - targets)[:5]
 
 
-def check_outputs(done: Assembled, out: Written) -> None:
+def check_outputs(run: GeneratedRun, done: Assembled, out: Written) -> None:
     """Every file written, complete: the Markdown and HTML reports, every summary, the claims, every figure a PNG;
-    no value shown as 'nan'."""
+    no value shown as 'nan'; every cell the config asked for and no run measured listed as missing."""
+    measured = {r["cell_file"] for r in run.rows}
+    missing = next(s for s in done.report.sections if s.id == "missing")
+    assert [n.text for n in missing.items] == [p for p in run.expected_cells if p not in measured]
     markdown, page = out.markdown.read_text(), out.html.read_text()
     assert markdown.startswith("# ") and page.rstrip().endswith("</html>")
     for text, what in ((markdown, "Markdown"), (re.sub(r"data:image/png;base64,[^'\"]*", "", page), "HTML")):
         shown = re.findall(r"[^\n]{0,60}\bnan\b[^\n]{0,20}", text, flags=re.IGNORECASE)
         assert not shown, f"{what} report shows a NaN: {shown[:3]}"
     for name, path in out.summaries.items():
-        assert len(pd.read_csv(path)) == len(done.summaries[name]) if done.summaries[name].shape[1] else True
+        if len(done.summaries[name]):
+            assert len(pd.read_csv(path)) == len(done.summaries[name]), name
     assert len(pd.read_csv(out.claims)) == len(done.claims)
     for path in out.figures.values():
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -367,7 +370,7 @@ def check_outputs(done: Assembled, out: Written) -> None:
 def check_back_half(run: GeneratedRun, root: Path, setup: str) -> Assembled:
     """Run the whole back half on ``run`` under ``root`` and check every property (see the module docstring)."""
     done, out = run_back_half(run, root, setup)
-    check_outputs(done, out)
+    check_outputs(run, done, out)
     check_intervals(done)
     check_verdicts(done)
     check_provenance(run, done, out)
