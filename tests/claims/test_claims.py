@@ -1095,6 +1095,20 @@ def test_identity_token_counts() -> None:
     assert check(counts, identical_essay)["verdict"] == NOT_REPRODUCED
 
 
+def test_identity_against_an_empty_baseline_output() -> None:
+    """A baseline that answered nothing (EOS first): any output of the condition is longer, by no finite fraction."""
+    counts = claim(
+        kind="identity",
+        task="essay",
+        condition="dflash",
+        published="not identical",
+        tolerance=0.1,
+        token_counts={"essay": [681, 611]},
+    )
+    row = check(counts, identity_tables({"essay": [sequence(5)] * 3}, {"essay": [[]] * 3}))
+    assert row["verdict"] == NOT_SIZE and "essay 5 vs 0 (+inf%" in row["detail"]
+
+
 def test_identity_repeats_without_baseline_are_named() -> None:
     tables = identity_tables({"essay": [sequence(611)] * 3}, {"essay": [sequence(611)] * 2}, condition="mtp")
     row = check(claim(kind="identity", task="essay", condition="mtp", published="identical"), tables)

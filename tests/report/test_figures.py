@@ -156,6 +156,15 @@ def test_multipliers_ignore_nan_baselines_and_treat_a_zero_baseline_as_missing()
     assert np.isnan(table.loc["b", "multiplier"])
 
 
+def test_a_zero_width_interval_is_drawn_around_its_own_multiplier():
+    """Equal runs a side (3 of 0.085 tok/s against 3 of 0.05): the interval has no width, and the mean of the points
+    (1.7) rounds above it (1.6999999999999997); the whisker belongs to the summary's multiplier, and is drawn there."""
+    runs = _cells([("a", c, 0.0, r, v) for c, v in (("off", 0.05), ("mtp", 0.05 * 1.7)) for r in (1, 2, 3)])
+    summary = tables(runs, "off")["summary"]
+    assert np.mean(cell_multipliers(runs, "off").multiplier) > summary.speedup_ci_high.max()  # the rounding
+    assert multiplier_figure(runs, "off", summary=summary)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_multipliers_of_a_custom_baseline_and_of_empty_tables():
     runs = _cells([("a", "ref", 0.0, 1, 10.0), ("a", "off", 0.0, 1, 25.0)], baseline="ref")
     assert cell_multipliers(runs, "ref")["multiplier"].tolist() == pytest.approx([2.5])

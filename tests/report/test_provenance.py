@@ -67,6 +67,30 @@ def test_ids_are_stable_and_path_like() -> None:
     )
 
 
+def test_a_run_of_a_prompt_set_has_its_own_id() -> None:
+    """Two prompts of one task measured at the same repeat are two numbers (their prompt key, as in cell paths)."""
+    short, long = ({"task": "essay", "prompt": p, "condition": "off", "temperature": 0.0, "repeat": 1} for p in "sl")
+    assert row_id("run", short) == "run-essay.s-off-t0.0-r1" != row_id("run", long) == "run-essay.l-off-t0.0-r1"
+    assert row_id("run", {**short, "prompt": ""}) == "run-essay-off-t0.0-r1"
+    rows = [
+        {**coords, "tokens_per_s": speed, "cell_file": f"results/cells/essay.{coords['prompt']}/off/t0.0/r1.json"}
+        for coords, speed in ((short, 10.0), (long, 20.0))
+    ]
+    numbers = report_numbers(tables(frame_of(rows, "off"), "off"), "off")
+    assert [numbers[row_id("run", r)]["cells"] for r in rows] == [[r["cell_file"]] for r in rows]
+
+
+def test_the_baseline_speed_is_the_mean_the_report_shows() -> None:
+    """The baseline's tokens/s entry holds the mean (the number its table shows, the multiplier's denominator)."""
+    rows = [
+        {"task": "essay", "condition": "off", "temperature": 0.0, "repeat": r, "tokens_per_s": v, "cell_file": f"r{r}"}
+        for r, v in ((1, 100.0), (2, 101.0), (3, 130.0))
+    ]
+    numbers = report_numbers(tables(frame_of(rows, "off"), "off"), "off")
+    assert numbers["speed-essay-off-t0.0"]["value"] == pytest.approx(331 / 3)
+    assert numbers["speed-essay-off-t0.0"]["what"].startswith("mean tokens/s")
+
+
 def test_every_number_maps_to_its_cells(tmp_path: Path) -> None:
     summaries = tables(_runs(), "off")
     numbers = report_numbers(summaries, "off")

@@ -55,6 +55,9 @@ from .thesis import thesis
 
 VERDICT_LEVEL = 1 / 20  # the all-runs rule decides only where chance would give its word at most this often
 TOO_FEW_RUNS = "too few runs"
+# The verdict rule's words (the baseline's own row says "baseline")
+FASTER, SLOWER, NO_VERDICT, BASELINE_WORD = "faster", "slower", "none", "baseline"
+VERDICTS = (FASTER, SLOWER, NO_VERDICT, TOO_FEW_RUNS, BASELINE_WORD)
 SPEED_COLUMNS = [
     "task",
     "condition",
@@ -205,14 +208,14 @@ def verdict(values: list[float], baseline: list[float]) -> str:
     """The study's rule: 'faster' if every run beats every baseline run, 'slower' if every one is below; 'too few
     runs' where that happens by chance more often than VERDICT_LEVEL (1 vs 1, 2 vs 2, 2 vs 3: see the docstring)."""
     if not values or not baseline:
-        return "none"
+        return NO_VERDICT
     if 1 / math.comb(len(values) + len(baseline), len(values)) > VERDICT_LEVEL:
         return TOO_FEW_RUNS
     if min(values) > max(baseline):
-        return "faster"
+        return FASTER
     if max(values) < min(baseline):
-        return "slower"
-    return "none"
+        return SLOWER
+    return NO_VERDICT
 
 
 def _baseline(table: pd.DataFrame, baseline: str, by: Sequence[str] = GROUP) -> pd.DataFrame:
@@ -280,7 +283,7 @@ def summary(cells: pd.DataFrame, baseline: str, by: Sequence[str] = GROUP) -> pd
     ]
     is_base = out.condition == baseline
     out["verdict"] = [
-        "baseline" if own_base else verdict(values, base_values)
+        BASELINE_WORD if own_base else verdict(values, base_values)
         for own_base, values, base_values in zip(
             is_base, out.tokens_per_s_values, out.baseline_tokens_per_s_values, strict=True
         )

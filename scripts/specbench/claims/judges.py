@@ -4,6 +4,7 @@ chain of plain ``if`` rules written in the order of its kind's row in docs/claim
 from __future__ import annotations
 
 import itertools
+import math
 import statistics
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -217,7 +218,10 @@ def _identity_text(task: str, state: Mapping[str, Any] | None) -> str:
 
 
 def length_difference(own: int, baseline: int) -> float:
-    """An output's length against the baseline's, as a signed fraction of the baseline's (829 vs 898: -7.7 %)."""
+    """An output's length against the baseline's, as a signed fraction of the baseline's (829 vs 898: -7.7 %); an
+    output longer than an empty baseline's is infinitely longer."""
+    if baseline == 0:
+        return math.inf if own > 0 else 0.0
     return (own - baseline) / baseline
 
 

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from ..analysis.cell_table import SCHEMA
@@ -94,7 +95,10 @@ class Run(NamedTuple):
         frame = self.tables.get(name)
         if frame is None or not set(where) <= set(frame.columns):
             frame = pd.DataFrame(columns=COLUMNS[name])
-        return frame[(frame[list(where)] == pd.Series(where)).all(axis=1)]
+        mask = np.ones(len(frame), dtype=bool)  # column by column: comparing with a Series aligns, far slower
+        for column, value in where.items():
+            mask &= (frame[column] == value).to_numpy(dtype=bool, na_value=False)
+        return frame[mask]
 
     def row(self, name: str, **where: Any) -> pd.Series | None:
         rows = self.rows(name, **where)

@@ -102,7 +102,10 @@ def multiplier_figure(
     intervals = (
         {}
         if summary is None
-        else {(r.task, r.condition, r.temperature): (r.speedup_ci_low, r.speedup_ci_high) for r in summary.itertuples()}
+        else {
+            (r.task, r.condition, r.temperature): (r.speedup, r.speedup_ci_low, r.speedup_ci_high)
+            for r in summary.itertuples()
+        }
     )
     temperatures = sorted(drawn.temperature.unique())
     task_names = ordered([*drawn.task, *unmatched.task], tasks)
@@ -162,12 +165,14 @@ def multiplier_figure(
                     xs = centre + np.linspace(-slot / 4, slot / 4, len(ys)) if len(ys) > 1 else np.full(1, centre)
                     mean = float(np.mean(ys))
                     ax.hlines(mean, centre - slot * 0.42, centre + slot * 0.42, colors="0.2", lw=2.4, zorder=3)
-                    low, high = intervals.get((task, condition, temperature), (np.nan, np.nan))
+                    # the whisker is drawn about the multiplier it is the interval of (the mean of the points is
+                    # the same number, but rounds apart from it: above a zero-width interval, for equal runs)
+                    point, low, high = intervals.get((task, condition, temperature), (mean, np.nan, np.nan))
                     if np.isfinite(low) and np.isfinite(high):
                         ax.errorbar(
                             centre,
-                            mean,
-                            yerr=[[mean - low], [high - mean]],
+                            point,
+                            yerr=[[point - low], [high - point]],
                             fmt="none",
                             ecolor="0.2",
                             elinewidth=1.0,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.matrix import DEFAULT_MACHINE, format_temperature
+from ..core.matrix import DEFAULT_MACHINE, format_temperature, prompt_key
 
 
 def number_id(kind: str, *coordinates: Any) -> str:
@@ -25,12 +25,14 @@ def number_id(kind: str, *coordinates: Any) -> str:
 
 
 def row_id(kind: str, row: Mapping[str, Any]) -> str:
-    """The id of the number of this kind shown for one row of a summary table (or, for ``run``, of the cell table):
-    the one place where a row's coordinates become its id, for report_numbers and the renderers' links alike."""
+    """The id of the number of this kind shown for one row of a summary table (or, for ``run``, of the cell table,
+    whose task is written with its prompt as in cell paths): the one place where a row's coordinates become its id,
+    for report_numbers and the renderers' links alike."""
     if kind == "identity":
         key = number_id(kind, row["task"], row["condition"], *(["control"] if row["control"] else []))
     elif kind == "run":
-        key = number_id(kind, row["task"], row["condition"], row["temperature"], f"r{row['repeat']}")
+        task = prompt_key(row["task"], row.get("prompt") or "")
+        key = number_id(kind, task, row["condition"], row["temperature"], f"r{row['repeat']}")
     else:
         key = number_id(kind, row["task"], row["condition"], row["temperature"])
     machine, build = row.get("machine"), row.get("build")
@@ -51,10 +53,10 @@ def report_numbers(tables: Mapping[str, pd.DataFrame], baseline: str) -> dict[st
     numbers: dict[str, dict[str, Any]] = {}
     for row in tables["summary"].to_dict("records"):
         if row["condition"] == baseline:
-            key, value, what = "speed", row["median_tokens_per_s"], f"median tokens/s of {baseline} on {row['task']}"
+            key, value, what = "speed", row["mean_tokens_per_s"], f"mean tokens/s of {baseline} on {row['task']}"
         else:
             key, value = "speedup", row["speedup"]
-            what = f"median multiplier of {row['condition']} vs {baseline} on {row['task']}"
+            what = f"multiplier (mean over mean) of {row['condition']} vs {baseline} on {row['task']}"
         numbers[row_id(key, row)] = {"value": _number(value), "what": what, "cells": list(row["cells"])}
     for row in tables["acceptance"].to_dict("records"):
         numbers[row_id("acceptance", row)] = {
