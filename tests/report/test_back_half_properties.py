@@ -8,15 +8,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from support.back_half import (
     CI_PROFILE,
     SETUPS,
-    THESIS_REPLACED_ON_BRANCH_STATS,
     check_back_half,
-    thesis_excludes_estimate,
 )
 from support.cell_tables import GeneratedRun, cell_tables
 
@@ -24,7 +22,5 @@ from support.cell_tables import GeneratedRun, cell_tables
 @settings(settings.get_profile(CI_PROFILE))
 @given(run=cell_tables(), setup=st.sampled_from(SETUPS))
 def test_the_back_half_holds_on_every_shape_of_table(run: GeneratedRun, setup: str) -> None:
-    if THESIS_REPLACED_ON_BRANCH_STATS:  # the thesis figure raises on these (support.back_half)
-        assume(not thesis_excludes_estimate(run))
     with tempfile.TemporaryDirectory(prefix="back-half-") as root:
         check_back_half(run, Path(root), setup)

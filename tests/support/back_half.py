@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, settings
 
 from specbench.analysis import summaries as summary_words
 from specbench.analysis import thesis as thesis_words
-from specbench.analysis.cell_table import BUILD, MACHINE, frame_of, write_table
+from specbench.analysis.cell_table import frame_of, write_table
 from specbench.claims import claim as claim_words
 from specbench.claims.predictions import stamp as take_stamp
 from specbench.report.assemble import SUMMARY_FILES, Assembled, ReportInputs, ReportSettings, write_report
@@ -30,12 +30,6 @@ from specbench.report.provenance import describe, row_id, unresolved
 from specbench.report.variations import DECIDING_WORDS
 from support.cell_tables import STUDY, GeneratedRun, names
 from support.paths import REPO
-
-# The thesis statistic (analysis.thesis) is being replaced on branch `stats` (issue 34, item 3): its task and method
-# effect intervals can exclude their own estimate, and the thesis figure then raises (matplotlib: "'xerr' must not
-# contain negative values"). While this is True, the property skips the thesis's own intervals and avoids the tables
-# whose thesis interval excludes its estimate (``thesis_excludes_estimate``); the merger of `stats` removes it.
-THESIS_REPLACED_ON_BRANCH_STATS = True
 
 CI_PROFILE, BENCH_PROFILE = "back-half-ci", "back-half-bench"
 CI_EXAMPLES = 20
@@ -207,30 +201,6 @@ def _missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
-def _machine_groups(run: GeneratedRun) -> Iterator[pd.DataFrame]:
-    """The cells of each machine and build (what one set of summary tables is made of)."""
-    cells = frame_of(run.rows, run.baseline)
-    for _, group in cells.groupby([MACHINE, BUILD], sort=False):
-        yield group.reset_index(drop=True)
-
-
-def thesis_excludes_estimate(run: GeneratedRun) -> bool:
-    """Whether a thesis row of some machine and build has an interval that excludes its own estimate (the known
-    fault of analysis.thesis, see THESIS_REPLACED_ON_BRANCH_STATS)."""
-    for cells in _machine_groups(run):
-        for row in thesis_words.thesis(cells, run.baseline).to_dict("records"):
-            if _interval_fault(
-                row,
-                [
-                    ("task_effect", "task_low", "task_high"),
-                    ("method_effect", "method_low", "method_high"),
-                    ("ratio", "ratio_low", "ratio_high"),
-                ],
-            ):
-                return True
-    return False
-
-
 def _interval_fault(row: Mapping[str, Any], triples: list[tuple[str, str, str]]) -> str | None:
     """The first (point, low, high) of ``row`` whose finite interval does not hold its point, or whose interval is
     half missing; None when each holds it or is missing whole."""
@@ -274,9 +244,10 @@ def check_intervals(done: Assembled) -> None:
         if _finite(row["pooled_rate"]) and _finite(row["min_rate"]):
             assert row["min_rate"] - 1e-12 <= row["pooled_rate"] <= row["max_rate"] + 1e-12, row
     for row in done.summaries["thesis"].to_dict("records"):
-        if THESIS_REPLACED_ON_BRANCH_STATS:
-            continue
-        triples = [(f"{n}_effect" if n != "ratio" else n, f"{n}_low", f"{n}_high") for n in ("task", "method", "ratio")]
+        triples = [
+            (f"{n}_effect" if n in ("task", "method") else n, f"{n}_low", f"{n}_high")
+            for n in ("task", "method", "ratio", "difference")
+        ]
         assert _interval_fault(row, triples) is None, row
         if _missing(row["ratio_low"]):
             assert row["reason"], f"thesis at t{row['temperature']}: no interval, and no reason: {row}"
