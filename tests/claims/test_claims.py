@@ -37,6 +37,7 @@ from specbench.claims.claim import (
     RESULT_COLUMNS,
     SAME_HERE,
     TOO_FEW_RUNS,
+    TOO_WIDE,
     VERDICTS,
     Claim,
     ClaimError,
@@ -298,9 +299,11 @@ def test_every_claim_evaluates_against_the_sample_tables(
     assert set(background["verdict"]) == {BACKGROUND} and set(background["scope"]) == {"background"}
     relative = result[result["scope"] == "relative"].set_index("id")
     if study:
-        # two repeats a side: the all-runs rule says nothing (1 in 6 by chance), so no multiplier with a side is judged
-        assert by_id.loc["ngram-file-rewrite-speedup", "verdict"] == TOO_FEW_RUNS
-        assert by_id.loc["mtp-file-rewrite-speedup", "verdict"] == TOO_FEW_RUNS
+        # two repeats a side: the all-runs rule says nothing (1 in 6 by chance); a multiplier far outside its band is
+        # still a size miss, with the too few runs said beside it
+        assert by_id.loc["ngram-file-rewrite-speedup", "verdict"] == NOT_SIZE
+        assert "too few runs for the all-runs rule on file-rewrite" in by_id.loc["ngram-file-rewrite-speedup", "detail"]
+        assert by_id.loc["mtp-file-rewrite-speedup", "verdict"] == NOT_DIRECTION  # 0.18x, CPU MTP: slower
         assert by_id.loc["dflash-essay-verdict", "verdict"] == TOO_FEW_RUNS
         assert by_id.loc["ngram-file-rewrite-acceptance", "verdict"] == REPRODUCED
         assert by_id.loc["ngram-file-rewrite-drafted", "verdict"] == NOT_SIZE  # 66 per run, not 984
@@ -435,11 +438,12 @@ def test_a_member_not_separated_leaves_its_sentence_undecided_not_failed(claims:
 
 
 def test_speedup_within_tolerance_is_reproduced() -> None:
-    tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [700, 760, 800]})
+    tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [740, 760, 780]})
     row = check(speedup_claim(6.25), tables)
     assert row["verdict"] == REPRODUCED
-    assert row["published_text"] == "6.25x" and row["measured_text"] == "5.98x"
-    assert row["published"] == 6.25 and row["measured"] == {"file-rewrite": pytest.approx(2260 / 3 / 126)}
+    assert row["detail"] == "within 5.31x to 7.19x (published 6.25x, ±15%) by its 95 % interval"
+    assert row["published_text"] == "6.25x" and row["measured_text"] == "6.03x"
+    assert row["published"] == 6.25 and row["measured"] == {"file-rewrite": pytest.approx(2280 / 3 / 126)}
     assert row["cells"] == [cell_file("file-rewrite", c, 0.0, r) for c in ("ngram-mod", "off") for r in (1, 2, 3)]
 
 
@@ -447,9 +451,51 @@ def test_speedup_outside_tolerance_on_the_same_side_is_a_size_miss() -> None:
     tables = make_tables({("file-rewrite", "off", 0.0): OFF, ("file-rewrite", "ngram-mod", 0.0): [240, 250, 260]})
     row = check(speedup_claim(6.25), tables)
     assert row["verdict"] == NOT_SIZE
-    assert row["detail"] == "outside 5.31x to 7.19x (published 6.25x, ±15%): file-rewrite 1.98x"
+    assert row["detail"] == "outside 5.31x to 7.19x (published 6.25x, ±15%): file-rewrite 1.98x [1.81x-2.18x]"
     below = make_tables({("essay", "off", 0.0): OFF, ("essay", "dflash", 0.0): [30, 31, 32]})
     assert check(speedup_claim(0.66, task="essay", condition="dflash"), below)["verdict"] == NOT_SIZE
+
+
+def test_a_size_is_judged_by_its_interval_against_the_band() -> None:
+    """The 95 % interval decides: a noisy run whose mean is outside the band but whose interval meets it (and is no
+    wider than the band) is reproduced; an interval apart from the band is a size miss; an interval that meets the
+    band but is wider than it cannot decide; one run a side has no interval: inside the band, too few runs; far
+    outside, still a size miss, with the too few runs beside it."""
+    claim_ = speedup_claim(6.25, tolerance=0.10)  # band 5.62x to 6.88x, log width 0.20
+    off = {("file-rewrite", "off", 0.0): [125.0, 126.0, 127.0]}
+
+    def judged(runs: list[float]) -> pd.Series:
+        return check(claim_, make_tables({**off, ("file-rewrite", "ngram-mod", 0.0): runs}))
+
+    noisy_edge = judged([670, 690, 710])  # 5.48x, interval about 5.2x-5.8x: meets 5.62x
+    assert noisy_edge["measured_text"] == "5.48x" and noisy_edge["verdict"] == REPRODUCED
+    assert judged([560, 570, 580])["verdict"] == NOT_SIZE  # 4.52x, interval apart
+    wide = judged([400, 800, 1200])  # 6.35x, interval from about 1.5x to 26x
+    assert wide["verdict"] == TOO_WIDE and "wider than it" in wide["detail"]
+    one = {("file-rewrite", "off", 0.0): [126.0]}
+    inside = check(claim_, make_tables({**one, ("file-rewrite", "ngram-mod", 0.0): [790.0]}))
+    assert inside["verdict"] == TOO_FEW_RUNS and "no 95 % interval" in inside["detail"]
+    far = check(claim_, make_tables({**one, ("file-rewrite", "ngram-mod", 0.0): [160.0]}))  # 1.27x, 5x short
+    assert far["verdict"] == NOT_SIZE and "too few runs for a 95 % interval on file-rewrite" in far["detail"]
+    sided = replace(claim_, side="faster")
+    far_sided = check(sided, make_tables({**one, ("file-rewrite", "ngram-mod", 0.0): [160.0]}))
+    assert far_sided["verdict"] == NOT_SIZE and "too few runs for the all-runs rule" in far_sided["detail"]
+
+
+def test_speeds_and_rates_have_intervals_too() -> None:
+    """tokens/s: the mean's interval over its runs; acceptance: the pooled rate's, from each run's own rate."""
+    speed = claim(kind="tokens_per_s", task="essay", condition="off", temperature=0.0, published=126, tolerance=0.03)
+    steady = make_tables({("essay", "off", 0.0): [125.0, 126.0, 127.0]})
+    assert check(speed, steady)["verdict"] == REPRODUCED
+    noisy = make_tables({("essay", "off", 0.0): [100.0, 126.0, 152.0]})
+    assert check(speed, noisy)["verdict"] == TOO_WIDE
+    rate = acceptance_claim(0.41)
+    rows = make_rows({("essay", "off", 0.0): OFF, ("essay", "mtp", 0.0): [130.0, 131.0, 132.0]})
+    for row, accepted in zip([r for r in rows if r["condition"] == "mtp"], (100, 400, 700), strict=True):
+        row.update(draft_n=1000, draft_n_accepted=accepted, acceptance_rate=accepted / 1000)
+    spread = summary_tables(frame_of(rows, BASELINE), BASELINE)
+    judged = check(rate, spread)  # pooled 40 %, runs at 10 / 40 / 70 %: interval far wider than 31-51 %
+    assert judged["measured_text"].startswith("40%") and judged["verdict"] == TOO_WIDE
 
 
 def test_speedup_on_the_other_side_of_one_is_not_reproduced() -> None:
@@ -1954,7 +2000,10 @@ def test_the_counterfactual_walk_fails_a_claim_that_cannot_fail(claims: list[Cla
     """A tolerance as wide as the claim could be (the old 'within ±10 % per count' of 829 vs 898) passes both."""
     loose = claim(kind="speedup", task="essay", condition="mtp", temperature=0.0, published=1.04, tolerance=0.99)
     problems, _ = counterfactual_problems([loose])
-    assert problems == ["test-claim: expected 'not reproduced (direction)', got ['reproduced']"]  # 0.96x: inside
+    assert problems == [
+        "test-claim: expected 'not reproduced (direction)', got ['reproduced']",  # 0.96x: inside
+        "test-claim: expected 'interval too wide', got ['reproduced']",  # no interval is wider than the band
+    ]
     unknown = replace(loose, kind="a-kind-without-a-generator")
     assert counterfactual_problems([unknown])[0] == [
         "test-claim: no counterfactual generator for kind 'a-kind-without-a-generator' (COUNTERFACTUALS)"

@@ -22,6 +22,7 @@ from specbench.claims.claim import (
     NOT_SIZE,
     REPRODUCED,
     TOO_FEW_RUNS,
+    TOO_WIDE,
     Claim,
 )
 from specbench.claims.judges import tolerance_band
@@ -55,16 +56,19 @@ def make_rows(
     speeds: Mapping[Key, list[float]],
     *,
     checks: Mapping[Key, list[dict[str, Any]]] | None = None,
-    drafts: Mapping[Key, tuple[int, int]] | None = None,
+    drafts: Mapping[Key, tuple[int, int] | list[tuple[int, int]]] | None = None,
     tokens: Mapping[tuple[str, str, int], list[int]] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per cell: speeds per (task, condition, temperature); optional GSM8K scores and (drafted, accepted)
-    per cell, and token ids per (task, condition, repeat) at temperature 0."""
+    per cell (one pair for every repeat, or a list of pairs, one per repeat), and token ids per (task, condition,
+    repeat) at temperature 0."""
     rows = []
     for (task, condition, temperature), values in speeds.items():
-        drafted, accepted = (drafts or {}).get((task, condition, temperature), (0, 0))
+        counts = (drafts or {}).get((task, condition, temperature), (0, 0))
+        per_repeat = counts if isinstance(counts, list) else [counts] * len(values)
         scores = (checks or {}).get((task, condition, temperature), [])
         for repeat, value in enumerate(values, start=1):
+            drafted, accepted = per_repeat[repeat - 1]
             warm = condition.endswith("-warm")
             rows.append(
                 {
@@ -135,14 +139,27 @@ def _with_off(claim: Claim, speeds: dict[Key, list[float]], tasks: Any = None) -
     return speeds
 
 
-def _multipliers(claim: Claim, per_task: Callable[[str], float], runs: int = 3) -> Tables:
-    """The claim's condition at a multiplier per task, three tight runs against three of 'off' (``runs`` of each)."""
+def _wide(centre: float, side: str | None = None) -> list[float]:
+    """Three runs spread by 30 % of ``centre`` a step, so far apart that their interval is wider than any band; with
+    a side, all on that side of ``centre`` (so that the all-runs rule still gives it against tight 'off' runs)."""
+    step = 0.3 * centre
+    if side == "faster":
+        return [centre, centre + step, centre + 2 * step]
+    if side == "slower":
+        return [centre - 2 * step, centre - step, centre]
+    return [centre - step, centre, centre + step]
+
+
+def _multipliers(claim: Claim, per_task: Callable[[str], float], runs: int = 3, wide: bool = False) -> Tables:
+    """The claim's condition at a multiplier per task, three tight runs against three of 'off' (``runs`` of each;
+    ``wide``: three runs spread as ``_wide``)."""
     speeds: dict[Key, list[float]] = {}
     for task in claim.tasks:
         for t in temperatures(claim):
             speeds[(task, BASELINE, t)] = list(OFF_RUNS)[:runs]
             for condition in claim.conditions:
-                speeds[(task, condition, t)] = _runs(per_task(task))[:runs]
+                centre = OFF_SPEED * per_task(task)
+                speeds[(task, condition, t)] = _wide(centre, claim.side) if wide else _runs(per_task(task))[:runs]
     return make_tables(speeds)
 
 
@@ -185,28 +202,38 @@ def _speedup(claim: Claim) -> Counterfactuals:
         result.failing.append((NOT_DIRECTION, _multipliers(claim, lambda task: across)))
     if claim.side:  # one run against one: the all-runs rule means nothing
         result.failing.append((TOO_FEW_RUNS, _multipliers(claim, lambda task: inside, runs=1)))
+    result.failing += [
+        (TOO_WIDE, _multipliers(claim, lambda task: inside, wide=True)),  # the interval wider than the band
+        (NOT_SIZE, _multipliers(claim, lambda task: outside, runs=1)),  # a miss, with too few runs beside it
+    ]
     return result
 
 
 def _tokens_per_s(claim: Claim) -> Counterfactuals:
     inside, outside, _ = _numeric_points(claim)
 
-    def at(speed: float) -> Tables:
+    def at(speed: float, runs: int = 3, wide: bool = False) -> Tables:
         speeds: dict[Key, list[float]] = {}
         for task in claim.tasks:
             for t in temperatures(claim):
-                speeds[(task, claim.condition, t)] = [speed - 0.1, speed, speed + 0.1]
+                speeds[(task, claim.condition, t)] = _wide(speed) if wide else [speed - 0.1, speed, speed + 0.1][:runs]
         return make_tables(_with_off(claim, speeds))
 
-    return Counterfactuals(at(inside), [(NOT_SIZE, at(outside))])
+    return Counterfactuals(
+        at(inside),
+        [(NOT_SIZE, at(outside)), (TOO_WIDE, at(inside, wide=True)), (NOT_SIZE, at(outside, runs=1))],
+    )
 
 
 def _acceptance(claim: Claim) -> Counterfactuals:
     inside, outside, across = _numeric_points(claim)
     metric = claim.metric or "pooled_rate"
 
-    def at(value: float) -> Tables:
-        if metric == "pooled_rate":
+    def at(value: float, runs: int = 3, wide: bool = False) -> Tables:
+        counts: tuple[int, int] | list[tuple[int, int]]
+        if metric == "pooled_rate" and wide:  # each run's own rate 30 points apart
+            counts = [(1000, round(min(max(value + d, 0.0), 1.0) * 1000)) for d in (-0.3, 0.0, 0.3)]
+        elif metric == "pooled_rate":
             counts = (1000, round(value * 1000))
         elif metric == "draft_n":
             counts = (round(value), round(value))
@@ -218,13 +245,15 @@ def _acceptance(claim: Claim) -> Counterfactuals:
         drafts: dict[Key, tuple[int, int]] = {}
         for task in claim.tasks:
             for t in temperatures(claim):
-                speeds[(task, claim.condition, t)] = _runs(1.5)
+                speeds[(task, claim.condition, t)] = _runs(1.5)[:runs]
                 drafts[(task, claim.condition, t)] = counts
         return make_tables(_with_off(claim, speeds), drafts=drafts)
 
     result = Counterfactuals(at(inside), [(NOT_SIZE, at(outside))])
     if across is not None:
         result.failing.append((NOT_DIRECTION, at(across)))
+    if metric == "pooled_rate":  # the one acceptance metric with an interval
+        result.failing += [(TOO_WIDE, at(inside, wide=True)), (NOT_SIZE, at(outside, runs=1))]
     return result
 
 

@@ -4,9 +4,10 @@ chain of plain ``if`` rules written in the order of its kind's row in docs/claim
 from __future__ import annotations
 
 import itertools
+import math
 import statistics
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..analysis.summaries import TOO_FEW_RUNS as RULE_TOO_FEW
 from .claim import (
@@ -19,6 +20,7 @@ from .claim import (
     NOT_SIZE,
     REPRODUCED,
     TOO_FEW_RUNS,
+    TOO_WIDE,
 )
 from .tables import METRICS, Metric, Outcome, Run, absent, finite, format_published, listed, per_task, side_of
 from .thesis_judge import judge_thesis
@@ -91,9 +93,49 @@ def _rule_words(claim: Claim, run: Run) -> dict[str, str | None]:
     return words
 
 
+def _width(metric: Metric, low: float, high: float) -> float:
+    """How wide a band or an interval is: in logs for a relative metric (a factor), else in the metric's units."""
+    if metric.relative:
+        return math.log(high / low) if low > 0 else math.inf
+    return high - low
+
+
+class _Sizes(NamedTuple):
+    """Each value's place against the band, by its 95 % interval (by the value itself where the metric has none),
+    as display text per key: apart from the band, meeting it but wider than the band, inside with no interval (too
+    few runs); and the keys whose value alone was judged for want of runs."""
+
+    apart: dict[str, str]
+    wide: dict[str, str]
+    unsure: dict[str, str]
+    point_only: list[str]
+
+
+def _sizes(claim: Claim, run: Run, metric: Metric, values: Mapping[str, float], band: tuple[float, float]) -> _Sizes:
+    low, high = band
+    sizes = _Sizes({}, {}, {}, [])
+    for key, value in values.items():
+        inside = low <= value <= high
+        bounds = run.interval(metric, key, claim.condition, claim.temperature) if metric.interval else None
+        shown = f"{key} {metric.fmt(value)}"
+        if bounds is not None:
+            shown += f" [{metric.fmt(bounds[0])}-{metric.fmt(bounds[1])}]"
+        if metric.interval is None:  # per run, or a metric without an interval: the values themselves
+            if not inside:
+                sizes.apart[key] = shown
+        elif bounds is None:  # too few runs for an interval: the value alone, said so
+            sizes.point_only.append(key)
+            (sizes.unsure if inside else sizes.apart)[key] = shown
+        elif bounds[1] < low or bounds[0] > high:
+            sizes.apart[key] = shown
+        elif _width(metric, *bounds) > _width(metric, low, high):
+            sizes.wide[key] = shown
+    return sizes
+
+
 def _numeric(claim: Claim, run: Run) -> Outcome:
-    """speedup, tokens_per_s, acceptance: every task's value (every run's, for a cells metric) within the band; with
-    ``side``, also that word by the all-runs rule on every task."""
+    """speedup, tokens_per_s, acceptance: every task's value (every run's, for a cells metric) against the band, by
+    its 95 % interval where it has one; with ``side``, also that word by the all-runs rule on every task."""
     metric = METRICS[claim.metric or claim.kind]
     values, cells, counts = _numeric_values(claim, run, metric)
     text = per_task({key: "n/a" if v is None else metric.fmt(v) for key, v in values.items()})
@@ -107,26 +149,45 @@ def _numeric(claim: Claim, run: Run) -> Outcome:
     tolerance = claim.tolerance or 0.0
     spread = f"±{tolerance:.0%}" if metric.relative else f"±{metric.fmt(tolerance)}"
     band = f"{metric.fmt(low)} to {metric.fmt(high)} (published {format_published(claim)}, {spread})"
-    outside = listed(f"{key} {metric.fmt(v)}" for key, v in values.items() if not low <= v <= high)
+    sizes = _sizes(claim, run, metric, values, (low, high))
     side = _published_side(claim, metric)
-    wrong_side = listed(key for key, v in values.items() if side and side_of(v, metric.pivot) != side)
     words = _rule_words(claim, run) if claim.side else {}
     few = listed(task for task, word in words.items() if word == RULE_TOO_FEW)
     not_side = listed(f"{task} {word or 'n/a'}" for task, word in words.items() if word != claim.side)
+    few_beside = "".join(
+        [
+            f"; too few runs for a 95 % interval on {listed(sizes.point_only)} (2 a side): the value alone"
+            if sizes.point_only
+            else "",
+            f"; too few runs for the all-runs rule on {few}" if few else "",
+        ]
+    )
 
     def outcome(verdict: str, detail: str) -> Outcome:
         return Outcome(values, text, cells, verdict, detail)
 
+    def miss() -> Outcome:  # outside the band: on the other side of the pivot, or the size
+        outside = f"outside {band}: {listed(sizes.apart.values())}"
+        if any(side and side_of(values[key], metric.pivot) != side for key in sizes.apart):
+            return outcome(NOT_DIRECTION, f"{outside}; not on the published side of {metric.pivot_text}{few_beside}")
+        return outcome(NOT_SIZE, outside + few_beside)
+
+    if sizes.apart and few_beside:  # a miss with too few runs is still a miss, said so
+        return miss()
     if few:
         return outcome(TOO_FEW_RUNS, f"{FEW_RUNS_DETAIL}: {few}")
     if not_side:
         return outcome(NOT_DIRECTION, f"not '{claim.side}' by the all-runs rule ({not_side}); that side is the point")
-    if not outside:
-        rule = f", and '{claim.side}' by the all-runs rule" if claim.side else ""
-        return outcome(REPRODUCED, f"within {band}{rule}")
-    if wrong_side:
-        return outcome(NOT_DIRECTION, f"outside {band}: {outside}; not on the published side of {metric.pivot_text}")
-    return outcome(NOT_SIZE, f"outside {band}: {outside}")
+    if sizes.apart:
+        return miss()
+    if sizes.wide:
+        return outcome(TOO_WIDE, f"95 % interval meets {band} but is wider than it: {listed(sizes.wide.values())}")
+    if sizes.unsure:
+        detail = f"within {band}, but no 95 % interval (it needs 2 runs a side): {listed(sizes.unsure.values())}"
+        return outcome(TOO_FEW_RUNS, detail)
+    rule = f", and '{claim.side}' by the all-runs rule" if claim.side else ""
+    by = " by its 95 % interval" if metric.interval else ""
+    return outcome(REPRODUCED, f"within {band}{by}{rule}")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -522,6 +583,16 @@ def _ordering_verdict(reversed_: list[str], unseparated: list[str], judged: int,
     return REPRODUCED, summary
 
 
+def _lacking(claim: Claim, no_value: list[str], no_interval: list[str], at: str) -> tuple[str, str] | None:
+    """An ordering's verdict and detail where a member lacks a value (not measured) or an interval (too few runs);
+    None where every member has both."""
+    if no_value:
+        return NOT_MEASURED, f"no {claim.metric} for {listed(no_value)} at temperature {at}"
+    if no_interval:
+        return TOO_FEW_RUNS, f"no 95 % interval for {listed(dict.fromkeys(no_interval))} (it needs 2 runs a side)"
+    return None
+
+
 def _ordering(claim: Claim, run: Run) -> Outcome:
     """Each published pair (upper tier above lower) per group: ordered, reversed, or not separated."""
     if claim.versus_temperature is not None:
@@ -554,12 +625,9 @@ def _ordering(claim: Claim, run: Run) -> Outcome:
             elif order == 0:
                 unseparated.append(pair)
     text = "; ".join(parts)
-    if no_value:
-        detail = f"no {claim.metric} for {listed(no_value)} at temperature {claim.temperature:g}"
-        return Outcome(measured, text, cells, NOT_MEASURED, detail)
-    if no_interval:
-        detail = f"no 95 % interval for {listed(no_interval)} (it needs 2 runs a side)"
-        return Outcome(measured, text, cells, TOO_FEW_RUNS, detail)
+    lacking = _lacking(claim, no_value, no_interval, f"{claim.temperature:g}")
+    if lacking:
+        return Outcome(measured, text, cells, *lacking)
     judged = len(_tier_pairs(claim)) * len(groups)
     verdict, detail = _ordering_verdict(reversed_, unseparated, judged, "published")
     return Outcome(measured, text, cells, verdict, detail)
@@ -606,12 +674,9 @@ def _same_shape(claim: Claim, run: Run) -> Outcome:
             elif order == 0:
                 unseparated.append(pair)
     text = "; ".join(parts)
-    if no_value:
-        detail = f"no {claim.metric} for {listed(no_value)} at temperature {claim.temperature:g} or {versus:g}"
-        return Outcome(measured, text, cells, NOT_MEASURED, detail)
-    if no_interval:
-        detail = f"no 95 % interval for {listed(set(no_interval))} (it needs 2 runs a side)"
-        return Outcome(measured, text, cells, TOO_FEW_RUNS, detail)
+    lacking = _lacking(claim, no_value, no_interval, f"{claim.temperature:g} or {versus:g}")
+    if lacking:
+        return Outcome(measured, text, cells, *lacking)
     left = f"; left out, not separated at temperature {versus:g}: {listed(left_out)}" if left_out else ""
     if not judged:
         return Outcome(measured, text, cells, NOT_SEPARATED, f"no pair separated at temperature {versus:g}{left}")
