@@ -45,10 +45,12 @@ from specbench.claims.claim import (
 )
 from specbench.claims.evaluate import Setup, evaluate
 from specbench.claims.judges import tolerance_band
-from specbench.claims.load import load_claims, parse_claims
+from specbench.claims.load import about_the_study, load_claims, parse_claims
 from specbench.claims.tables import METRICS
+from specbench.report.assemble import predictions_setup
 from specbench.report.claim_sections import claim_notes
 from specbench.report.document import Note
+from support.config import load_config
 from support.counterfactuals import (
     BASELINE,
     CONFIG,
@@ -858,24 +860,43 @@ def test_the_study_figures_read_at_two_temperatures() -> None:
 
 
 def test_predictions_file_of_orderings_without_source() -> None:
-    """The study's prediction, written down before measuring: ordering claims in the same format, no source."""
-    predictions = load_claims(REPO / "config" / "predictions.yaml", CONFIG)
-    assert {c.kind for c in predictions} == {"ordering"} and {c.scope for c in predictions} == {"relative", "transfers"}
+    """The study's prediction, written down before measuring: orders of tasks in the same format, no source, about
+    the study's model (``about: study``); no order of methods (the study predicted none)."""
+    path = REPO / "config" / "predictions.yaml"
+    predictions = load_claims(path, CONFIG)
+    assert about_the_study(path)
+    assert {c.kind for c in predictions} == {"ordering"} and {c.scope for c in predictions} == {"transfers"}
     assert all(c.source == "" for c in predictions)
     by_id = {c.id: c for c in predictions}
     assert by_id["predicted-ngram-file-rewrite-best"].published[0] == ["file-rewrite"]
-    assert by_id["predicted-dflash-best-on-new-code"].published[0] == ["dflash"]
     assert by_id["predicted-essay-weakest"].published[-1] == ["essay"]
     result = evaluate(predictions, study_shaped_tables(), baseline=BASELINE, setup=OTHER_GPU)
     base = result[result["variant_of"].isna()]
     assert all(DEVICE in d for d in base["detail"])
-    # the orders of tasks are judged off the study's setup; the order of methods on new code agrees
+    # the orders of tasks are judged off the study's setup
     assert dict(zip(base["id"], base["verdict"], strict=True)) == {
         "predicted-ngram-file-rewrite-best": REPRODUCED,
-        "predicted-dflash-best-on-new-code": AGREES,
         "predicted-essay-weakest": REPRODUCED,
     }
-    assert len(result) == 5
+    assert len(result) == 3
+
+
+def test_predictions_are_judged_on_the_model_they_name(tmp_path: Path) -> None:
+    """The study's predictions are about its model: on another model they are asked as questions, like its own
+    orders of tasks, never judged as this model's; a user's file (no ``about``) is about whatever model the run
+    measured. The demo configs carry none of the study's."""
+    study_file = REPO / "config" / "predictions.yaml"
+    own_file = tmp_path / "mine.yaml"
+    own_file.write_text(yaml.safe_dump({"claims": [dict(VALID, id="mine", temperature=0.0)]}))
+    assert about_the_study(study_file) and not about_the_study(own_file)
+    another_model = Setup(comparable=False, same_model=False, device=DEVICE)
+    assert predictions_setup(study_file, another_model) == another_model
+    assert predictions_setup(own_file, another_model) == replace(another_model, same_model=True)
+    studys = evaluate(load_claims(study_file, CONFIG), study_shaped_tables(), baseline=BASELINE, setup=another_model)
+    assert set(studys["verdict"]) <= {SAME_HERE, OTHER_HERE, NOT_SEPARATED, TOO_FEW_RUNS, NOT_MEASURED}
+    for demo in ("tiny.yaml", "smollm2.yaml"):
+        merged = load_config([REPO / "config" / "config.yaml", REPO / "config" / demo])
+        assert merged["predictions"] is None, demo
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -25,6 +25,13 @@ def load_claims(path: str | Path, config: Mapping[str, Any]) -> list[Claim]:
     return _parse(document, config, str(path))
 
 
+def about_the_study(path: str | Path) -> bool:
+    """Whether a claims file's claims are about the study's model (``about: study``) rather than this run's (the
+    default): the study's are judged only on its model; a user's predictions on whatever model the run measured."""
+    document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    return isinstance(document, dict) and document.get("about") == "study"
+
+
 def parse_claims(entries: Sequence[Any], config: Mapping[str, Any], origin: str = "claims") -> list[Claim]:
     """Validate claim entries (dicts as in the YAML file) as ``load_claims`` does."""
     return _parse({"claims": list(entries)}, config, origin)
