@@ -327,10 +327,14 @@ def test_every_claim_evaluates_against_the_sample_tables(
         assert relative.loc["dflash-essay-verdict", "detail"].startswith(f"verdict too few runs on {DEVICE}")
 
 
-def study_shaped_tables(runs: dict[tuple[str, str, float], list[float]] | None = None) -> dict[str, pd.DataFrame]:
+def study_shaped_tables(
+    runs: dict[tuple[str, str, float], list[float]] | None = None,
+    drafts: dict[tuple[str, str, float], tuple[int, int]] | None = None,
+    checks: dict[tuple[str, str, float], list[dict[str, Any]]] | None = None,
+) -> dict[str, pd.DataFrame]:
     """A run that looks like the published study: off at 126 tok/s, the published multipliers, rates, identity
-    and GSM8K results; figures the study does not give are plausible fillers. ``runs``: speeds that replace
-    some cells' (task, condition, temperature)."""
+    and GSM8K results; figures the study does not give are plausible fillers. ``runs``, ``drafts``, ``checks``:
+    speeds, (drafted, accepted) counts and GSM8K scores that replace some cells' (task, condition, temperature)."""
     multipliers = {
         "ngram-mod": {"file-rewrite": 6.25, "todo-app": 0.97, "gsm8k": 0.97, "essay": 0.988},
         "mtp": {"file-rewrite": 1.78, "todo-app": 1.6, "gsm8k": 1.55, "essay": 1.04},
@@ -345,7 +349,7 @@ def study_shaped_tables(runs: dict[tuple[str, str, float], list[float]] | None =
                 speeds[(task, condition, temperature)] = [median - 0.3, median, median + 0.3]
             warm = [123.0, 195.0, 307.0] if task == "todo-app" else [speeds[(task, "ngram-mod", 0.0)][0], 900, 1000]
             speeds[(task, "ngram-mod-warm", temperature)] = warm
-    drafts = {
+    counts = {
         ("file-rewrite", "ngram-mod", 0.0): (984, 984),
         ("todo-app", "ngram-mod", 0.0): (40, 3),
         ("gsm8k", "ngram-mod", 0.0): (40, 4),
@@ -355,7 +359,7 @@ def study_shaped_tables(runs: dict[tuple[str, str, float], list[float]] | None =
         ("essay", "mtp", 0.0): (1000, 410),
         ("essay", "dflash", 0.0): (1000, 80),
     }
-    checks = {
+    scores = {
         ("gsm8k", "dflash", 0.0): [ALL_THREE] * 3,
         ("gsm8k", "off", 0.0): [WRONG_THIRD] * 3,
         ("gsm8k", "mtp", 0.0): [WRONG_THIRD] * 3,
@@ -366,7 +370,12 @@ def study_shaped_tables(runs: dict[tuple[str, str, float], list[float]] | None =
             for condition in ("off", "ngram-mod", "ngram-mod-warm", "mtp"):
                 tokens[(task, condition, repeat)] = OFF_TOKENS[task][0]
             tokens[(task, "dflash", repeat)] = DFLASH_TOKENS[task][0]
-    return make_tables({**speeds, **(runs or {})}, tokens=tokens, checks=checks, drafts=drafts)
+    return make_tables(
+        {**speeds, **(runs or {})},
+        tokens=tokens,
+        checks={**scores, **(checks or {})},
+        drafts={**counts, **(drafts or {})},
+    )
 
 
 def test_a_study_shaped_run_reproduces_every_claim(claims: list[Claim]) -> None:
@@ -432,6 +441,22 @@ def test_a_member_not_separated_leaves_its_sentence_undecided_not_failed(claims:
     assert len(named) == 1 and named[0].text.startswith("Cannot tell as one sentence: **dflash-new-code**")
     assert named[0].tone != "bad"
     assert_each_claim_once(items, result.reset_index())
+
+
+def test_a_prompt_dependent_miss_says_so_in_the_opening(claims: list[Claim]) -> None:
+    """A miss on a figure that follows from the exact prompt (acceptance, GSM8K answers) reads as prompt-dependent
+    where the opening names it, alone or within its sentence; a miss on a multiplier does not."""
+    drafts = {("todo-app", "mtp", t): (1000, 800) for t in (0.0, 1.0)}  # 80 % against 84 % +-2.5
+    checks = {("gsm8k", "off", 0.0): [ALL_THREE] * 3}  # off solves all three: "the third wrong" not reproduced
+    runs = {("file-rewrite", "mtp", t): [126.0 * 1.3 + d for d in (-0.3, 0.0, 0.3)] for t in (0.0, 1.0)}
+    result = evaluate(claims, study_shaped_tables(runs, drafts, checks), baseline=BASELINE, setup=STUDY)
+    items = {n.text.split("**")[1]: n for n in opening_items(result)}
+    prompt = "prompt-dependent: the study published no prompts, ours are our own"
+    assert items["mtp-acceptance"].text.startswith("Not reproduced as one sentence: **mtp-acceptance**")
+    assert f"mtp-todo-app-acceptance (not reproduced (size) at 0 and 1.0; {prompt})" in items["mtp-acceptance"].text
+    assert items["gsm8k-off-t0-correct"].text.startswith(f"Not reproduced ({prompt}): **gsm8k-off-t0-correct**")
+    assert items["results-multipliers"].tone == "bad" and prompt not in items["results-multipliers"].text
+    assert_each_claim_once(list(items.values()), result)
 
 
 # --------------------------------------------------------------------------------------------------------------
