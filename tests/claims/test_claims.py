@@ -1308,6 +1308,30 @@ def test_gsm8k_claims() -> None:
     assert "scored 5 problems" in row["detail"]
 
 
+def test_gsm8k_claims_are_tied_to_the_problems_the_study_names(claims: list[Claim]) -> None:
+    """The study names its third problem by its answer, 70,000 (GSM8K's house flip): where this run's third problem
+    has another answer (the offline stand-in's is 140,000), off's 25,000-for-70,000 and DFlash's 3/3 are not
+    comparable, on the study's setup too; on the study's problems the 3/3 says which problems it counted."""
+    standin = ["22", "45", "140000"]
+    checks = {
+        ("gsm8k", "dflash", 0.0): [scored(3, references=standin)] * 3,
+        ("gsm8k", "off", 0.0): [scored(2, wrong=((3, "25000", "140000"),), references=standin)] * 3,
+        ("gsm8k", "mtp", 0.0): [scored(3, references=standin)] * 3,
+    }
+    other = evaluate(claims, study_shaped_tables(checks=checks), baseline=BASELINE, setup=STUDY).set_index("id")
+    for claim_id in ("gsm8k-off-t0-correct", "gsm8k-mtp-t0-correct", "gsm8k-dflash-t0-correct"):
+        assert other.loc[claim_id, "verdict"] == NOT_COMPARABLE, claim_id
+        assert other.loc[claim_id, "detail"] == "other problems: problem 3's answer here is 140000, the study's 70000"
+    same = evaluate(claims, study_shaped_tables(), baseline=BASELINE, setup=STUDY).set_index("id")
+    assert same.loc["gsm8k-dflash-t0-correct", "verdict"] == REPRODUCED
+    assert same.loc["gsm8k-dflash-t0-correct", "detail"] == (
+        "every run scored 3/3, problem 3 the one whose answer is 70000"
+    )
+    unrecorded = {("gsm8k", "dflash", 0.0): [scored(3, references=[])] * 3}
+    lacking = evaluate(claims, study_shaped_tables(checks=unrecorded), baseline=BASELINE, setup=STUDY)
+    assert lacking.set_index("id").loc["gsm8k-dflash-t0-correct", "verdict"] == NOT_MEASURED
+
+
 def test_gsm8k_the_wrong_answer_decides() -> None:
     """'got the third problem wrong (25,000 dollars instead of 70,000)': another wrong answer is only the direction."""
     third_wrong = claim(

@@ -16,6 +16,7 @@ from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables as summary_tables
 from specbench.claims.claim import (
     CONTRADICTED,
+    NOT_COMPARABLE,
     NOT_DIRECTION,
     NOT_REPRODUCED,
     NOT_SEPARATED,
@@ -43,12 +44,23 @@ def cell_file(task: str, condition: str, temperature: float, repeat: int) -> str
     return f"results/cells/{task}/{condition}/t{temperature}/r{repeat}.json"
 
 
-def scored(correct: int, total: int = 3, wrong: tuple[tuple[int, str, str], ...] = ()) -> dict[str, Any]:
-    """A cell's GSM8K score columns: wrong is (problem, extracted, reference) per wrong answer."""
+STUDY_PROBLEMS = ["18", "3", "70000"]  # GSM8K test problems 0-2, the config's; the study names the third by 70,000
+
+
+def scored(
+    correct: int,
+    total: int = 3,
+    wrong: tuple[tuple[int, str, str], ...] = (),
+    references: list[str] | None = None,
+) -> dict[str, Any]:
+    """A cell's GSM8K score columns: wrong is (problem, extracted, reference) per wrong answer; the references of
+    the problems asked (the study's three by default, where there are three)."""
+    asked = references if references is not None else (STUDY_PROBLEMS if total == 3 else [str(p) for p in range(total)])
     return {
         "gsm8k_correct": correct,
         "gsm8k_total": total,
         "gsm8k_wrong": [{"problem": p, "extracted": a, "reference": r} for p, a, r in wrong],
+        "gsm8k_references": asked,
     }
 
 
@@ -350,9 +362,19 @@ def _identity(claim: Claim) -> Counterfactuals:
 def _gsm8k(claim: Claim) -> Counterfactuals:
     wrong = claim.wrong or {}
 
-    def scores(correct: int, miss: tuple[tuple[int, str, str], ...]) -> Tables:
+    asked = [str(p) for p in range(1, claim.total + 1)]
+    for p in claim.problems:  # the problems the claim counts, by their references
+        asked[p["problem"] - 1] = p["reference"]
+    elsewhere = [f"{r}1" for r in asked]  # other problems: every reference another
+
+    def scores(correct: int, miss: tuple[tuple[int, str, str], ...], references: list[str] = asked) -> Tables:
         key = (claim.tasks[0], claim.condition, claim.temperature)
-        return make_tables({key: [100.0] * 3}, checks={key: [scored(correct, claim.total, miss)] * 3})
+        return make_tables({key: [100.0] * 3}, checks={key: [scored(correct, claim.total, miss, references)] * 3})
+
+    def other(result: Counterfactuals) -> Counterfactuals:  # the same scores on other problems: not comparable
+        if claim.problems:
+            result.failing.append((NOT_COMPARABLE, scores(claim.published, (), elsewhere)))
+        return result
 
     if wrong:
         published_miss = ((wrong["problem"], wrong.get("answer") or "1", wrong.get("reference") or "2"),)
@@ -360,12 +382,14 @@ def _gsm8k(claim: Claim) -> Counterfactuals:
         failing = [(NOT_REPRODUCED, scores(claim.total, ()))]
         if wrong.get("answer"):
             failing.append((NOT_REPRODUCED, scores(claim.published, other_answer)))
-        return Counterfactuals(scores(claim.published, published_miss), failing)
+        return other(Counterfactuals(scores(claim.published, published_miss), failing))
     misses = tuple((p, "0", "1") for p in range(1, claim.total - claim.published + 1))
     one_more = tuple((p, "0", "1") for p in range(1, claim.total - claim.published + 2))
     if claim.published == claim.total:
-        return Counterfactuals(scores(claim.published, ()), [(NOT_REPRODUCED, scores(claim.published - 1, one_more))])
-    return Counterfactuals(scores(claim.published, misses), [(NOT_REPRODUCED, scores(claim.published - 1, one_more))])
+        result = Counterfactuals(scores(claim.published, ()), [(NOT_REPRODUCED, scores(claim.published - 1, one_more))])
+        return other(result)
+    result = Counterfactuals(scores(claim.published, misses), [(NOT_REPRODUCED, scores(claim.published - 1, one_more))])
+    return other(result)
 
 
 def _warm(claim: Claim) -> Counterfactuals:

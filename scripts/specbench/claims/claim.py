@@ -134,6 +134,7 @@ class Claim:
     token_counts: Mapping[str, list[int]] = field(default_factory=dict)
     total: int | None = None
     wrong: Mapping[str, Any] | None = None
+    problems: tuple[Mapping[str, Any], ...] = ()  # gsm8k: the problems counted, by their reference answers
     fresh: str | None = None
     side: str | None = None  # a multiplier whose point is its side of 1.0x: 'faster' or 'slower' by the verdict rule
     versus: str | None = None  # identity: 'first-repeat' compares a condition's repeats with its own first

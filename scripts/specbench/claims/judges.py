@@ -13,6 +13,7 @@ from ..analysis.summaries import TOO_FEW_RUNS as RULE_TOO_FEW
 from .claim import (
     BACKGROUND,
     CONTRADICTED,
+    NOT_COMPARABLE,
     NOT_DIRECTION,
     NOT_MEASURED,
     NOT_REPRODUCED,
@@ -368,6 +369,16 @@ def _gsm8k_text(scored: Any) -> str:
     return "; ".join(parts) or "n/a"
 
 
+def _other_problems(claim: Claim, asked: list[list[str]]) -> str:
+    """The claim's problems (by their reference answers) that some run was not asked, named ('' where none)."""
+    other = []
+    for p in claim.problems:
+        theirs = sorted({refs[p["problem"] - 1] if len(refs) >= p["problem"] else "none" for refs in asked})
+        if any(number(r) != number(p["reference"]) for r in theirs):
+            other.append(f"problem {p['problem']}'s answer here is {listed(theirs)}, the study's {p['reference']}")
+    return listed(other)
+
+
 def _gsm8k(claim: Claim, run: Run) -> Outcome:
     task = claim.tasks[0]
     score = f"{claim.published}/{claim.total}"
@@ -385,6 +396,7 @@ def _gsm8k(claim: Claim, run: Run) -> Outcome:
         for r in scored.itertuples()
     ]
     text = _gsm8k_text(scored)
+    asked = [list(r.gsm8k_references) for r in scored.itertuples()]
 
     def outcome(verdict: str, detail: str) -> Outcome:
         return Outcome(runs, text, list(rows.cell_file), verdict, detail)
@@ -396,14 +408,19 @@ def _gsm8k(claim: Claim, run: Run) -> Outcome:
     if totals != [claim.total]:
         scored_on = "/".join(map(str, totals))
         return outcome(NOT_MEASURED, f"this run scored {scored_on} problems, the claim is about {claim.total}")
+    if claim.problems and not all(asked):
+        return outcome(NOT_MEASURED, "this run's cells do not record which problems were asked")
+    other = _other_problems(claim, asked)
+    if other:
+        return outcome(NOT_COMPARABLE, f"other problems: {other}")
+    counted = "".join(f", problem {p['problem']} the one whose answer is {p['reference']}" for p in claim.problems)
     matching = [r for r in runs if r["correct"] == claim.published]
     right = [r for r in matching if problem is None or problem in r["wrong"]]
     exact = [r for r in right if not answer or number(r["wrong"][problem]) == number(answer)]
     if len(exact) == len(runs):
         answers = listed(sorted({r["wrong"][problem] for r in right})) if problem else ""
-        return outcome(
-            REPRODUCED, f"every run scored {score}" + (f", problem {problem} wrong ({answers})" if problem else "")
-        )
+        wrong_one = f", problem {problem} wrong ({answers})" if problem else ""
+        return outcome(REPRODUCED, f"every run scored {score}{wrong_one}{counted}")
     if len(right) == len(runs):
         other = listed(f"{r['wrong'][problem]} in r{r['repeat']}" for r in right if r not in exact)
         return outcome(

@@ -75,7 +75,12 @@ def _claim(entry: Mapping[str, Any]) -> Claim:
         scope = "transfers"
     unstated = entry.get("temperature") == "unstated"
     return Claim(
-        **{**e, "conditions": tuple(conditions), "variants": tuple(entry.get("variants", ()))},
+        **{
+            **e,
+            "conditions": tuple(conditions),
+            "variants": tuple(entry.get("variants", ())),
+            "problems": tuple(entry.get("problems", ())),
+        },
         tasks=tuple(tasks),
         condition=entry.get("condition"),
         scope=scope,
@@ -105,6 +110,8 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "published", f"expected a number of correct answers out of {e['total']}, got {value}"
     if kind == "gsm8k" and "wrong" in e and (e["wrong"]["problem"] > e["total"] or value == e["total"]):
         yield "wrong", f"a problem 1..{e['total']} of a claim with a wrong answer, got {e['wrong']!r}"
+    if kind == "gsm8k" and any(p["problem"] > e["total"] for p in e.get("problems", ())):
+        yield "problems", f"a problem 1..{e['total']}, got {[p['problem'] for p in e['problems']]}"
     if kind == "warm_vs_fresh" and isinstance(value, list) and len(claim.tasks) != 1:
         yield "tasks", "per-repeat speeds are about one task: use 'task'"
     if e.get("temperature") == "unstated" and e.get("versus_temperature") is not None:
