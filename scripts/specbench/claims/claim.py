@@ -118,6 +118,7 @@ class Claim:
     kind: str
     published: Any
     source: str = ""
+    place: str = ""  # where its sentence stands in the study: <paragraph>.<sentence> (docs/study.md)
     note: str = ""
     scope: str = "absolute"
     prompt_dependent: bool = False
