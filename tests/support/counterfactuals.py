@@ -396,9 +396,10 @@ def _warm(claim: Claim) -> Counterfactuals:
     def speeds_of(warm: list[float], fresh: list[float] | None = None) -> Tables:
         speeds: dict[Key, list[float]] = {}
         for task in claim.tasks:
-            speeds[(task, claim.condition, claim.temperature)] = warm
-            if fresh is not None:
-                speeds[(task, claim.fresh, claim.temperature)] = fresh
+            for t in temperatures(claim):
+                speeds[(task, claim.condition, t)] = warm
+                if fresh is not None:
+                    speeds[(task, claim.fresh, t)] = fresh
         return make_tables(_with_off(claim, speeds))
 
     if claim.published == "faster each repeat":
