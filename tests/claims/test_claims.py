@@ -497,6 +497,23 @@ def test_this_order_is_the_file_rewrite_above_the_essay_per_method(claims: list[
     assert result.loc["dflash-task-ordering", "sentence_reading"] == "both readings"
 
 
+def test_the_control_compares_two_runs_as_the_study_did(claims: list[Claim]) -> None:
+    """ "off vs off (two runs)": repeat 2 against repeat 1; a third repeat that differs is not part of the claim,
+    a second that differs fails it."""
+    control = {c.id: c for c in claims}["off-control-identical"]
+    assert control.runs == 2
+    same, other = sequence(900), sequence(900, 7)
+
+    def judged(repeats: list[list[int]]) -> str:
+        tokens = {(task, "off", r): ids for task in TASKS for r, ids in enumerate(repeats, start=1)}
+        speeds = {(task, "off", 0.0): [126.0] * len(repeats) for task in TASKS}
+        return check(control, make_tables(speeds, tokens=tokens))["verdict"]
+
+    assert judged([same, same, other]) == REPRODUCED
+    assert judged([same, other, same]) == NOT_REPRODUCED
+    assert judged([same]) == NOT_MEASURED
+
+
 def test_a_prompt_dependent_miss_says_so_in_the_opening(claims: list[Claim]) -> None:
     """A miss on a figure that follows from the exact prompt (acceptance, GSM8K answers) reads as prompt-dependent
     where the opening names it, alone or within its sentence; a miss on a multiplier does not."""

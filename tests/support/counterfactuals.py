@@ -310,6 +310,8 @@ def _identity(claim: Claim) -> Counterfactuals:
     other = [sequence(900, 7)] * 3
     own_first = claim.condition == BASELINE or claim.versus == "first-repeat"
     wobbly = [sequence(900), sequence(900), sequence(900, 7)]
+    if claim.runs:  # a control on the study's runs: the first two differ
+        wobbly = [sequence(900), sequence(900, 7), sequence(900)]
     published = claim.published
     if published == "identical":
         return Counterfactuals(

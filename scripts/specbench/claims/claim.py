@@ -139,6 +139,7 @@ class Claim:
     fresh: str | None = None
     side: str | None = None  # a multiplier whose point is its side of 1.0x: 'faster' or 'slower' by the verdict rule
     versus: str | None = None  # identity: 'first-repeat' compares a condition's repeats with its own first
+    runs: int | None = None  # identity, a control: the runs the study compared (its first ``runs`` repeats)
     matrix: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # thesis: published multipliers
     sentence: str = ""  # the claims that share a sentence of the study share its temperature reading
 

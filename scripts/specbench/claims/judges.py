@@ -249,12 +249,32 @@ def _verdict(claim: Claim, run: Run) -> Outcome:
 # identity: outputs against the baseline's (or the condition's own first repeat)
 
 
+def _first_runs(claim: Claim, run: Run, task: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """A control on the study's number of runs: repeats 2..runs against repeat 1, from the cells' tokens at
+    temperature 0 (None where a repeat is missing or has no tokens)."""
+    rows = run.rows("cells", task=task, condition=claim.condition, temperature=0.0)
+    tokens = {int(r.repeat): list(r.tokens) for r in rows.itertuples() if len(r.tokens)}
+    wanted = range(1, (claim.runs or 2) + 1)
+    cells = [str(f) for f, r in zip(rows.cell_file, rows.repeat, strict=True) if int(r) in wanted]
+    if any(r not in tokens for r in wanted):
+        return None, cells
+    first = tokens[1]
+    differing = [[len(tokens[r]), len(first)] for r in wanted[1:] if tokens[r] != first]
+    compared = len(wanted) - 1
+    state = {"compared": compared, "identical": compared - len(differing), "missing": 0, "token_counts": differing}
+    return state, cells
+
+
 def _identity_state(claim: Claim, run: Run) -> tuple[dict[str, dict[str, Any] | None], list[str]]:
     """Per task the compared repeats (None where none was compared) and the cells."""
     control = claim.condition == run.baseline or claim.versus == "first-repeat"
     state: dict[str, dict[str, Any] | None] = {}
     cells: list[str] = []
     for task in claim.tasks:
+        if control and claim.runs:
+            state[task], found = _first_runs(claim, run, task)
+            cells += found
+            continue
         row = run.row("identity", task=task, condition=claim.condition, control=control)
         if row is None or not row["repeats_compared"]:
             state[task] = None
