@@ -126,7 +126,7 @@ def _claims() -> pd.DataFrame:
                 "variant_of": None,
                 "verdict_t1": "not separated",
                 "measured_t1_text": "n/a",
-                "reading": "neither reading",
+                "reading": "cannot tell",
                 "sentence": None,
                 "sentence_reading": None,
             },
@@ -314,15 +314,17 @@ def test_the_report_opens_with_the_answer(rendered) -> None:
     assert "Measured on **NVIDIA H200 (143771 MiB)**; not the study's setup" in answer
     counts = "Claims (at temperature 0 where the text states none): **1** not reproduced (size), **1** not separated."
     assert counts in answer
-    assert "by the reading this run supports: **2** neither reading." in answer
+    assert "by the reading this run supports: " in answer
+    assert "**1** neither reading" in answer and "**1** cannot tell" in answer
     assert "The study published none of its prompts: this run's prompts are our own" in answer
     failed = (
         "- Not reproduced: **ngram-file-rewrite** (not reproduced (size) at 0 and 1.0): n-gram 6.2x on file rewrite "
         "(published 6.25x; this run 1.80x <b>; at 1.0: 2.10x)"
     )
     assert failed in answer
-    assert "- Undecided (too few runs, or intervals not separated): ngram-task-ordering" in answer
-    assert "as one sentence" not in answer  # its one figure fails on its own, listed above
+    undecided = "- Undecided (too few runs, intervals not separated or too wide): ngram-task-ordering (not separated"
+    assert undecided in answer
+    assert "as one sentence" not in answer  # a sentence of one figure is that figure, listed above
     # the multiplier matrix: task x condition, multiplier [interval] verdict
     row = next(line for line in answer.splitlines() if line.startswith("| essay | 0.0 |"))
     assert re.search(r"\| \d+\.\d\dx \[(n/a|\d+\.\d\d-\d+\.\d\d)\] too few runs", row), row  # 2 runs a side

@@ -16,12 +16,14 @@ from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables as summary_tables
 from specbench.claims.claim import (
     CONTRADICTED,
+    NOT_COMPARABLE,
     NOT_DIRECTION,
     NOT_REPRODUCED,
     NOT_SEPARATED,
     NOT_SIZE,
     REPRODUCED,
     TOO_FEW_RUNS,
+    TOO_WIDE,
     Claim,
 )
 from specbench.claims.judges import tolerance_band
@@ -42,12 +44,23 @@ def cell_file(task: str, condition: str, temperature: float, repeat: int) -> str
     return f"results/cells/{task}/{condition}/t{temperature}/r{repeat}.json"
 
 
-def scored(correct: int, total: int = 3, wrong: tuple[tuple[int, str, str], ...] = ()) -> dict[str, Any]:
-    """A cell's GSM8K score columns: wrong is (problem, extracted, reference) per wrong answer."""
+STUDY_PROBLEMS = ["18", "3", "70000"]  # GSM8K test problems 0-2, the config's; the study names the third by 70,000
+
+
+def scored(
+    correct: int,
+    total: int = 3,
+    wrong: tuple[tuple[int, str, str], ...] = (),
+    references: list[str] | None = None,
+) -> dict[str, Any]:
+    """A cell's GSM8K score columns: wrong is (problem, extracted, reference) per wrong answer; the references of
+    the problems asked (the study's three by default, where there are three)."""
+    asked = references if references is not None else (STUDY_PROBLEMS if total == 3 else [str(p) for p in range(total)])
     return {
         "gsm8k_correct": correct,
         "gsm8k_total": total,
         "gsm8k_wrong": [{"problem": p, "extracted": a, "reference": r} for p, a, r in wrong],
+        "gsm8k_references": asked,
     }
 
 
@@ -55,16 +68,19 @@ def make_rows(
     speeds: Mapping[Key, list[float]],
     *,
     checks: Mapping[Key, list[dict[str, Any]]] | None = None,
-    drafts: Mapping[Key, tuple[int, int]] | None = None,
+    drafts: Mapping[Key, tuple[int, int] | list[tuple[int, int]]] | None = None,
     tokens: Mapping[tuple[str, str, int], list[int]] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per cell: speeds per (task, condition, temperature); optional GSM8K scores and (drafted, accepted)
-    per cell, and token ids per (task, condition, repeat) at temperature 0."""
+    per cell (one pair for every repeat, or a list of pairs, one per repeat), and token ids per (task, condition,
+    repeat) at temperature 0."""
     rows = []
     for (task, condition, temperature), values in speeds.items():
-        drafted, accepted = (drafts or {}).get((task, condition, temperature), (0, 0))
+        counts = (drafts or {}).get((task, condition, temperature), (0, 0))
+        per_repeat = counts if isinstance(counts, list) else [counts] * len(values)
         scores = (checks or {}).get((task, condition, temperature), [])
         for repeat, value in enumerate(values, start=1):
+            drafted, accepted = per_repeat[repeat - 1]
             warm = condition.endswith("-warm")
             rows.append(
                 {
@@ -135,14 +151,27 @@ def _with_off(claim: Claim, speeds: dict[Key, list[float]], tasks: Any = None) -
     return speeds
 
 
-def _multipliers(claim: Claim, per_task: Callable[[str], float], runs: int = 3) -> Tables:
-    """The claim's condition at a multiplier per task, three tight runs against three of 'off' (``runs`` of each)."""
+def _wide(centre: float, side: str | None = None) -> list[float]:
+    """Three runs spread by 30 % of ``centre`` a step, so far apart that their interval is wider than any band; with
+    a side, all on that side of ``centre`` (so that the all-runs rule still gives it against tight 'off' runs)."""
+    step = 0.3 * centre
+    if side == "faster":
+        return [centre, centre + step, centre + 2 * step]
+    if side == "slower":
+        return [centre - 2 * step, centre - step, centre]
+    return [centre - step, centre, centre + step]
+
+
+def _multipliers(claim: Claim, per_task: Callable[[str], float], runs: int = 3, wide: bool = False) -> Tables:
+    """The claim's condition at a multiplier per task, three tight runs against three of 'off' (``runs`` of each;
+    ``wide``: three runs spread as ``_wide``)."""
     speeds: dict[Key, list[float]] = {}
     for task in claim.tasks:
         for t in temperatures(claim):
             speeds[(task, BASELINE, t)] = list(OFF_RUNS)[:runs]
             for condition in claim.conditions:
-                speeds[(task, condition, t)] = _runs(per_task(task))[:runs]
+                centre = OFF_SPEED * per_task(task)
+                speeds[(task, condition, t)] = _wide(centre, claim.side) if wide else _runs(per_task(task))[:runs]
     return make_tables(speeds)
 
 
@@ -185,28 +214,38 @@ def _speedup(claim: Claim) -> Counterfactuals:
         result.failing.append((NOT_DIRECTION, _multipliers(claim, lambda task: across)))
     if claim.side:  # one run against one: the all-runs rule means nothing
         result.failing.append((TOO_FEW_RUNS, _multipliers(claim, lambda task: inside, runs=1)))
+    result.failing += [
+        (TOO_WIDE, _multipliers(claim, lambda task: inside, wide=True)),  # the interval wider than the band
+        (NOT_SIZE, _multipliers(claim, lambda task: outside, runs=1)),  # a miss, with too few runs beside it
+    ]
     return result
 
 
 def _tokens_per_s(claim: Claim) -> Counterfactuals:
     inside, outside, _ = _numeric_points(claim)
 
-    def at(speed: float) -> Tables:
+    def at(speed: float, runs: int = 3, wide: bool = False) -> Tables:
         speeds: dict[Key, list[float]] = {}
         for task in claim.tasks:
             for t in temperatures(claim):
-                speeds[(task, claim.condition, t)] = [speed - 0.1, speed, speed + 0.1]
+                speeds[(task, claim.condition, t)] = _wide(speed) if wide else [speed - 0.1, speed, speed + 0.1][:runs]
         return make_tables(_with_off(claim, speeds))
 
-    return Counterfactuals(at(inside), [(NOT_SIZE, at(outside))])
+    return Counterfactuals(
+        at(inside),
+        [(NOT_SIZE, at(outside)), (TOO_WIDE, at(inside, wide=True)), (NOT_SIZE, at(outside, runs=1))],
+    )
 
 
 def _acceptance(claim: Claim) -> Counterfactuals:
     inside, outside, across = _numeric_points(claim)
     metric = claim.metric or "pooled_rate"
 
-    def at(value: float) -> Tables:
-        if metric == "pooled_rate":
+    def at(value: float, runs: int = 3, wide: bool = False) -> Tables:
+        counts: tuple[int, int] | list[tuple[int, int]]
+        if metric == "pooled_rate" and wide:  # each run's own rate 30 points apart
+            counts = [(1000, round(min(max(value + d, 0.0), 1.0) * 1000)) for d in (-0.3, 0.0, 0.3)]
+        elif metric == "pooled_rate":
             counts = (1000, round(value * 1000))
         elif metric == "draft_n":
             counts = (round(value), round(value))
@@ -218,13 +257,15 @@ def _acceptance(claim: Claim) -> Counterfactuals:
         drafts: dict[Key, tuple[int, int]] = {}
         for task in claim.tasks:
             for t in temperatures(claim):
-                speeds[(task, claim.condition, t)] = _runs(1.5)
+                speeds[(task, claim.condition, t)] = _runs(1.5)[:runs]
                 drafts[(task, claim.condition, t)] = counts
         return make_tables(_with_off(claim, speeds), drafts=drafts)
 
     result = Counterfactuals(at(inside), [(NOT_SIZE, at(outside))])
     if across is not None:
         result.failing.append((NOT_DIRECTION, at(across)))
+    if metric == "pooled_rate":  # the one acceptance metric with an interval
+        result.failing += [(TOO_WIDE, at(inside, wide=True)), (NOT_SIZE, at(outside, runs=1))]
     return result
 
 
@@ -269,6 +310,8 @@ def _identity(claim: Claim) -> Counterfactuals:
     other = [sequence(900, 7)] * 3
     own_first = claim.condition == BASELINE or claim.versus == "first-repeat"
     wobbly = [sequence(900), sequence(900), sequence(900, 7)]
+    if claim.runs:  # a control on the study's runs: the first two differ
+        wobbly = [sequence(900), sequence(900, 7), sequence(900)]
     published = claim.published
     if published == "identical":
         return Counterfactuals(
@@ -321,9 +364,19 @@ def _identity(claim: Claim) -> Counterfactuals:
 def _gsm8k(claim: Claim) -> Counterfactuals:
     wrong = claim.wrong or {}
 
-    def scores(correct: int, miss: tuple[tuple[int, str, str], ...]) -> Tables:
+    asked = [str(p) for p in range(1, claim.total + 1)]
+    for p in claim.problems:  # the problems the claim counts, by their references
+        asked[p["problem"] - 1] = p["reference"]
+    elsewhere = [f"{r}1" for r in asked]  # other problems: every reference another
+
+    def scores(correct: int, miss: tuple[tuple[int, str, str], ...], references: list[str] = asked) -> Tables:
         key = (claim.tasks[0], claim.condition, claim.temperature)
-        return make_tables({key: [100.0] * 3}, checks={key: [scored(correct, claim.total, miss)] * 3})
+        return make_tables({key: [100.0] * 3}, checks={key: [scored(correct, claim.total, miss, references)] * 3})
+
+    def other(result: Counterfactuals) -> Counterfactuals:  # the same scores on other problems: not comparable
+        if claim.problems:
+            result.failing.append((NOT_COMPARABLE, scores(claim.published, (), elsewhere)))
+        return result
 
     if wrong:
         published_miss = ((wrong["problem"], wrong.get("answer") or "1", wrong.get("reference") or "2"),)
@@ -331,21 +384,24 @@ def _gsm8k(claim: Claim) -> Counterfactuals:
         failing = [(NOT_REPRODUCED, scores(claim.total, ()))]
         if wrong.get("answer"):
             failing.append((NOT_REPRODUCED, scores(claim.published, other_answer)))
-        return Counterfactuals(scores(claim.published, published_miss), failing)
+        return other(Counterfactuals(scores(claim.published, published_miss), failing))
     misses = tuple((p, "0", "1") for p in range(1, claim.total - claim.published + 1))
     one_more = tuple((p, "0", "1") for p in range(1, claim.total - claim.published + 2))
     if claim.published == claim.total:
-        return Counterfactuals(scores(claim.published, ()), [(NOT_REPRODUCED, scores(claim.published - 1, one_more))])
-    return Counterfactuals(scores(claim.published, misses), [(NOT_REPRODUCED, scores(claim.published - 1, one_more))])
+        result = Counterfactuals(scores(claim.published, ()), [(NOT_REPRODUCED, scores(claim.published - 1, one_more))])
+        return other(result)
+    result = Counterfactuals(scores(claim.published, misses), [(NOT_REPRODUCED, scores(claim.published - 1, one_more))])
+    return other(result)
 
 
 def _warm(claim: Claim) -> Counterfactuals:
     def speeds_of(warm: list[float], fresh: list[float] | None = None) -> Tables:
         speeds: dict[Key, list[float]] = {}
         for task in claim.tasks:
-            speeds[(task, claim.condition, claim.temperature)] = warm
-            if fresh is not None:
-                speeds[(task, claim.fresh, claim.temperature)] = fresh
+            for t in temperatures(claim):
+                speeds[(task, claim.condition, t)] = warm
+                if fresh is not None:
+                    speeds[(task, claim.fresh, t)] = fresh
         return make_tables(_with_off(claim, speeds))
 
     if claim.published == "faster each repeat":

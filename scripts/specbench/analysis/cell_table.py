@@ -111,6 +111,7 @@ SCHEMA = pa.schema(
         ("gsm8k_answered", INT),
         ("gsm8k_total", INT),
         ("gsm8k_wrong", pa.list_(WRONG)),
+        ("gsm8k_references", TEXTS),
         # the speculative settings the server logged
         ("spec_implementations", TEXTS),
         ("spec_n_max", INT),
@@ -175,7 +176,13 @@ def _gsm8k(record: dict[str, Any]) -> dict[str, Any]:
     """The answer's score against the references the cell was asked about (computed here, from the response text)."""
     refs = record.get("references")
     if not refs:
-        return {"gsm8k_correct": None, "gsm8k_answered": None, "gsm8k_total": None, "gsm8k_wrong": []}
+        return {
+            "gsm8k_correct": None,
+            "gsm8k_answered": None,
+            "gsm8k_total": None,
+            "gsm8k_wrong": [],
+            "gsm8k_references": [],
+        }
     response = record["response"]
     complete = response.get("stop_type") not in ("limit", None)
     check = score_gsm8k(response.get("content", ""), [r["reference"] for r in refs], complete=complete)
@@ -190,6 +197,7 @@ def _gsm8k(record: dict[str, Any]) -> dict[str, Any]:
         "gsm8k_answered": answered,
         "gsm8k_total": check["total"],
         "gsm8k_wrong": wrong,
+        "gsm8k_references": [str(r["reference"]) for r in refs],  # the problems asked, in order
     }
 
 

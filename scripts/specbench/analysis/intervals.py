@@ -1,10 +1,12 @@
 """The multiplier's 95 % confidence interval: a Welch t-interval on the log of the ratio of means (delta method:
 the variance of log(mean) is CV^2 / n, with the runs' sample CV; Welch-Satterthwaite degrees of freedom), and how many
-runs per side would make it +-5 %."""
+runs per side would make it +-5 %; the interval of a mean speed and of a pooled rate, which claims' sizes are
+judged with."""
 
 from __future__ import annotations
 
 import math
+import statistics
 
 import pandas as pd
 from scipy import stats
@@ -46,3 +48,22 @@ def runs_for_precision(cv: float, base_cv: float, precision: float = 0.05, most:
         middle = (low + high) // 2
         low, high = (low, middle) if precise(middle) else (middle + 1, high)
     return float(low)
+
+
+def mean_interval(mean: float, cv: float, n: int) -> tuple[float, float]:
+    """The CONFIDENCE interval of a mean of positive runs (a speed): a t-interval on the log of the mean, whose
+    variance is CV^2 / n, with n - 1 degrees of freedom; NaN with fewer than 2 runs."""
+    if not (mean > 0) or pd.isna(n) or n < 2 or pd.isna(cv):
+        return math.nan, math.nan
+    half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * cv / math.sqrt(n)
+    return mean * math.exp(-half), mean * math.exp(half)
+
+
+def rate_interval(pooled: float, rates: list[float]) -> tuple[float, float]:
+    """The CONFIDENCE interval of a rate pooled over runs (acceptance): the runs' own rates give its standard error,
+    a t-interval with n - 1 degrees of freedom around the pooled rate, within 0-1; NaN with fewer than 2 rates."""
+    rates = [r for r in rates if not pd.isna(r)]
+    if pd.isna(pooled) or len(rates) < 2:
+        return math.nan, math.nan
+    half = stats.t.ppf(0.5 + CONFIDENCE / 2, len(rates) - 1) * statistics.stdev(rates) / math.sqrt(len(rates))
+    return max(pooled - half, 0.0), min(pooled + half, 1.0)

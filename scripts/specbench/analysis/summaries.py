@@ -580,8 +580,16 @@ def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
         "prompts": prompts,
         "spread": spread,
         "deciding": task_or_prompt(spread, overall, baseline),
-        "thesis": thesis(cells, baseline),
+        "thesis": thesis(cells, baseline, methods(cells, baseline)),
     }
+
+
+def methods(cells: pd.DataFrame, baseline: str) -> list[str]:
+    """The methods the thesis compares: every condition but the baseline that is not a variant of another one this
+    run has (named <condition>-<suffix>, as ngram-mod-warm of ngram-mod, dflash-n15 of dflash: a setting of that
+    method, not a method of its own), in table order."""
+    present = list(dict.fromkeys(c for c in cells.condition.dropna() if c != baseline))
+    return [c for c in present if not any(c.startswith(f"{other}-") for other in present if other != c)]
 
 
 def tables_by_machine(

@@ -19,6 +19,7 @@ NOT_DIRECTION = "not reproduced (direction)"  # on the other side of the pivot (
 CONTRADICTED = "contradicted"  # an ordering with a separated pair in the other order
 NOT_SEPARATED = "not separated"  # an ordering whose pairs' 95 % intervals overlap
 TOO_FEW_RUNS = "too few runs"  # the all-runs rule, or an interval, cannot mean anything with so few runs
+TOO_WIDE = "interval too wide"  # a size whose 95 % interval meets the band but is wider than the band decides
 NOT_MEASURED = "not measured in this run"
 BACKGROUND = "background, not checked by a run"
 NOT_COMPARABLE = "not comparable"
@@ -30,6 +31,8 @@ NOT_JUDGED = "not judged: another model"
 SAME_HERE, OTHER_HERE = "yes, on this model too", "no, another order on this model"
 FAILED = (NOT_REPRODUCED, NOT_SIZE, NOT_DIRECTION, CONTRADICTED)  # what the opening lists as not reproduced
 HELD = (REPRODUCED, AGREES, SAME_HERE)  # what a reading counts as borne out
+UNDECIDED = (NOT_MEASURED, TOO_FEW_RUNS, NOT_SEPARATED, TOO_WIDE)  # decide nothing either way, on every setup
+AGAINST = (*FAILED, DIFFERS, OTHER_HERE)  # a reading with one of these is not borne out, and says why
 VERDICTS = (
     REPRODUCED,
     NOT_REPRODUCED,
@@ -38,6 +41,7 @@ VERDICTS = (
     CONTRADICTED,
     NOT_SEPARATED,
     TOO_FEW_RUNS,
+    TOO_WIDE,
     NOT_MEASURED,
     NOT_COMPARABLE,
     AGREES,
@@ -69,6 +73,15 @@ SCOPES = {
 }  # per-repeat speeds: absolute; an ordering over tasks: transfers
 # A claim whose temperature the text does not give is judged under both readings, these two (docs/study.md)
 READINGS = (0.0, 1.0)
+# Which reading the run supports (docs/claims.md, "Temperature"): a claim's, or a sentence's from its claims
+BOTH_READINGS = "both readings"
+T0_ONLY = "temperature 0 only"
+T1_ONLY = "temperature 1.0 only"
+SUPPORTED_READINGS = (BOTH_READINGS, T0_ONLY, T1_ONLY)
+NEITHER_READING = "neither reading"  # a claim against it under each reading (failed, or differs)
+CANNOT_TELL = "cannot tell"  # no reading borne out, and one with nothing against it: undecided or not comparable
+UNIFORM_READINGS = (NOT_MEASURED, NOT_COMPARABLE, NOT_JUDGED)  # the same for every claim under both readings
+READING_WORDS = (*SUPPORTED_READINGS, NEITHER_READING, CANNOT_TELL, *UNIFORM_READINGS)
 RESULT_COLUMNS = [
     "id",
     "text",
@@ -105,6 +118,7 @@ class Claim:
     kind: str
     published: Any
     source: str = ""
+    place: str = ""  # where its sentence stands in the study: <paragraph>.<sentence> (docs/study.md)
     note: str = ""
     scope: str = "absolute"
     prompt_dependent: bool = False
@@ -121,9 +135,11 @@ class Claim:
     token_counts: Mapping[str, list[int]] = field(default_factory=dict)
     total: int | None = None
     wrong: Mapping[str, Any] | None = None
+    problems: tuple[Mapping[str, Any], ...] = ()  # gsm8k: the problems counted, by their reference answers
     fresh: str | None = None
     side: str | None = None  # a multiplier whose point is its side of 1.0x: 'faster' or 'slower' by the verdict rule
     versus: str | None = None  # identity: 'first-repeat' compares a condition's repeats with its own first
+    runs: int | None = None  # identity, a control: the runs the study compared (its first ``runs`` repeats)
     matrix: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # thesis: published multipliers
     sentence: str = ""  # the claims that share a sentence of the study share its temperature reading
 
@@ -154,16 +170,20 @@ def variant(claim: Claim, variant: str) -> Claim:
 
 def supported_reading(at_zero: Sequence[str], at_one: Sequence[str]) -> str:
     """Which reading of an unstated temperature the run supports, from the verdicts under each of the claims that
-    share a sentence (one claim: one verdict each): a reading holds where every verdict under it does."""
+    share a sentence (one claim: one verdict each): a reading holds where every verdict under it does; the run
+    supports neither only where each reading has a verdict against it (failed, or differs), and cannot tell where a
+    reading has none against it but some undecided or not comparable."""
     zero = all(v in HELD for v in at_zero)
     one = all(v in HELD for v in at_one)
     if zero and one:
-        return "both readings"
+        return BOTH_READINGS
     if zero:
-        return "temperature 0 only"
+        return T0_ONLY
     if one:
-        return "temperature 1.0 only"
-    undecided = set(at_zero) | set(at_one)
-    if len(undecided) == 1 and undecided <= {NOT_MEASURED, NOT_COMPARABLE, NOT_JUDGED}:
-        return undecided.pop()
-    return "neither reading"
+        return T1_ONLY
+    every = set(at_zero) | set(at_one)
+    if len(every) == 1 and every <= set(UNIFORM_READINGS):
+        return every.pop()
+    if any(v in AGAINST for v in at_zero) and any(v in AGAINST for v in at_one):
+        return NEITHER_READING
+    return CANNOT_TELL

@@ -20,14 +20,12 @@ from .claim import (
     NOT_COMPARABLE_DETAIL,
     NOT_JUDGED,
     NOT_JUDGED_DETAIL,
-    NOT_MEASURED,
-    NOT_SEPARATED,
     OTHER_HERE,
     READINGS,
     REPRODUCED,
     RESULT_COLUMNS,
     SAME_HERE,
-    TOO_FEW_RUNS,
+    UNDECIDED,
     Claim,
     ClaimError,
     supported_reading,
@@ -37,8 +35,6 @@ from .judges import JUDGES
 from .tables import Outcome, Run, format_published
 
 _MAYBE_NONE = ["temperature", "variant_of", "verdict_t1", "reading", "sentence", "sentence_reading"]
-# Verdicts that decide nothing either way: kept as they are on every setup
-UNDECIDED = (NOT_MEASURED, TOO_FEW_RUNS, NOT_SEPARATED)
 # On another model, an order of tasks is a question about this model: its answers, never a failed reproduction
 QUESTION_ANSWERS = {REPRODUCED: SAME_HERE, CONTRADICTED: OTHER_HERE}
 

@@ -7,12 +7,13 @@ import itertools
 import math
 import statistics
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..analysis.summaries import TOO_FEW_RUNS as RULE_TOO_FEW
 from .claim import (
     BACKGROUND,
     CONTRADICTED,
+    NOT_COMPARABLE,
     NOT_DIRECTION,
     NOT_MEASURED,
     NOT_REPRODUCED,
@@ -20,6 +21,7 @@ from .claim import (
     NOT_SIZE,
     REPRODUCED,
     TOO_FEW_RUNS,
+    TOO_WIDE,
 )
 from .tables import METRICS, Metric, Outcome, Run, absent, finite, format_published, listed, per_task, side_of
 from .thesis_judge import judge_thesis
@@ -92,9 +94,49 @@ def _rule_words(claim: Claim, run: Run) -> dict[str, str | None]:
     return words
 
 
+def _width(metric: Metric, low: float, high: float) -> float:
+    """How wide a band or an interval is: in logs for a relative metric (a factor), else in the metric's units."""
+    if metric.relative:
+        return math.log(high / low) if low > 0 else math.inf
+    return high - low
+
+
+class _Sizes(NamedTuple):
+    """Each value's place against the band, by its 95 % interval (by the value itself where the metric has none),
+    as display text per key: apart from the band, meeting it but wider than the band, inside with no interval (too
+    few runs); and the keys whose value alone was judged for want of runs."""
+
+    apart: dict[str, str]
+    wide: dict[str, str]
+    unsure: dict[str, str]
+    point_only: list[str]
+
+
+def _sizes(claim: Claim, run: Run, metric: Metric, values: Mapping[str, float], band: tuple[float, float]) -> _Sizes:
+    low, high = band
+    sizes = _Sizes({}, {}, {}, [])
+    for key, value in values.items():
+        inside = low <= value <= high
+        bounds = run.interval(metric, key, claim.condition, claim.temperature) if metric.interval else None
+        shown = f"{key} {metric.fmt(value)}"
+        if bounds is not None:
+            shown += f" [{metric.fmt(bounds[0])}-{metric.fmt(bounds[1])}]"
+        if metric.interval is None:  # per run, or a metric without an interval: the values themselves
+            if not inside:
+                sizes.apart[key] = shown
+        elif bounds is None:  # too few runs for an interval: the value alone, said so
+            sizes.point_only.append(key)
+            (sizes.unsure if inside else sizes.apart)[key] = shown
+        elif bounds[1] < low or bounds[0] > high:
+            sizes.apart[key] = shown
+        elif _width(metric, *bounds) > _width(metric, low, high):
+            sizes.wide[key] = shown
+    return sizes
+
+
 def _numeric(claim: Claim, run: Run) -> Outcome:
-    """speedup, tokens_per_s, acceptance: every task's value (every run's, for a cells metric) within the band; with
-    ``side``, also that word by the all-runs rule on every task."""
+    """speedup, tokens_per_s, acceptance: every task's value (every run's, for a cells metric) against the band, by
+    its 95 % interval where it has one; with ``side``, also that word by the all-runs rule on every task."""
     metric = METRICS[claim.metric or claim.kind]
     values, cells, counts = _numeric_values(claim, run, metric)
     text = per_task({key: "n/a" if v is None else metric.fmt(v) for key, v in values.items()})
@@ -108,26 +150,45 @@ def _numeric(claim: Claim, run: Run) -> Outcome:
     tolerance = claim.tolerance or 0.0
     spread = f"±{tolerance:.0%}" if metric.relative else f"±{metric.fmt(tolerance)}"
     band = f"{metric.fmt(low)} to {metric.fmt(high)} (published {format_published(claim)}, {spread})"
-    outside = listed(f"{key} {metric.fmt(v)}" for key, v in values.items() if not low <= v <= high)
+    sizes = _sizes(claim, run, metric, values, (low, high))
     side = _published_side(claim, metric)
-    wrong_side = listed(key for key, v in values.items() if side and side_of(v, metric.pivot) != side)
     words = _rule_words(claim, run) if claim.side else {}
     few = listed(task for task, word in words.items() if word == RULE_TOO_FEW)
     not_side = listed(f"{task} {word or 'n/a'}" for task, word in words.items() if word != claim.side)
+    few_beside = "".join(
+        [
+            f"; too few runs for a 95 % interval on {listed(sizes.point_only)} (2 a side): the value alone"
+            if sizes.point_only
+            else "",
+            f"; too few runs for the all-runs rule on {few}" if few else "",
+        ]
+    )
 
     def outcome(verdict: str, detail: str) -> Outcome:
         return Outcome(values, text, cells, verdict, detail)
 
+    def miss() -> Outcome:  # outside the band: on the other side of the pivot, or the size
+        outside = f"outside {band}: {listed(sizes.apart.values())}"
+        if any(side and side_of(values[key], metric.pivot) != side for key in sizes.apart):
+            return outcome(NOT_DIRECTION, f"{outside}; not on the published side of {metric.pivot_text}{few_beside}")
+        return outcome(NOT_SIZE, outside + few_beside)
+
+    if sizes.apart and few_beside:  # a miss with too few runs is still a miss, said so
+        return miss()
     if few:
         return outcome(TOO_FEW_RUNS, f"{FEW_RUNS_DETAIL}: {few}")
     if not_side:
         return outcome(NOT_DIRECTION, f"not '{claim.side}' by the all-runs rule ({not_side}); that side is the point")
-    if not outside:
-        rule = f", and '{claim.side}' by the all-runs rule" if claim.side else ""
-        return outcome(REPRODUCED, f"within {band}{rule}")
-    if wrong_side:
-        return outcome(NOT_DIRECTION, f"outside {band}: {outside}; not on the published side of {metric.pivot_text}")
-    return outcome(NOT_SIZE, f"outside {band}: {outside}")
+    if sizes.apart:
+        return miss()
+    if sizes.wide:
+        return outcome(TOO_WIDE, f"95 % interval meets {band} but is wider than it: {listed(sizes.wide.values())}")
+    if sizes.unsure:
+        detail = f"within {band}, but no 95 % interval (it needs 2 runs a side): {listed(sizes.unsure.values())}"
+        return outcome(TOO_FEW_RUNS, detail)
+    rule = f", and '{claim.side}' by the all-runs rule" if claim.side else ""
+    by = " by its 95 % interval" if metric.interval else ""
+    return outcome(REPRODUCED, f"within {band}{by}{rule}")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -188,12 +249,32 @@ def _verdict(claim: Claim, run: Run) -> Outcome:
 # identity: outputs against the baseline's (or the condition's own first repeat)
 
 
+def _first_runs(claim: Claim, run: Run, task: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """A control on the study's number of runs: repeats 2..runs against repeat 1, from the cells' tokens at
+    temperature 0 (None where a repeat is missing or has no tokens)."""
+    rows = run.rows("cells", task=task, condition=claim.condition, temperature=0.0)
+    tokens = {int(r.repeat): list(r.tokens) for r in rows.itertuples() if len(r.tokens)}
+    wanted = range(1, (claim.runs or 2) + 1)
+    cells = [str(f) for f, r in zip(rows.cell_file, rows.repeat, strict=True) if int(r) in wanted]
+    if any(r not in tokens for r in wanted):
+        return None, cells
+    first = tokens[1]
+    differing = [[len(tokens[r]), len(first)] for r in wanted[1:] if tokens[r] != first]
+    compared = len(wanted) - 1
+    state = {"compared": compared, "identical": compared - len(differing), "missing": 0, "token_counts": differing}
+    return state, cells
+
+
 def _identity_state(claim: Claim, run: Run) -> tuple[dict[str, dict[str, Any] | None], list[str]]:
     """Per task the compared repeats (None where none was compared) and the cells."""
     control = claim.condition == run.baseline or claim.versus == "first-repeat"
     state: dict[str, dict[str, Any] | None] = {}
     cells: list[str] = []
     for task in claim.tasks:
+        if control and claim.runs:
+            state[task], found = _first_runs(claim, run, task)
+            cells += found
+            continue
         row = run.row("identity", task=task, condition=claim.condition, control=control)
         if row is None or not row["repeats_compared"]:
             state[task] = None
@@ -311,6 +392,16 @@ def _gsm8k_text(scored: Any) -> str:
     return "; ".join(parts) or "n/a"
 
 
+def _other_problems(claim: Claim, asked: list[list[str]]) -> str:
+    """The claim's problems (by their reference answers) that some run was not asked, named ('' where none)."""
+    other = []
+    for p in claim.problems:
+        theirs = sorted({refs[p["problem"] - 1] if len(refs) >= p["problem"] else "none" for refs in asked})
+        if any(number(r) != number(p["reference"]) for r in theirs):
+            other.append(f"problem {p['problem']}'s answer here is {listed(theirs)}, the study's {p['reference']}")
+    return listed(other)
+
+
 def _gsm8k(claim: Claim, run: Run) -> Outcome:
     task = claim.tasks[0]
     score = f"{claim.published}/{claim.total}"
@@ -328,6 +419,7 @@ def _gsm8k(claim: Claim, run: Run) -> Outcome:
         for r in scored.itertuples()
     ]
     text = _gsm8k_text(scored)
+    asked = [list(r.gsm8k_references) for r in scored.itertuples()]
 
     def outcome(verdict: str, detail: str) -> Outcome:
         return Outcome(runs, text, list(rows.cell_file), verdict, detail)
@@ -339,14 +431,19 @@ def _gsm8k(claim: Claim, run: Run) -> Outcome:
     if totals != [claim.total]:
         scored_on = "/".join(map(str, totals))
         return outcome(NOT_MEASURED, f"this run scored {scored_on} problems, the claim is about {claim.total}")
+    if claim.problems and not all(asked):
+        return outcome(NOT_MEASURED, "this run's cells do not record which problems were asked")
+    other = _other_problems(claim, asked)
+    if other:
+        return outcome(NOT_COMPARABLE, f"other problems: {other}")
+    counted = "".join(f", problem {p['problem']} the one whose answer is {p['reference']}" for p in claim.problems)
     matching = [r for r in runs if r["correct"] == claim.published]
     right = [r for r in matching if problem is None or problem in r["wrong"]]
     exact = [r for r in right if not answer or number(r["wrong"][problem]) == number(answer)]
     if len(exact) == len(runs):
         answers = listed(sorted({r["wrong"][problem] for r in right})) if problem else ""
-        return outcome(
-            REPRODUCED, f"every run scored {score}" + (f", problem {problem} wrong ({answers})" if problem else "")
-        )
+        wrong_one = f", problem {problem} wrong ({answers})" if problem else ""
+        return outcome(REPRODUCED, f"every run scored {score}{wrong_one}{counted}")
     if len(right) == len(runs):
         other = listed(f"{r['wrong'][problem]} in r{r['repeat']}" for r in right if r not in exact)
         return outcome(
@@ -526,6 +623,16 @@ def _ordering_verdict(reversed_: list[str], unseparated: list[str], judged: int,
     return REPRODUCED, summary
 
 
+def _lacking(claim: Claim, no_value: list[str], no_interval: list[str], at: str) -> tuple[str, str] | None:
+    """An ordering's verdict and detail where a member lacks a value (not measured) or an interval (too few runs);
+    None where every member has both."""
+    if no_value:
+        return NOT_MEASURED, f"no {claim.metric} for {listed(no_value)} at temperature {at}"
+    if no_interval:
+        return TOO_FEW_RUNS, f"no 95 % interval for {listed(dict.fromkeys(no_interval))} (it needs 2 runs a side)"
+    return None
+
+
 def _ordering(claim: Claim, run: Run) -> Outcome:
     """Each published pair (upper tier above lower) per group: ordered, reversed, or not separated."""
     if claim.versus_temperature is not None:
@@ -558,12 +665,9 @@ def _ordering(claim: Claim, run: Run) -> Outcome:
             elif order == 0:
                 unseparated.append(pair)
     text = "; ".join(parts)
-    if no_value:
-        detail = f"no {claim.metric} for {listed(no_value)} at temperature {claim.temperature:g}"
-        return Outcome(measured, text, cells, NOT_MEASURED, detail)
-    if no_interval:
-        detail = f"no 95 % interval for {listed(no_interval)} (it needs 2 runs a side)"
-        return Outcome(measured, text, cells, TOO_FEW_RUNS, detail)
+    lacking = _lacking(claim, no_value, no_interval, f"{claim.temperature:g}")
+    if lacking:
+        return Outcome(measured, text, cells, *lacking)
     judged = len(_tier_pairs(claim)) * len(groups)
     verdict, detail = _ordering_verdict(reversed_, unseparated, judged, "published")
     return Outcome(measured, text, cells, verdict, detail)
@@ -610,12 +714,9 @@ def _same_shape(claim: Claim, run: Run) -> Outcome:
             elif order == 0:
                 unseparated.append(pair)
     text = "; ".join(parts)
-    if no_value:
-        detail = f"no {claim.metric} for {listed(no_value)} at temperature {claim.temperature:g} or {versus:g}"
-        return Outcome(measured, text, cells, NOT_MEASURED, detail)
-    if no_interval:
-        detail = f"no 95 % interval for {listed(set(no_interval))} (it needs 2 runs a side)"
-        return Outcome(measured, text, cells, TOO_FEW_RUNS, detail)
+    lacking = _lacking(claim, no_value, no_interval, f"{claim.temperature:g} or {versus:g}")
+    if lacking:
+        return Outcome(measured, text, cells, *lacking)
     left = f"; left out, not separated at temperature {versus:g}: {listed(left_out)}" if left_out else ""
     if not judged:
         return Outcome(measured, text, cells, NOT_SEPARATED, f"no pair separated at temperature {versus:g}{left}")

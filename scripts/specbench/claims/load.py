@@ -25,6 +25,13 @@ def load_claims(path: str | Path, config: Mapping[str, Any]) -> list[Claim]:
     return _parse(document, config, str(path))
 
 
+def about_the_study(path: str | Path) -> bool:
+    """Whether a claims file's claims are about the study's model (``about: study``) rather than this run's (the
+    default): the study's are judged only on its model; a user's predictions on whatever model the run measured."""
+    document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    return isinstance(document, dict) and document.get("about") == "study"
+
+
 def parse_claims(entries: Sequence[Any], config: Mapping[str, Any], origin: str = "claims") -> list[Claim]:
     """Validate claim entries (dicts as in the YAML file) as ``load_claims`` does."""
     return _parse({"claims": list(entries)}, config, origin)
@@ -68,7 +75,12 @@ def _claim(entry: Mapping[str, Any]) -> Claim:
         scope = "transfers"
     unstated = entry.get("temperature") == "unstated"
     return Claim(
-        **{**e, "conditions": tuple(conditions), "variants": tuple(entry.get("variants", ()))},
+        **{
+            **e,
+            "conditions": tuple(conditions),
+            "variants": tuple(entry.get("variants", ())),
+            "problems": tuple(entry.get("problems", ())),
+        },
         tasks=tuple(tasks),
         condition=entry.get("condition"),
         scope=scope,
@@ -98,6 +110,8 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "published", f"expected a number of correct answers out of {e['total']}, got {value}"
     if kind == "gsm8k" and "wrong" in e and (e["wrong"]["problem"] > e["total"] or value == e["total"]):
         yield "wrong", f"a problem 1..{e['total']} of a claim with a wrong answer, got {e['wrong']!r}"
+    if kind == "gsm8k" and any(p["problem"] > e["total"] for p in e.get("problems", ())):
+        yield "problems", f"a problem 1..{e['total']}, got {[p['problem'] for p in e['problems']]}"
     if kind == "warm_vs_fresh" and isinstance(value, list) and len(claim.tasks) != 1:
         yield "tasks", "per-repeat speeds are about one task: use 'task'"
     if e.get("temperature") == "unstated" and e.get("versus_temperature") is not None:

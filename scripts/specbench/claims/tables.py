@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.cell_table import SCHEMA
+from ..analysis.intervals import mean_interval, rate_interval
 from ..analysis.summaries import ACCEPTANCE_COLUMNS, IDENTITY_COLUMNS, SUMMARY_COLUMNS
 from .claim import Claim
 
@@ -24,7 +25,7 @@ COLUMNS = {
 
 class Metric(NamedTuple):
     """A number claims are judged on: where, tolerance kind, how written (measured; published), pivot, range, and
-    the columns of its 95 % interval where the table has one."""
+    how its 95 % interval is had where it has one (``INTERVALS``)."""
 
     table: str
     column: str
@@ -35,7 +36,7 @@ class Metric(NamedTuple):
     pivot: float | None = None
     pivot_text: str = ""
     limits: tuple[float, float] = (-math.inf, math.inf)
-    interval: tuple[str, str] | None = None
+    interval: str | None = None  # a key of INTERVALS
 
 
 METRICS = {
@@ -48,11 +49,22 @@ METRICS = {
         "x",
         1.0,
         "1.0x",
-        interval=("speedup_ci_low", "speedup_ci_high"),
+        interval="ratio",
     ),
-    "tokens_per_s": Metric("summary", "mean_tokens_per_s", True, "{:.1f} tok/s".format, "{:g}".format, " tok/s"),
+    "tokens_per_s": Metric(
+        "summary", "mean_tokens_per_s", True, "{:.1f} tok/s".format, "{:g}".format, " tok/s", interval="mean"
+    ),
     "pooled_rate": Metric(
-        "acceptance", "pooled_rate", False, "{:.0%}".format, lambda v: f"{v * 100:g}", "%", 0.5, "50%", (0.0, 1.0)
+        "acceptance",
+        "pooled_rate",
+        False,
+        "{:.0%}".format,
+        lambda v: f"{v * 100:g}",
+        "%",
+        0.5,
+        "50%",
+        (0.0, 1.0),
+        interval="rate",
     ),
     "accepted_per_step": Metric(
         "acceptance",
@@ -109,11 +121,18 @@ class Run(NamedTuple):
         return (None, []) if row is None else (finite(row.get(metric.column)), list(row.get("cells", [])))
 
     def interval(self, metric: Metric, task: str, condition: str, temperature: float) -> tuple[float, float] | None:
-        """The metric's 95 % interval (None where the table has none or it is not finite)."""
+        """The metric's 95 % interval (None where it has none, or too few runs give none)."""
         row = self.row(metric.table, task=task, condition=condition, temperature=temperature)
         if row is None or metric.interval is None:
             return None
-        low, high = (finite(row.get(column)) for column in metric.interval)
+        if metric.interval == "ratio":
+            bounds = (row.get("speedup_ci_low"), row.get("speedup_ci_high"))
+        elif metric.interval == "mean":
+            bounds = mean_interval(row["mean_tokens_per_s"], row["cv"], row["runs"])
+        else:  # rate: the pooled rate's, from each run's own rate
+            cells = self.rows("cells", task=task, condition=condition, temperature=temperature)
+            bounds = rate_interval(row["pooled_rate"], [float(r) for r in cells.acceptance_rate.dropna()])
+        low, high = (finite(value) for value in bounds)
         return None if low is None or high is None else (low, high)
 
     def speeds(

@@ -17,7 +17,7 @@ from ..analysis.cell_table import csv_copy, read_table
 from ..analysis.summaries import combined_builds, tables_by_build
 from ..claims.claim import Claim
 from ..claims.evaluate import Setup, evaluate
-from ..claims.load import load_claims
+from ..claims.load import about_the_study, load_claims
 from ..claims.predictions import integrity
 from ..core.entry import logged_to
 from ..core.files import read_json, write_atomic, write_json_atomic
@@ -132,6 +132,12 @@ def machine_views(
     return views
 
 
+def predictions_setup(path: Path, setup: Setup) -> Setup:
+    """Predictions are judged on the model they name: the study's (``about: study``) as the study's claims are, so
+    not on another model; a user's own (the default) on this run's model, whatever it is."""
+    return setup if about_the_study(path) else replace(setup, same_model=True)
+
+
 def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Sequence[str] = ()) -> Assembled:
     """Everything the report shows, computed once from its inputs; the detailed sections show the first machine (of
     the first build, after Builds compared). ``figure_links``: where the Markdown report finds each figure's file
@@ -172,7 +178,7 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, figure_links: Seque
             load_claims(inputs.predictions, settings.names),
             tables,
             baseline=settings.baseline,
-            setup=replace(comparability.setup(), same_model=True),  # a prediction is about this run's model
+            setup=predictions_setup(inputs.predictions, comparability.setup()),
         )
         started = tables["cells"].started_at.dropna()
         integrity_check = integrity(

@@ -9,10 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..claims.claim import FAILED, HELD, NOT_SEPARATED, TOO_FEW_RUNS
+from ..claims.claim import CANNOT_TELL, FAILED, HELD, NEITHER_READING, NOT_MEASURED, SUPPORTED_READINGS, UNDECIDED
 from .document import Column, Note, Section, Table, is_missing, records
 
-SUPPORTED_READINGS = ("both readings", "temperature 0 only", "temperature 1.0 only")
+PROMPT_NOTE = "prompt-dependent: the study published no prompts, ours are our own"
 
 
 def _optional(value: Any) -> str:
@@ -40,11 +40,11 @@ def shown_verdict(row: Any) -> str:
 
 
 def _tone(row: Any) -> str:
-    """Good where this run bears the claim out (under its sentence's reading), bad where a verdict failed and no
-    reading holds; no colour otherwise (undecided, not judged, another model's other order)."""
+    """Good where this run bears the claim out (under its sentence's reading), bad where it fails under every
+    reading; no colour otherwise (undecided, not comparable, not judged, another model's other order)."""
     if supported(row):
         return "good"
-    if {row["verdict"], row["verdict_t1"]} & set(FAILED):
+    if failed(row):
         return "bad"
     return ""
 
@@ -106,6 +106,23 @@ def supported(row: Any) -> bool:
     return row["verdict"] in HELD
 
 
+def failed(row: Any) -> bool:
+    """A claim row this run does not reproduce: failed at its stated temperature, or failed itself under a reading
+    while its sentence (or the claim alone) holds under neither; never for undecided, not comparable or differs."""
+    reading = _reading(row)
+    if is_missing(reading):
+        return row["verdict"] in FAILED
+    return str(reading) == NEITHER_READING and bool({row["verdict"], row["verdict_t1"]} & set(FAILED))
+
+
+def undecided(row: Any) -> bool:
+    """A claim row neither borne out nor failed, with a verdict that could not decide (too few runs, intervals not
+    separated or too wide), or a failed one under a reading the other reading leaves open."""
+    verdicts = {row["verdict"], row["verdict_t1"]} - {None}
+    telling = (set(UNDECIDED) - {NOT_MEASURED}) | set(FAILED)
+    return not supported(row) and not failed(row) and bool(verdicts & telling)
+
+
 def settings_section(claims: pd.DataFrame | None) -> list[Section]:
     """For each claim judged on a condition and its variants (DFlash: at the build's default draft length, and at
     the documented --spec-draft-n-max 15), which setting the run bears the claim out with."""
@@ -153,50 +170,72 @@ def _counts(claims: pd.DataFrame) -> list[Note]:
     return notes
 
 
+def _shown(row: Any) -> str:
+    """A claim as the opening names it: id, verdict(s), and the prompt dependence where a miss may come from it."""
+    missed = bool({row["verdict"], row["verdict_t1"]} & set(FAILED))
+    prompt = f"; {PROMPT_NOTE}" if row["prompt_dependent"] is True and missed else ""
+    return f"{row['id']} ({shown_verdict(row)}{prompt})"
+
+
 def _failure(row: Any) -> Note:
-    """One claim this run bears out under no reading, with the kind of miss."""
+    """One claim (in no sentence) this run bears out under no reading, with the kind of miss."""
     measured = str(row["measured_text"])
     if not is_missing(row["verdict_t1"]):
         measured += f"; at 1.0: {row['measured_t1_text']}"
+    prompt = f" ({PROMPT_NOTE})" if row["prompt_dependent"] is True else ""
     return Note(
-        f"Not reproduced: **{row['id']}** ({shown_verdict(row)}): {row['text']} "
+        f"Not reproduced{prompt}: **{row['id']}** ({shown_verdict(row)}): {row['text']} "
         f"(published {row['published_text']}; this run {measured})",
         "bad",
     )
 
 
-def _sentence_failures(rows: list[dict[str, Any]]) -> list[Note]:
-    """Each sentence that holds under neither reading as a whole while some of its figures hold one by one (the
-    failures one by one are items of their own)."""
-    notes = []
-    sentences = dict.fromkeys(r["sentence"] for r in rows if not is_missing(r["sentence"]) and r["variant_of"] is None)
-    for sentence in sentences:
-        members = [r for r in rows if r["sentence"] == sentence and r["variant_of"] is None]
-        alone = [r for r in members if str(r["reading"]) in SUPPORTED_READINGS]
-        if members[0]["sentence_reading"] != "neither reading" or not alone:
-            continue
-        at_zero = ", ".join(f"{r['id']} {r['verdict']}" for r in members if r["verdict"] not in HELD)
-        at_one = ", ".join(f"{r['id']} {r['verdict_t1']}" for r in members if r["verdict_t1"] not in HELD)
-        notes.append(
-            Note(
-                f"Not reproduced as one sentence: **{sentence}** ({len(members)} figures, one temperature) holds "
-                f"under neither reading; at 0 not: {at_zero or 'none'}; at 1.0 not: {at_one or 'none'}",
-                "bad",
-            )
-        )
-    return notes
+def _parts(members: list[dict[str, Any]]) -> str:
+    """What held, what failed and what could not be told among a sentence's claims, each claim once."""
+    groups = {
+        "held": [m for m in members if str(m["reading"]) in SUPPORTED_READINGS],
+        "not reproduced": [m for m in members if {m["verdict"], m["verdict_t1"]} & set(FAILED)],
+    }
+    named = {m["id"] for group in groups.values() for m in group}
+    groups["could not tell"] = [m for m in members if m["id"] not in named]
+    return "; ".join(f"{what}: {', '.join(map(_shown, rows))}" for what, rows in groups.items() if rows)
+
+
+def _sentence_note(sentence: str, members: list[dict[str, Any]]) -> Note | None:
+    """A sentence that is not borne out, once: failed under every reading, or undecided; None where it holds or
+    nothing of it could be judged alike (all not comparable, not measured or not judged)."""
+    reading = str(members[0]["sentence_reading"])
+    count = f"{len(members)} figures, one temperature"
+    if reading == NEITHER_READING and any(map(failed, members)):
+        return Note(f"Not reproduced as one sentence: **{sentence}** ({count}): {_parts(members)}", "bad")
+    if reading in SUPPORTED_READINGS or reading != CANNOT_TELL:
+        return None
+    return Note(f"Cannot tell as one sentence: **{sentence}** ({count}): {_parts(members)}")
 
 
 def claim_notes(claims: pd.DataFrame) -> tuple[list[Note], list[Note]]:
-    """The opening's notes on the claims (verdict counts, readings supported) and, as items, every claim this run
-    bears out under no reading with the kind of miss, each sentence that holds under no reading as a whole, and how
-    many claims were left undecided (too few runs, not separated)."""
+    """The opening's notes on the claims (verdict counts, readings supported) and, as items, each claim or sentence
+    this run does not bear out, once: every claim outside a sentence that fails under every reading, with the kind
+    of miss; every sentence (read as a whole) that fails or cannot be told, with what held, what failed and what
+    could not be told; then the claims outside a sentence left undecided."""
     rows = records(claims)
-    failed = [r for r in rows if not supported(r) and {r["verdict"], r["verdict_t1"]} & set(FAILED)]
-    items = [_failure(r) for r in failed] + _sentence_failures(rows)
-    undecided = [r["id"] for r in rows if r["verdict"] in (TOO_FEW_RUNS, NOT_SEPARATED)]
-    if undecided:
-        items.append(Note(f"Undecided (too few runs, or intervals not separated): {', '.join(undecided)}"))
+    sentences: dict[str, list[dict[str, Any]]] = {}
+    alone = []
+    for row in rows:
+        if not is_missing(row["sentence"]) and row["variant_of"] is None:
+            sentences.setdefault(row["sentence"], []).append(row)
+        else:
+            alone.append(row)
+    alone += [members[0] for members in sentences.values() if len(members) == 1]  # a sentence of one claim is it
+    sentences = {sentence: members for sentence, members in sentences.items() if len(members) > 1}
+    read = [_sentence_note(sentence, members) for sentence, members in sentences.items()]
+    items = [_failure(r) for r in alone if failed(r)] + [n for n in read if n and n.tone == "bad"]
+    items += [n for n in read if n and n.tone != "bad"]
+    undecided_alone = [_shown(r) for r in alone if undecided(r)]
+    if undecided_alone:
+        items.append(
+            Note(f"Undecided (too few runs, intervals not separated or too wide): {', '.join(undecided_alone)}")
+        )
     return _counts(claims), items
 
 

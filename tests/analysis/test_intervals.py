@@ -1,0 +1,43 @@
+"""The intervals claims' sizes are judged with (analysis/intervals.py): a mean speed's and a pooled rate's, each
+checked by simulation against a known truth."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from specbench.analysis.intervals import mean_interval, rate_interval
+
+
+def test_interval_of_a_mean_speed_by_hand_and_against_a_simulation() -> None:
+    low, high = mean_interval(126.0, 0.02, 3)
+    half = 4.302653 * 0.02 / math.sqrt(3)  # t(0.975, 2 df)
+    assert (low, high) == pytest.approx((126.0 * math.exp(-half), 126.0 * math.exp(half)), rel=1e-5)
+    assert all(math.isnan(v) for v in mean_interval(126.0, 0.02, 1))
+    assert all(math.isnan(v) for v in mean_interval(126.0, math.nan, 3))
+    rng = np.random.default_rng(11)
+    hits, trials = 0, 4000
+    for _ in range(trials):  # 3 runs of a true mean of 126 tok/s, 3 % noise
+        runs = rng.normal(126.0, 126.0 * 0.03, 3)
+        lo, hi = mean_interval(runs.mean(), runs.std(ddof=1) / runs.mean(), 3)
+        hits += lo <= 126.0 <= hi
+    assert 0.93 <= hits / trials <= 0.97
+
+
+def test_interval_of_a_pooled_rate_by_hand_and_against_a_simulation() -> None:
+    low, high = rate_interval(0.4, [0.3, 0.4, 0.5])
+    half = 4.302653 * 0.1 / math.sqrt(3)
+    assert (low, high) == pytest.approx((0.4 - half, 0.4 + half), rel=1e-5)
+    assert rate_interval(0.98, [0.7, 0.98, 1.0])[1] == 1.0  # within 0-100 %
+    assert rate_interval(0.5, [0.5, 0.5, 0.5]) == (0.5, 0.5)  # identical runs: the rate itself
+    assert all(math.isnan(v) for v in rate_interval(0.5, [0.5]))
+    rng = np.random.default_rng(12)
+    hits, trials = 0, 4000
+    for _ in range(trials):  # 3 runs of 1,000 drafted tokens, each run's own rate about a true 41 % (+-5 points)
+        rates = np.clip(rng.normal(0.41, 0.05, 3), 0, 1)
+        accepted = np.round(rates * 1000)
+        lo, hi = rate_interval(accepted.sum() / 3000, list(accepted / 1000))
+        hits += lo <= 0.41 <= hi
+    assert 0.93 <= hits / trials <= 0.97
