@@ -29,6 +29,7 @@ ALLOWED = {
     "claims": {"core", "analysis", "claims"},
     "report": {"core", "analysis", "claims", "report"},
     "hooks": {"core", "hooks"},
+    "preflight": {"core", "contention", "preflight"},  # the machine asked before any job: devices, NVML
 }
 
 
