@@ -81,18 +81,20 @@ def test_the_second_model_leaves_every_cell_file_of_the_first_as_it_was(runs: di
 
 def test_each_report_names_its_own_model_and_only_its_own_cells(runs: dict) -> None:
     work, first = runs["work"], runs["first"]
-    second_report = (work / "results/report.md").read_text()
-    second_table = read_table(work / "results/cells.parquet")
+    second = {"report": (work / "results/report.md").read_text(), "table": read_table(work / "results/cells.parquet")}
     assert set(first["table"].cell_file) == set(first["cells"])
-    assert len(second_table) == 4 and not set(second_table.cell_file) & set(first["cells"])
-    for report, table, own, other in (
-        (first["report"], first["table"], "qwen35", "llama"),
-        (second_report, second_table, "llama", "qwen35"),
-    ):
-        assert f"({own})" in report and f"({other})" not in report  # the model's architecture, as verified
-        for cell_file in table.cell_file:
-            assert cell_file in report  # every cell of its own, by its path
-    assert "SmolLM2-135M-Instruct" in second_report and "SmolLM2" not in first["report"]
+    assert len(second["table"]) == 4 and not set(second["table"].cell_file) & set(first["cells"])
+    models = [
+        {read_json(work / f)["provenance"]["model"]["sha256"] for f in run["table"].cell_file}
+        for run in (first, second)
+    ]
+    assert all(len(m) == 1 for m in models) and models[0] != models[1]
+    for run, (own,), (other,) in ((first, *models), (second, *reversed(models))):
+        setup = next(line for line in run["report"].splitlines() if line.startswith("| model | ") and "sha256" in line)
+        assert own in setup and other not in run["report"]  # its model as verified, and never the other's
+        for cell_file in run["table"].cell_file:
+            assert cell_file in run["report"]  # every cell of its own, by its path
+    assert "SmolLM2-135M-Instruct" in second["report"] and "SmolLM2" not in first["report"]
 
 
 def test_old_layout_cells_are_left_and_named_in_one_line(runs: dict) -> None:
