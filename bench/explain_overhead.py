@@ -5,7 +5,7 @@ wall time. Not a test: it prints figures (no timed assertion anywhere).
 
     python bench/explain_overhead.py                       # tiny random model, CPU: a fresh working directory
     python bench/explain_overhead.py --workdir DIR         # a finished run's directory (its first differing cell)
-    python bench/explain_overhead.py --workdir DIR --cell results/cells/local/essay/ngram-mod/t0.0/r1.json
+    python bench/explain_overhead.py --workdir DIR --cell results/cells/local/<models>/essay/ngram-mod/t0.0/r1.json
 
 Run it under the machine's CPU lock on a shared machine (flock /tmp/cpu.lock ...): other work moves tokens/s.
 """
@@ -77,10 +77,20 @@ def differing_cell(workdir: Path) -> Path:
     raise SystemExit(f"no explained divergence under {workdir}/results/explanations")
 
 
+def baseline_cell(cell: Cell, baseline: str, repeat: int, target_sha256: str) -> Cell:
+    """The baseline's cell a cell is compared with: same machine, prompt and target (by sha256), in its models
+    folder."""
+    bare = Cell(cell.task, baseline, 0.0, repeat, cell.machine, cell.prompt, cell.build, models="*")
+    for found in sorted(Path().glob(bare.path)):
+        if read_json(found)["provenance"]["model"]["sha256"] == target_sha256:
+            return Cell.from_path(str(found))
+    raise SystemExit(f"no {baseline} cell of the same target beside {cell.path}")
+
+
 def measure(cell: Cell, scratch: Path) -> float:
     """The cell measured once more (a fresh server of its condition's setup), as the workflow does: its tokens/s."""
     setup = job_setup(
-        read_json(Path(f"results/setup/{cell.condition}.json")),
+        read_json(Path(f"results/setup/{cell.models}/{cell.condition}.json")),
         [read_json(Path(f"results/prompts/{cell.task}.json"))],
         scope="fresh",
         server_log=scratch / "cell.server.log",
@@ -105,10 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(workdir)  # the setups name their files relative to the run's directory
     path = args.cell or differing_cell(Path("."))
     record = read_json(path)
-    cell = Cell(**{k: record["cell"][k] for k in ("task", "condition", "temperature", "repeat", "machine")})
+    cell = Cell.from_path(str(path))
     repeat = reference_repeat(cell.condition, cell.repeat, args.baseline)
-    reference = Path(Cell(cell.task, args.baseline, 0.0, repeat or 1, cell.machine).path)
-    baseline = read_json(Path(f"results/setup/{args.baseline}.json"))
+    reference = baseline_cell(cell, args.baseline, repeat or 1, record["provenance"]["model"]["sha256"])
+    baseline = read_json(Path(f"results/setup/{reference.models}/{args.baseline}.json"))
+    reference = Path(reference.path)
     scratch = Path(tempfile.mkdtemp(prefix="bench-", dir="."))
     print(
         f"cell {cell.label} (recorded {record['response']['timings']['predicted_per_second']:.1f} tok/s), "

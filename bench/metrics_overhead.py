@@ -4,7 +4,7 @@ each run a fresh llama-server of the cell's recorded argv (with ``--metrics`` re
 the record's ``/completion`` body. Prints each run's server-reported tokens/s, then per cell the ratio B / A of the
 means with the spread of the per-round ratios. Not a test: it prints figures.
 
-    python bench/metrics_overhead.py --workdir DIR --cell results/cells/local/essay/mtp/t0.0/r1.json --rounds 6
+    python bench/metrics_overhead.py --workdir DIR --cell results/cells/local/<models>/essay/mtp/t0.0/r1.json --rounds 6
     python bench/metrics_overhead.py --workdir DIR --cell C1 C2 --save tests/data/metrics   # keep one B run's scrapes
 
 Run it under the machine's CPU lock on a shared machine (flock /tmp/cpu.lock ...): other work moves tokens/s.

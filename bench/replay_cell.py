@@ -3,7 +3,7 @@
 record's /completion body again (specbench.measure.replay). Prints, per round, both decode rates and whether the hand
 run gave the record's tokens, then the spread of each. Not a test: it prints figures.
 
-    python bench/replay_cell.py --workdir <run dir> --cell results/cells/local/essay.trees/off/t0.0/r1.json \\
+    python bench/replay_cell.py --workdir <run dir> --cell results/cells/local/<models>/essay.trees/off/t0.0/r1.json \\
         --configfile config/tiny.yaml config/smollm2.yaml --rounds 3
 
 Run it under the machine's CPU lock: other work makes both rates drop (the cell rejects contended attempts, the hand

@@ -103,6 +103,7 @@ rule condition_setup:
         **rule_resources("condition_setup"),
     params:
         settings=setup_settings,
+        cells=setup_cells,
     script:
         "../scripts/condition_setup.py"
 

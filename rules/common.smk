@@ -17,6 +17,7 @@ from specbench.core import config as sb_config  # noqa: E402
 from specbench.core import config_error as sb_config_error  # noqa: E402
 from specbench.core import files as sb_files  # noqa: E402
 from specbench.core import matrix as sb_matrix  # noqa: E402
+from specbench.core import old_layout as sb_old_layout  # noqa: E402
 from specbench.core import plan as sb_plan  # noqa: E402
 from specbench.core import sources as sb_sources  # noqa: E402
 from specbench.core.code import (
@@ -42,6 +43,12 @@ except sb_config_error.ConfigError as error:
     raise WorkflowError(str(error)) from None
 
 CELLS = sb_matrix.selected_cells(config)
+# Cell files from before models folders stay where they are, unread; one line says so (specbench.core.old_layout)
+_OLD_LAYOUT = sb_old_layout.old_layout_note(
+    sb_old_layout.old_layout_files(CELLS), CELLS
+)
+if _OLD_LAYOUT:
+    print(_OLD_LAYOUT, file=sys.stderr)
 RUN_ORDER = {
     cell: position
     for position, cell in enumerate(
@@ -104,6 +111,8 @@ def build_bin_dir(label):
 
 
 CELL_PATTERN = sb_matrix.cell_pattern(config)
+# Each condition's models folder (the target's name and hash, with the draft's for a condition that loads one)
+MODELS_FOLDERS = sb_matrix.models_folders(config)
 CELL_STEM = CELL_PATTERN.removesuffix(".json")
 SEQUENCE_STEM = CELL_STEM.replace("r{repeat}", "warm")
 REPEATS = sb_matrix.repeats(config)
@@ -208,16 +217,26 @@ def _code(script):
 
 # What a cell job reads: its condition's setup (made by condition_setup: the build, the verified models, the
 # measurement code, the settings) and its tasks' prompt manifests. Two plain patterns - no input function and no
-# per-job params - so planning a large matrix stays fast.
-SETUP_STEM = "{build}/{condition}" if BUILDS_DECLARED else "{condition}"
+# per-job params - so planning a large matrix stays fast. A setup is per models folder too, so another model's run
+# never remakes this one's setups (and so never makes its cells out of date).
+SETUP_STEM = (
+    "{build}/{models}/{condition}" if BUILDS_DECLARED else "{models}/{condition}"
+)
 CONDITION_SETUP = f"results/setup/{SETUP_STEM}.json"
 PROMPT_MANIFEST = "results/prompts/{prompt}.json"
 
 
 def setup_inputs(wildcards):
     """What a condition's setup reads: the build, the target's (and the draft's, if the condition loads one)
-    verified manifest, the measurement code's manifest, and the predictions stamp when there is one.
+    verified manifest, the measurement code's manifest, and the predictions stamp when there is one. A models
+    folder that is not the condition's own is refused.
     """
+    own = MODELS_FOLDERS[wildcards.condition]
+    if wildcards.models != own:
+        raise WorkflowError(
+            f"results/setup: condition '{wildcards.condition}' is served by the models of folder '{own}', "
+            f"not '{wildcards.models}'"
+        )
     inputs = {
         "build": (build_bin_dir(wildcards.build) if BUILDS_DECLARED else LLAMA_BIN_DIR),
         # The verified manifests stand for the GGUFs (verify_model reads each GGUF; a changed or missing one makes
@@ -232,6 +251,20 @@ def setup_inputs(wildcards):
             PREDICTIONS_STAMP  # stamped before the first cell starts
         )
     return inputs
+
+
+def setup_cells(wildcards):
+    """A condition setup's cell files on every machine (a glob): the cells a new setup makes out of date, which it
+    checks for another model's measurement first (specbench.core.ownership)."""
+    return CELL_PATTERN.format(
+        machine="*",
+        build=wildcards.get("build", ""),
+        models=wildcards.models,
+        prompt="*",
+        condition=wildcards.condition,
+        temperature="*",
+        repeat="*",
+    )
 
 
 def conditions_regex(server):
@@ -373,7 +406,10 @@ def rule_resources(name):
 
 # --- explanations of temperature-0 outputs that differ from their reference's (rules/explain.smk)
 BASELINE = config["baseline"]
-BASELINE_SETUP = CONDITION_SETUP.replace("{condition}", BASELINE)
+BASELINE_MODELS = MODELS_FOLDERS[BASELINE]
+BASELINE_SETUP = CONDITION_SETUP.replace("{condition}", BASELINE).replace(
+    "{models}", BASELINE_MODELS
+)
 GREEDY_CELL = CELL_PATTERN.replace("{temperature}", sb_matrix.format_temperature(0.0))
 EXPLANATION_PATTERN = (
     sb_explanations.BUILD_EXPLANATION_PATTERN
@@ -383,7 +419,9 @@ EXPLANATION_PATTERN = (
 EXPLANATION_STEM = EXPLANATION_PATTERN.removesuffix(".json")
 # A non-baseline cell's reference is the baseline's cell of the same repeat; the baseline's own (its control), the
 # baseline's first repeat: two plain patterns (specbench.core.explanations.reference_repeat says the same)
-SAME_REPEAT_REFERENCE = GREEDY_CELL.replace("{condition}", BASELINE)
+SAME_REPEAT_REFERENCE = GREEDY_CELL.replace("{condition}", BASELINE).replace(
+    "{models}", BASELINE_MODELS
+)
 FIRST_REPEAT_REFERENCE = SAME_REPEAT_REFERENCE.replace("{repeat}", "1")
 OTHER_CONDITIONS_REGEX = (
     "|".join(

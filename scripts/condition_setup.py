@@ -15,4 +15,5 @@ condition_setup_step(
     dict(snakemake.params.settings),
     Path(snakemake.output[0]),
     Path(snakemake.log[0]),
+    cells=snakemake.params.cells,
 )

@@ -126,3 +126,26 @@ def test_what_cannot_be_imported_is_refused_naming_the_file(other_run: Path, tmp
     with pytest.raises(ImportRefused, match="cannot unpack"):
         import_cells(evil, dest, "x", CONFIG)
     assert not (tmp_path / "escape.json").exists() and not dest.exists()
+
+
+def test_a_source_of_several_targets_is_refused_and_a_run_with_its_draft_is_not(tmp_path: Path) -> None:
+    """A run's machine folder holds its target's cells and, for the conditions that load one, the target's with its
+    draft: one import. Two targets' cells in one source are two runs: refused, naming both."""
+    source = tmp_path / "cells"
+
+    def served(path: Path, target: str, draft: str | None) -> None:
+        record = json.loads(path.read_text())
+        record["provenance"] = {
+            "model": {"path": f"{target}.gguf", "sha256": target * 64},
+            "draft": {"path": "d.gguf", "sha256": draft * 64} if draft else None,
+        }
+        path.write_text(json.dumps(record))
+
+    served(_write(source, "essay", "off", 1), "1", None)
+    served(_write(source, "essay", "mtp", 1), "1", "3")
+    dest = tmp_path / "imports" / "x"
+    dest.parent.mkdir()
+    assert len(import_cells(source / "local", dest, "x", CONFIG)["records"]) == 2
+    served(_write(source, "essay", "off", 2), "2", None)
+    with pytest.raises(ImportRefused, match=r"several targets \(1.gguf \(sha256 1111.*\); 2.gguf \(sha256 2222"):
+        import_cells(source / "local", dest, "x", CONFIG)

@@ -12,6 +12,7 @@ from specbench.core.builds import builds
 from specbench.core.config import ConfigError, validate_config
 from specbench.core.explanations import compared_cells, explanation_path
 from specbench.core.matrix import Cell, selected_cells, wildcard_constraints
+from specbench.core.model_identity import models_folder
 from support.config import merge_into
 from support.paths import REPO
 from support.workflow import job_counts, snakemake
@@ -73,8 +74,9 @@ def test_every_cell_exists_once_per_build_and_paths_without_builds_are_unchanged
     tiny_config["select"] = {"tasks": ["essay"], "conditions": ["off", "mtp"]}
     tiny_config["temperatures"], tiny_config["repeats"] = [0.0], 2
     plain = validate_config(copy.deepcopy(tiny_config), REPO)
+    models = models_folder(plain, "off")  # neither condition loads the draft: one models folder
     assert {c.path for c in selected_cells(plain)} == {
-        f"results/cells/local/essay/{condition}/t0.0/r{repeat}.json"
+        f"results/cells/local/{models}/essay/{condition}/t0.0/r{repeat}.json"
         for condition in ("off", "mtp")
         for repeat in (1, 2)
     }
@@ -83,7 +85,7 @@ def test_every_cell_exists_once_per_build_and_paths_without_builds_are_unchanged
     cells = selected_cells(config)
     assert len(cells) == 2 * len(selected_cells(plain))
     assert {c.path for c in cells if c.build == "b11434"} == {
-        f"results/cells/local/b11434/essay/{condition}/t0.0/r{repeat}.json"
+        f"results/cells/local/b11434/{models}/essay/{condition}/t0.0/r{repeat}.json"
         for condition in ("off", "mtp")
         for repeat in (1, 2)
     }
@@ -91,7 +93,7 @@ def test_every_cell_exists_once_per_build_and_paths_without_builds_are_unchanged
     assert all(Cell.from_path(c.path) == c for c in cells)  # a cell job reads its cells from its outputs
     # a cell's explanation compares it with its own build's baseline
     explained = compared_cells(cells, "off")
-    assert explanation_path(explained[0]).startswith(f"results/explanations/local/{explained[0].build}/essay/")
+    assert explanation_path(explained[0]).startswith(f"results/explanations/local/{explained[0].build}/{models}/essay/")
     assert len(explained) == 2 * len(compared_cells(selected_cells(plain), "off"))
 
 

@@ -18,6 +18,7 @@ from specbench.core.matrix import (
     selected_cells,
     wildcard_constraints,
 )
+from specbench.core.model_identity import models_folder
 from support.paths import REPO
 
 
@@ -27,18 +28,25 @@ def test_format_temperature(value: float, text: str) -> None:
 
 
 def test_cell_path_round_trip() -> None:
-    cell = Cell("file-rewrite", "ngram-mod", 1.0, 3)
-    assert cell.path == "results/cells/local/file-rewrite/ngram-mod/t1.0/r3.json"
+    cell = Cell("file-rewrite", "ngram-mod", 1.0, 3, models="m-0123abcd")
+    assert cell.path == "results/cells/local/m-0123abcd/file-rewrite/ngram-mod/t1.0/r3.json"
     assert cell.label == "file-rewrite/ngram-mod/t1.0/r3"  # the one machine goes unnamed
-    assert Cell.from_wildcards("file-rewrite", "ngram-mod", "1.0", "3") == cell
+    assert Cell.from_wildcards("file-rewrite", "ngram-mod", "1.0", "3", models="m-0123abcd") == cell
     assert cell.seed(1000) == 1003
-    h200 = Cell.from_wildcards("file-rewrite", "ngram-mod", "1.0", "3", "h200")
-    assert h200.path == "results/cells/h200/file-rewrite/ngram-mod/t1.0/r3.json"
+    h200 = Cell.from_wildcards("file-rewrite", "ngram-mod", "1.0", "3", "h200", models="m-0123abcd")
+    assert h200.path == "results/cells/h200/m-0123abcd/file-rewrite/ngram-mod/t1.0/r3.json"
     assert h200.label == "h200:file-rewrite/ngram-mod/t1.0/r3" and h200.seed(1000) == 1003
-    member = Cell("essay", "off", 0.7, 2, "h200", "trees")
-    assert [Cell.from_path(c.path) for c in (cell, h200, member)] == [cell, h200, member]
+    member = Cell("essay", "off", 0.7, 2, "h200", "trees", models="t+d-4567ef01")
+    built = Cell("essay", "off", 0.7, 2, "h200", "trees", "b11434", "t-4567ef01")
+    assert built.path == "results/cells/h200/b11434/t-4567ef01/essay.trees/off/t0.7/r2.json"
+    assert [Cell.from_path(c.path) for c in (cell, h200, member, built)] == [cell, h200, member, built]
     with pytest.raises(ValueError, match="not a cell file"):
-        Cell.from_path("results/cells/h200/essay/off/r2.json")
+        Cell.from_path("results/cells/h200/m-0123abcd/essay/off/r2.json")
+    # without a models folder: the layout of working directories from before it, which a cell job never writes
+    old = Cell("file-rewrite", "ngram-mod", 1.0, 3)
+    assert old.path == "results/cells/local/file-rewrite/ngram-mod/t1.0/r3.json"
+    with pytest.raises(ValueError, match="not a cell file"):
+        Cell.from_path(old.path)
 
 
 def test_selected_cells_cover_the_study_matrix(study_config: dict) -> None:
@@ -134,11 +142,15 @@ def test_condition_sequence_is_one_machine_s(study_config: dict) -> None:
 
 def test_a_cell_job_s_cells_follow_from_its_wildcards(study_config: dict) -> None:
     config = validate_config({**study_config, "machines": [{"label": "a100"}, {"label": "h200"}]}, REPO)
+    models = models_folder(config, "mtp")
+    assert models == models_folder(config, "ngram-mod-warm")  # neither loads the draft
     fresh = {"machine": "h200", "prompt": "essay", "condition": "mtp", "temperature": "1.0", "repeat": "2"}
-    assert job_cells(config, fresh) == [Cell("essay", "mtp", 1.0, 2, "h200")]
+    assert job_cells(config, {**fresh, "models": models}) == [Cell("essay", "mtp", 1.0, 2, "h200", models=models)]
     task = {"machine": "a100", "prompt": "gsm8k", "condition": "ngram-mod-warm", "temperature": "0.0"}
-    assert job_cells(config, task) == [Cell("gsm8k", "ngram-mod-warm", 0.0, r, "a100") for r in (1, 2, 3)]
-    whole = job_cells(config, {"machine": "a100", "condition": "ngram-mod-warm"})
+    assert job_cells(config, {**task, "models": models}) == [
+        Cell("gsm8k", "ngram-mod-warm", 0.0, r, "a100", models=models) for r in (1, 2, 3)
+    ]
+    whole = job_cells(config, {"machine": "a100", "condition": "ngram-mod-warm", "models": models})
     assert whole == condition_sequence(selected_cells(config), "ngram-mod-warm", list(config["tasks"]), "a100")
     assert len(whole) == 4 * 2 * 3
 
@@ -155,8 +167,9 @@ def test_a_warm_condition_s_outputs_are_its_cells_in_serving_order(study_config:
         REPO,
     )
     files = condition_sequence_files(config)
+    models = models_folder(config, "ngram-mod-warm")
     for machine in ("a100", "h200"):
-        paths = [f.format(machine=machine, condition="ngram-mod-warm") for f in files]
-        served = job_cells(config, {"machine": machine, "condition": "ngram-mod-warm"})
+        paths = [f.format(machine=machine, condition="ngram-mod-warm", models=models) for f in files]
+        served = job_cells(config, {"machine": machine, "condition": "ngram-mod-warm", "models": models})
         assert [Cell.from_path(p) for p in paths] == served and len(served) == 2 * 2 * 3
-    assert [Cell.from_path(f.format(machine="a100", condition="x")).task for f in files][:1] == ["gsm8k"]
+    assert [Cell.from_path(f.format(machine="a100", condition="x", models="m")).task for f in files][:1] == ["gsm8k"]

@@ -46,14 +46,14 @@ def smollm2(study_config: dict) -> dict:
 
 
 def test_a_task_of_one_prompt_keeps_its_paths_and_a_prompt_set_adds_its_member() -> None:
-    one = Cell("essay", "off", 0.0, 1)
+    one = Cell("essay", "off", 0.0, 1, models="m-01")
     assert one.prompt == "" and one.key == "essay"
-    assert one.path == "results/cells/local/essay/off/t0.0/r1.json"  # the study's paths, unchanged
-    member = Cell("essay", "off", 0.0, 1, prompt="trees")
+    assert one.path == "results/cells/local/m-01/essay/off/t0.0/r1.json"  # the task's name alone
+    member = Cell("essay", "off", 0.0, 1, prompt="trees", models="m-01")
     assert member.key == "essay.trees" == prompt_key("essay", "trees")
-    assert member.path == "results/cells/local/essay.trees/off/t0.0/r1.json"
+    assert member.path == "results/cells/local/m-01/essay.trees/off/t0.0/r1.json"
     assert member.label == "essay.trees/off/t0.0/r1"
-    assert Cell.from_wildcards("essay.trees", "off", "0.0", "1") == member
+    assert Cell.from_wildcards("essay.trees", "off", "0.0", "1", models="m-01") == member
     assert split_key("essay") == ("essay", "") and split_key("essay.trees") == ("essay", "trees")
 
 
@@ -62,7 +62,7 @@ def test_the_study_config_plans_the_same_cells_as_before(study_config: dict) -> 
     cells = selected_cells(config)
     assert {c.prompt for c in cells} == {""} and len(cells) == 144
     assert prompt_keys(config) == list(config["tasks"])
-    assert all(c.path.startswith(f"results/cells/local/{c.task}/") for c in cells)
+    assert all(c.path.startswith(f"results/cells/local/{c.models}/{c.task}/") for c in cells)
 
 
 def test_smollm2_runs_every_prompt_of_every_task_as_its_own_cells(smollm2: dict) -> None:
@@ -100,8 +100,16 @@ def test_serving_order_interleaves_prompts_and_a_warm_sequence_is_one_prompts_re
         "ngram-mod",
         "ngram-mod-warm",
     ]
+    models = cells[0].models
     warm = job_cells(
-        smollm2, {"machine": "local", "prompt": "essay.trees", "condition": "ngram-mod-warm", "temperature": "1.0"}
+        smollm2,
+        {
+            "machine": "local",
+            "models": models,
+            "prompt": "essay.trees",
+            "condition": "ngram-mod-warm",
+            "temperature": "1.0",
+        },
     )
     assert [c.key for c in warm] == ["essay.trees"] * 3 and [c.repeat for c in warm] == [1, 2, 3]
     whole = condition_sequence(cells, "ngram-mod-warm", list(smollm2["tasks"]), "local")

@@ -11,14 +11,18 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import psutil
 import yaml
 
 from specbench.core.code import WORKFLOW_FILES
+from specbench.core.config import validate_config
 from specbench.core.files import read_json
-from specbench.core.matrix import Cell
+from specbench.core.matrix import NO_MODELS, Cell
+from specbench.core.model_identity import models_folder
+from support.config import merge_into
 from support.paths import OUTPUT_CACHE, REPO
 from support.prepare import PREPARED, done, wait_for
 
@@ -79,9 +83,29 @@ def fail_message(result: subprocess.CompletedProcess) -> str:
     return f"exit {result.returncode}\n--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-8000:]}"
 
 
+def planned(configs: list[Path | dict], cell: Cell) -> Cell:
+    """``cell`` in the models folder the workflow plans it in, with the study config plus ``configs`` (the files a
+    test passes to ``snakemake``, or their settings as a dict)."""
+    config: dict = {}
+    for entry in [REPO / "config" / "config.yaml", *configs]:
+        merge_into(config, entry if isinstance(entry, dict) else yaml.safe_load(Path(entry).read_text()) or {})
+    return replace(cell, models=models_folder(validate_config(config, REPO), cell.condition))
+
+
+def placed(work: Path, cell: Cell) -> Cell:
+    """``cell`` in the models folder a run in ``work`` measured it in: the one folder of its machine (and build)
+    that holds its file."""
+    bare = Path(replace(cell, models=NO_MODELS).path)
+    depth = 4 if cell.build else 3  # results/cells/<machine>[/<build>]
+    pattern = Path(*bare.parts[:depth], "*", *bare.parts[depth:])
+    found = sorted(work.glob(str(pattern)))
+    assert len(found) == 1, f"{pattern}: {len(found)} cell files in {work}"
+    return Cell.from_path(str(found[0].relative_to(work)))
+
+
 def greedy_record(run: dict, task: str, condition: str, repeat: int, prompt: str = "") -> dict:
     """The record of one of a run's temperature-0 cells (``run["work"]``: its working directory)."""
-    return read_json(run["work"] / Cell(task, condition, 0.0, repeat, prompt=prompt).path)
+    return read_json(run["work"] / placed(run["work"], Cell(task, condition, 0.0, repeat, prompt=prompt)).path)
 
 
 def tiny_run(

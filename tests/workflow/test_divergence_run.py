@@ -15,7 +15,7 @@ from specbench.core.explanations import BATCHED, SEQUENTIAL, explanation_path
 from specbench.core.files import read_json, sha256_file
 from specbench.core.matrix import Cell
 from specbench.measure.explain import request_sha256
-from support.workflow import TWO_THREADS, llama_servers_in, tiny_run
+from support.workflow import TWO_THREADS, llama_servers_in, placed, tiny_run
 
 # Where the essay diverges depends on the servers' threads: two, on a machine this suite has to itself.
 pytestmark = [pytest.mark.workflow, pytest.mark.alone]
@@ -54,14 +54,15 @@ def _time(text: str) -> dt.datetime:
 
 def test_the_diverging_cell_is_explained_after_the_cells_untimed(run: dict) -> None:
     work = run["work"]
-    record = read_json(work / explanation_path(ESSAY))
-    cell, off = (read_json(work / c.path) for c in (ESSAY, Cell("essay", "off", 0.0, 1)))
+    essay_cell, rewrite_cell = (placed(work, c) for c in (ESSAY, REWRITE))  # in their models folders
+    record = read_json(work / explanation_path(essay_cell))
+    cell, off = (read_json(work / c.path) for c in (essay_cell, placed(work, Cell("essay", "off", 0.0, 1))))
     at = record["first_difference"]
     assert at is not None and cell["response"]["tokens"][:at] == off["response"]["tokens"][:at]
     assert cell["response"]["tokens"][at] != off["response"]["tokens"][at]
     # the cell files were only read: the explanation names them by their current sha256
-    assert record["cell"] == {"path": ESSAY.path, "sha256": sha256_file(work / ESSAY.path)}
-    assert record["reference"]["sha256"] == sha256_file(work / Cell("essay", "off", 0.0, 1).path)
+    assert record["cell"] == {"path": essay_cell.path, "sha256": sha256_file(work / essay_cell.path)}
+    assert record["reference"]["sha256"] == sha256_file(work / placed(work, Cell("essay", "off", 0.0, 1)).path)
     # a server of the baseline's setup, on the loopback, stopped
     server = record["server"]
     assert server["condition"] == "off" and server["argv"][server["argv"].index("--host") + 1] == "127.0.0.1"
@@ -81,37 +82,40 @@ def test_the_diverging_cell_is_explained_after_the_cells_untimed(run: dict) -> N
     windows = [
         (_time(r["started_at"]), _time(r["ended_at"]))
         for r in (
-            read_json(work / Cell(t, c, 0.0, 1).path) for t in ("essay", "file-rewrite") for c in ("off", "ngram-mod")
+            read_json(work / placed(work, Cell(t, c, 0.0, 1)).path)
+            for t in ("essay", "file-rewrite")
+            for c in ("off", "ngram-mod")
         )
     ]
     start, end = _time(record["started_at"]), _time(record["ended_at"])
     assert all(end <= a or start >= b for a, b in windows), (start, end, windows)
     assert start >= max(_time(cell["ended_at"]), _time(off["ended_at"]))
     # the identical file rewrite: recorded, no server
-    identical = read_json(work / explanation_path(REWRITE))
+    identical = read_json(work / explanation_path(rewrite_cell))
     assert identical["first_difference"] is None and identical["server"] is None and identical["requests"] == []
-    log = work / explanation_path(REWRITE).replace(".json", ".server.log")
+    log = work / explanation_path(rewrite_cell).replace(".json", ".server.log")
     assert not log.exists() or log.stat().st_size == 0  # Snakemake may touch the rule's log; no server wrote it
 
 
 def test_the_table_and_the_report_show_the_divergence_and_mark_the_multiplier(run: dict) -> None:
     work = run["work"]
+    essay_cell, rewrite_cell = (placed(work, c) for c in (ESSAY, REWRITE))  # in their models folders
     rows = read_table(work / "results/cells.parquet").set_index("cell_file")
-    row = rows.loc[ESSAY.path]
-    assert not bool(row.identical) and row.explanation_file == explanation_path(ESSAY)
+    row = rows.loc[essay_cell.path]
+    assert not bool(row.identical) and row.explanation_file == explanation_path(essay_cell)
     assert row.divergence_kind in ("near-tie", "disagreement") and bool(row.replay_matches)
     assert (
         row.divergence_text and row.divergence_reference_text and row.divergence_text != row.divergence_reference_text
     )
     assert pd.notna(row.margin_sequential) and pd.notna(row.margin_batched)
-    assert bool(rows.loc[REWRITE.path].identical) and pd.isna(rows.loc[REWRITE.path].divergence_kind)
+    assert bool(rows.loc[rewrite_cell.path].identical) and pd.isna(rows.loc[rewrite_cell.path].divergence_kind)
     summary = pd.read_csv(work / "results/summary.csv").set_index(["task", "condition"])
     assert summary.loc[("essay", "ngram-mod"), "outputs_differ"] == 1
     assert summary.loc[("file-rewrite", "ngram-mod"), "outputs_differ"] == 0
     report = (work / "results/report.md").read_text()
     opening = report.split("## What this run found")[1].split("## ")[0]
     essay = next(line for line in opening.splitlines() if line.startswith("| essay | 0.0 |"))
-    assert f"≠ off: outputs differ in 1/1 ({len(read_json(work / ESSAY.path)['response']['tokens'])} vs" in essay
+    assert f"≠ off: outputs differ in 1/1 ({len(read_json(work / essay_cell.path)['response']['tokens'])} vs" in essay
     assert "≠" not in next(line for line in opening.splitlines() if line.startswith("| file-rewrite | 0.0 |"))
     identity = report.split("## Output identity at temperature 0")[1].split("## ")[0]
     explained = next(line for line in identity.splitlines() if line.startswith("| essay | ngram-mod |"))

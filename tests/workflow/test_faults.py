@@ -39,6 +39,7 @@ from support.workflow import (
     live_processes,
     llama_server_pids_using,
     llama_servers_in,
+    planned,
     signal_mask,
     snakemake,
     write_yaml,
@@ -48,28 +49,27 @@ TINY = REPO / "config" / "tiny.yaml"
 TASK = "essay"
 CONDITIONS = ["off", "ngram-mod"]
 SECRET = "hf_specbench_marker_7d1f0c"  # HF_TOKEN during every run here: it must land in no file
-CELL = Cell(TASK, "off", 0.0, 1)  # the cell broken mid-generation (128 tokens: seconds of decoding)
+SETTINGS = {
+    "name": "fault tests",
+    # BF16, not Q4_K_M: on some CPUs llama-server b11223 crashes (general protection fault) on the tiny model's
+    # quantized tied embeddings; the faults here do not depend on the quantization.
+    "models": {"target": {"quant": "BF16"}},
+    "select": {"tasks": [TASK], "conditions": CONDITIONS},
+    "temperatures": [0.0],
+    "repeats": 1,
+    "max_tokens": 128,
+    # This machine may be shared with other work; CPU contention is judged in its own test below.
+    "measurement": {"max_foreign_cpu": None, "max_attempts": 3},
+}
+# the cell broken mid-generation (128 tokens: seconds of decoding), in its models folder
+CELL = planned([TINY, SETTINGS], Cell(TASK, "off", 0.0, 1))
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The small matrix, complete, in a fresh working directory."""
     work = tmp_path_factory.mktemp("faults")
-    override = write_yaml(
-        work / "faults.yaml",
-        {
-            "name": "fault tests",
-            # BF16, not Q4_K_M: on some CPUs llama-server b11223 crashes (general protection fault) on the tiny model's
-            # quantized tied embeddings; the faults here do not depend on the quantization.
-            "models": {"target": {"quant": "BF16"}},
-            "select": {"tasks": [TASK], "conditions": CONDITIONS},
-            "temperatures": [0.0],
-            "repeats": 1,
-            "max_tokens": 128,
-            # This machine may be shared with other work; CPU contention is judged in its own test below.
-            "measurement": {"max_foreign_cpu": None, "max_attempts": 3},
-        },
-    )
+    override = write_yaml(work / "faults.yaml", SETTINGS)
     env = {"HF_TOKEN": SECRET, "HF_HUB_OFFLINE": "1"}
     configs = [TINY, override]
     result = snakemake(work, ["all"], configs, env=env, start_from="tiny-models")
@@ -341,7 +341,7 @@ def test_a_port_taken_before_the_server_binds_is_never_talked_to(
     real_free_port = server_module.free_port
     monkeypatch.setattr(server_module, "free_port", lambda: next(ports, None) or real_free_port())
     try:
-        [record] = run_cells(_setup(run, Cell(TASK, "off", 0.0, 1), tmp_path), [Cell(TASK, "off", 0.0, 1)])
+        [record] = run_cells(_setup(run, CELL, tmp_path), [CELL])
     finally:
         impostor.shutdown()
         impostor.server_close()
@@ -357,12 +357,12 @@ def test_a_port_taken_before_the_server_binds_is_never_talked_to(
 
 @pytest.mark.workflow
 def test_a_prompt_longer_than_the_context_fails_at_once_with_the_servers_reason(run: dict, tmp_path: Path) -> None:
-    setup = _setup(run, Cell(TASK, "off", 0.0, 1), tmp_path)
+    setup = _setup(run, CELL, tmp_path)
     long_prompt = {**setup.prompt_manifests[TASK], "messages": [{"role": "user", "content": "word " * 6000}]}
     setup = Setup(**{**setup.__dict__, "prompt_manifests": {TASK: long_prompt}})
     started = time.monotonic()
     with pytest.raises(Exception) as caught:
-        run_cells(setup, [Cell(TASK, "off", 0.0, 1)])
+        run_cells(setup, [CELL])
     message = str(caught.value)
     assert type(caught.value).__name__ == "CellError"
     assert message.startswith(f"cell {TASK}/off/t0.0/r1: the server refused the request: ")
@@ -382,10 +382,10 @@ def test_a_socket_that_cannot_be_checked_fails_the_cell_at_once(
         raise psutil.AccessDenied(self.pid, self.name())
 
     monkeypatch.setattr(psutil.Process, "net_connections", denied)
-    setup = _setup(run, Cell(TASK, "off", 0.0, 1), tmp_path, startup_timeout_s=600)
+    setup = _setup(run, CELL, tmp_path, startup_timeout_s=600)
     started = time.monotonic()
     with pytest.raises(Exception) as caught:
-        run_cells(setup, [Cell(TASK, "off", 0.0, 1)])
+        run_cells(setup, [CELL])
     message = str(caught.value)
     assert type(caught.value).__name__ == "CellError"
     assert message.startswith(f"cell {TASK}/off/t0.0/r1: cannot check that llama-server (pid "), message
@@ -487,7 +487,7 @@ def test_the_hf_token_lands_in_no_record_log_or_report(run: dict, tmp_path: Path
 
 def _only_cell(work: Path, override: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     """Ask for one 'off' cell of a fresh working directory with ``override`` merged over the tiny config."""
-    return snakemake(work, [Cell(TASK, "off", 0.0, 1).path], [TINY, override], env=env)
+    return snakemake(work, [planned([TINY, override], Cell(TASK, "off", 0.0, 1)).path], [TINY, override], env=env)
 
 
 def _nothing_downstream(work: Path) -> None:
@@ -593,8 +593,9 @@ def test_a_gguf_without_a_chat_template_is_refused_until_the_config_says_how_to_
     # a name this build has not built in: refused by the cell before any server starts
     line = one_line(with_template("gemma3"))
     assert "models.target.chat_template is 'gemma3', which is not a template" in line and "gemma," in line, line
-    cell = work / CELL.path
-    server_log = _server_log({"work": work}, CELL)
+    placed_cell = planned([TINY, work / "bare.yaml"], Cell(TASK, "off", 0.0, 1))  # the bare GGUF's models folder
+    cell = work / placed_cell.path
+    server_log = _server_log({"work": work}, placed_cell)
     assert not cell.exists()
     assert not server_log.exists() or "--- specbench: attempt" not in server_log.read_text()  # no server started
     # a built-in template by name, then none: each runs, and the record and the report say which rendered the prompt

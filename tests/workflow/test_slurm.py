@@ -36,10 +36,11 @@ import psutil
 import pytest
 
 from specbench.core.files import read_json
+from specbench.core.matrix import Cell
 from specbench.measure.replay import replay
 from support.paths import OUTPUT_CACHE, REPO, TEST_CACHE
 from support.prepare import wait_for
-from support.workflow import fail_message, frozen, job_counts, llama_servers_in, write_yaml
+from support.workflow import fail_message, frozen, job_counts, llama_servers_in, placed, write_yaml
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
@@ -351,7 +352,7 @@ def test_a_cancelled_cell_job_leaves_no_server_and_only_that_cell_to_remake(runs
     of that job is left on the node, the submitting Snakemake ends by itself naming the job, no cell file is written,
     and the next run remakes only that cell."""
     work, env = runs["slurm"], cluster["env"]
-    cell = "results/cells/kind-a/essay/off/t0.0/r1.json"
+    cell = placed(work, Cell("essay", "off", 0.0, 1, "kind-a")).path
     (work / cell).unlink()
     log = work / cell.replace(".json", ".server.log")
     log.unlink(missing_ok=True)

@@ -19,9 +19,10 @@ from specbench.analysis.cell_table import read_table
 from specbench.analysis.gsm8k import normalise_number
 from specbench.analysis.summaries import tables
 from specbench.core.files import read_json, sha256_file
+from specbench.core.matrix import Cell
 from specbench.measure.replay import replay
 from support.paths import REPO
-from support.workflow import TWO_THREADS, greedy_record, llama_servers_in, snakemake, write_yaml
+from support.workflow import TWO_THREADS, greedy_record, llama_servers_in, placed, snakemake, write_yaml
 
 # Its text (and so what n-gram drafts) depends on the servers' threads: two, on a machine this suite has to itself.
 pytestmark = [pytest.mark.workflow, pytest.mark.alone]
@@ -175,7 +176,7 @@ def test_the_prompt_coordinate_and_the_sweep_reach_the_table_and_the_report(run:
     assert sweep.count("| file-rewrite |") == 2 and "| 128 | ngram-n-max-128 |" in sweep
     html = (run["work"] / "results/report.html").read_text()
     assert "Sweep &#x27;ngram-n-max&#x27;: the multiplier per task" in html or "Sweep 'ngram-n-max'" in html
-    assert "results/cells/local/gsm8k.triple2/ngram-n-max-128/t0.0/r2.json" in html
+    assert placed(run["work"], Cell("gsm8k", "ngram-n-max-128", 0.0, 2, prompt="triple2")).path in html
 
 
 def test_a_hand_started_server_with_a_cells_argv_and_request_gives_its_tokens(

@@ -37,6 +37,8 @@ from support.workflow import (
     greedy_record,
     job_counts,
     llama_servers_in,
+    placed,
+    planned,
     populate_hf_cache,
     signal_mask,
     snakemake,
@@ -163,7 +165,7 @@ def test_every_cell_has_real_server_figures(run: dict) -> None:
                 timings = record["response"]["timings"]
                 assert timings["predicted_per_second"] > 0 and timings["predicted_n"] > 0
                 assert "figures" not in record and "task_check" not in record  # the record holds what was measured
-                row = rows.loc[Cell(task, condition, 0.0, repeat).path]  # the table derives the figures from it
+                row = rows.loc[placed(run["work"], Cell(task, condition, 0.0, repeat)).path]  # derived from it
                 assert row.tokens_per_s == timings["predicted_per_second"] and row.predicted_n == timings["predicted_n"]
                 assert len(record["response"]["tokens"]) == timings["predicted_n"]
                 argv = record["server"]["argv"]
@@ -190,7 +192,7 @@ def test_speculative_conditions_drafted(run: dict) -> None:
     dflash = greedy_record(run, "essay", "dflash", 1)
     assert any("block_size=16" in line for line in dflash["server"]["log_lines"])  # as the server logged it
     rows = _tables(run)["cells"].set_index("cell_file")
-    assert rows.loc[Cell("essay", "dflash", 0.0, 1).path].spec_block_size == 16  # as the table reads it
+    assert rows.loc[placed(run["work"], Cell("essay", "dflash", 0.0, 1)).path].spec_block_size == 16  # as read
     # ngram-mod drafts where the output repeats earlier text: the essay task's output repeats itself.
     for repeat in range(1, REPEATS + 1):
         record = greedy_record(run, "essay", "ngram-mod", repeat)
@@ -325,7 +327,7 @@ def test_aggregate_and_report_trace_to_cells(run: dict) -> None:
     assert "not reproduced" not in opening.lower() and "Does the task decide here too?" in opening
     assert "## What this run found" in report.split("## Setup")[0]  # the answer comes first
     assert "## Multiplier vs 'off' and verdict" in report
-    assert "results/cells/local/essay/ngram-mod/t0.0/r1.json" in report
+    assert placed(run["work"], Cell("essay", "ngram-mod", 0.0, 1)).path in report
 
 
 def test_another_runs_cells_are_imported_as_machines_and_compared(run: dict, tmp_path: Path) -> None:
@@ -357,7 +359,7 @@ def test_another_runs_cells_are_imported_as_machines_and_compared(run: dict, tmp
     assert len(list((work / "results/cells").rglob("r*.json"))) == 4  # only its own slice was measured
     cells = read_table(work / "results/cells.parquet")
     assert cells.groupby("machine").size().to_dict() == {"local": 4, "first-box": 20, "first-box-tar": 20}
-    originals = {p.relative_to(first): p for p in first.rglob("r*.json")}
+    originals = {Path(*p.relative_to(first).parts[1:]): p for p in first.rglob("r*.json")}  # under their models
     for row in cells[cells.machine != "local"].itertuples():
         copy = work / row.cell_file
         assert copy.is_relative_to(work / "results/imports" / row.machine)
@@ -381,7 +383,8 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(own: dict) ->
     assert job_counts(again.stdout + again.stderr) == {}, again.stdout
     assert "Nothing to be done" in again.stdout + again.stderr
 
-    cell = own["work"] / Cell("essay", "ngram-mod", 0.0, 2).path
+    deleted = placed(own["work"], Cell("essay", "ngram-mod", 0.0, 2))
+    cell = own["work"] / deleted.path
     before = json.loads(cell.read_text())
     cell.unlink()
     plan = snakemake(own["work"], ["all"], own["configs"], "--dry-run", env=own["env"], snakefile=own["snakefile"])
@@ -392,7 +395,7 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(own: dict) ->
         "report": 1,
         "all": 1,
     }, plan.stdout
-    assert "results/cells/local/essay/ngram-mod/t0.0/r2.json" in plan.stdout
+    assert deleted.path in plan.stdout
 
     redo = snakemake(own["work"], ["all"], own["configs"], env=own["env"], snakefile=own["snakefile"])
     assert redo.returncode == 0, fail_message(redo)
@@ -404,7 +407,7 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(own: dict) ->
     # baseline cell is the reference of every other condition's cell of its repeat, and of its later repeats)
     forced = snakemake(
         own["work"],
-        [Cell("file-rewrite", "off", 0.0, 1).path],
+        [placed(own["work"], Cell("file-rewrite", "off", 0.0, 1)).path],
         own["configs"],
         "--forcerun",
         "cell",
@@ -443,14 +446,15 @@ def test_dead_server_names_the_cell_and_its_log(run: dict, tmp_path: Path) -> No
             "max_tokens": 16,
         },
     )
-    target = Cell("file-rewrite", "off", 0.0, 1)
+    target = planned([TINY, override], Cell("file-rewrite", "off", 0.0, 1))
     result = snakemake(work, [target.path], [TINY, override], env=run["env"])
     assert result.returncode != 0
     line = next((ln for ln in result.stderr.splitlines() if ln.startswith("specbench: cell ")), None)
     assert line is not None, fail_message(result)
     assert line.startswith("specbench: cell file-rewrite/off/t0.0/r1: llama-server exited with code")
-    assert line.endswith("read results/cells/local/file-rewrite/off/t0.0/r1.server.log")
-    assert "qwen99" in (work / "results/cells/local/file-rewrite/off/t0.0/r1.server.log").read_text()
+    server_log = target.path.replace(".json", ".server.log")
+    assert line.endswith(f"read {server_log}")
+    assert "qwen99" in (work / server_log).read_text()
     assert not (work / target.path).exists()
     assert not list((work / "results/cells").rglob("*.json"))
     assert llama_servers_in(work) == []
@@ -525,7 +529,7 @@ def test_missing_mtp_layer_stops_before_any_mtp_cell(run: dict, tiny_checkpoint:
             "max_tokens": 16,
         },
     )
-    target = Cell("file-rewrite", "mtp", 0.0, 1)
+    target = planned([TINY, override], Cell("file-rewrite", "mtp", 0.0, 1))
     result = snakemake(work, [target.path], [TINY, override], env=run["env"])
     assert result.returncode != 0
     assert "has no MTP layer" in result.stderr, fail_message(result)
@@ -559,7 +563,7 @@ def test_every_reported_number_traces_to_cell_files(run: dict) -> None:
     assert provenance["context"]["hf_revisions"] == {HF_REPO: run["commit"]}
     key = "speedup-essay-ngram-mod-t0.0"
     assert set(provenance["numbers"][key]["cells"]) == {
-        Cell("essay", c, 0.0, r).path for c in ("ngram-mod", "off") for r in range(1, REPEATS + 1)
+        placed(run["work"], Cell("essay", c, 0.0, r)).path for c in ("ngram-mod", "off") for r in range(1, REPEATS + 1)
     }
     chain = subprocess.run(
         [sys.executable, "-m", "specbench", "provenance", key, "--file", str(provenance_file)],
@@ -568,7 +572,7 @@ def test_every_reported_number_traces_to_cell_files(run: dict) -> None:
         text=True,
     )
     assert chain.returncode == 0, chain.stderr
-    assert "results/cells/local/essay/ngram-mod/t0.0/r1.server.log" in chain.stdout
+    assert placed(run["work"], Cell("essay", "ngram-mod", 0.0, 1)).path.replace(".json", ".server.log") in chain.stdout
     assert "--spec-type ngram-mod" in chain.stdout
     report = (run["work"] / "results/report.html").read_text()
     assert f'id="n-{key}"' in report and f"id='p-{key}'" in report
@@ -671,7 +675,7 @@ def test_interrupt_stops_the_server_leaves_no_cell_and_resumes(own: dict) -> Non
     """Ctrl-C as a terminal delivers it: SIGINT to Snakemake's whole process group (its own session here), which
     holds the cell script. The script must catch SIGINT (checked in /proc before sending), the server is frozen
     while the signal lands (a fast cell cannot finish first), and the one line says which signal stopped it."""
-    cell = Cell("essay", "dflash", 0.0, 1)
+    cell = placed(own["work"], Cell("essay", "dflash", 0.0, 1))
     path, log = own["work"] / cell.path, own["work"] / cell.path.replace(".json", ".server.log")
     argv = [
         sys.executable,
@@ -810,7 +814,7 @@ def test_a_changed_flag_or_max_tokens_reruns_only_the_cells_it_touches(run: dict
         "report": 1,
         "all": 1,
     }, output[-3000:]
-    assert "results/setup/mtp.json" in output
+    assert f"results/setup/{placed(run['work'], Cell('essay', 'mtp', 0.0, 1)).models}/mtp.json" in output
     # One task's max_tokens: that task's prompt manifest, then its cells of every condition
     limit = write_yaml(tmp_path / "limit.yaml", {"tasks": {"essay": {"max_tokens": 8}}})
     counts, output = _plan(run, limit)
@@ -844,7 +848,8 @@ def test_another_model_in_the_same_directory_leaves_this_one_alone(own: dict, tm
 
 
 def test_aggregate_refuses_records_of_other_measurement_code(own: dict) -> None:
-    path = own["work"] / Cell("essay", "mtp", 0.0, 1).path
+    cell = placed(own["work"], Cell("essay", "mtp", 0.0, 1))
+    path = own["work"] / cell.path
     original = path.read_text()
     record = json.loads(original)
     record["code_fingerprint"] = "0" * 64
@@ -861,7 +866,7 @@ def test_aggregate_refuses_records_of_other_measurement_code(own: dict) -> None:
         )
         assert result.returncode != 0
         line = next(ln for ln in result.stderr.splitlines() if ln.startswith("specbench: "))
-        assert "other measurement code" in line and Cell("essay", "mtp", 0.0, 1).path in line, line
+        assert "other measurement code" in line and cell.path in line, line
         assert "--force " in line
     finally:
         path.write_text(original)
@@ -1065,7 +1070,7 @@ def test_acceptance_by_draft_position_is_the_servers_own_count(run: dict) -> Non
                 assert counts.predicted == timings["predicted_n"]  # the two scrapes bracket this request alone
                 assert sum(counts.per_position) == counts.accepted == timings.get("draft_n_accepted", 0)
                 assert counts.drafted == timings.get("draft_n", 0)
-                row = rows.loc[Cell(task, condition, 0.0, repeat).path]
+                row = rows.loc[placed(run["work"], Cell(task, condition, 0.0, repeat)).path]
                 assert row.accepted_per_position == list(counts.per_position)
                 if not counts.steps:
                     continue
@@ -1093,7 +1098,7 @@ def test_the_stream_arrivals_give_ttft_and_itl(run: dict) -> None:
             assert sum(expanded(timing["chunk_tokens"])) == len(record["response"]["tokens"])
             assert timing["chunk_ms"] == sorted(timing["chunk_ms"])
             assert timing["chunk_ms"][-1] <= 1000 * record["timing"]["request_wall_s"]
-            row = rows.loc[Cell(task, condition, 0.0, 1).path]
+            row = rows.loc[placed(run["work"], Cell(task, condition, 0.0, 1)).path]
             assert row.ttft_ms == pytest.approx(1000 * timing["first_token_s"], abs=0.01)
             assert 0 <= row.itl_median_ms <= row.itl_p90_ms <= row.itl_p99_ms
 

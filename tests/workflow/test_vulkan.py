@@ -19,7 +19,7 @@ import pytest
 from specbench.core.files import read_json
 from specbench.core.matrix import Cell
 from support.paths import REPO
-from support.workflow import snakemake, write_yaml
+from support.workflow import placed, snakemake, write_yaml
 
 pytestmark = pytest.mark.vulkan
 
@@ -55,7 +55,7 @@ def test_the_build_is_the_vulkan_backend(run: dict) -> None:
 
 def test_cells_ran_on_llvmpipe_and_say_the_gpu_was_not_watched(run: dict) -> None:
     for condition in CONDITIONS:
-        record = read_json(run["work"] / Cell("essay", condition, 0.0, 1).path)
+        record = read_json(run["work"] / placed(run["work"], Cell("essay", condition, 0.0, 1)).path)
         assert record["machine"]["backend"] == "vulkan"
         assert [d["name"] for d in record["machine"]["llama_devices"]] == ["Vulkan0"]
         assert "llvmpipe" in record["machine"]["llama_devices"][0]["description"]
@@ -68,7 +68,7 @@ def test_cells_ran_on_llvmpipe_and_say_the_gpu_was_not_watched(run: dict) -> Non
 
 
 def test_without_a_visible_vulkan_device_the_cell_is_refused(run: dict) -> None:
-    cell = Cell("essay", "off", 0.0, 1).path
+    cell = placed(run["work"], Cell("essay", "off", 0.0, 1)).path
     env = {"GGML_VK_VISIBLE_DEVICES": "", "XDG_RUNTIME_DIR": "/tmp"}
     result = snakemake(run["work"], [cell], run["configs"], "--forcerun", "cell", env=env)
     assert result.returncode != 0

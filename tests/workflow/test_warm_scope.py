@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from specbench.core.files import read_json
-from specbench.core.matrix import DEFAULT_MACHINE
-from support.workflow import greedy_record, llama_servers_in, tiny_run
+from specbench.core.matrix import DEFAULT_MACHINE, Cell
+from support.workflow import greedy_record, llama_servers_in, placed, tiny_run
 
 pytestmark = pytest.mark.workflow
 
@@ -52,7 +52,8 @@ def test_one_server_answered_the_whole_condition_in_the_study_order(run: dict) -
     prompts = {task: read_json(run["work"] / f"results/prompts/{task}.json")["sha256"] for task in SELECT_TASKS}
     assert [r["provenance"]["prompt_sha256"] for r in warm] == [prompts[task] for task, _ in ORDER]
     logs = {r["server"]["log"] for r in warm}
-    assert logs == {f"results/cells/{DEFAULT_MACHINE}/_all-tasks/{WARM}/warm.server.log"}
+    models = placed(run["work"], Cell(ORDER[0][0], WARM, 0.0, ORDER[0][1])).models
+    assert logs == {f"results/cells/{DEFAULT_MACHINE}/{models}/_all-tasks/{WARM}/warm.server.log"}
     assert run["result"].stderr.count("rule condition_sequence:") == 1
     assert "rule cell_sequence:" not in run["result"].stderr
     fresh = [greedy_record(run, task, "off", repeat) for task, repeat in ORDER]

@@ -4,8 +4,8 @@ The source is a directory (the other run's ``results/cells``, or one machine's f
 (.tar, .tar.gz, .tgz, .tar.xz, .zip). Every cell record in it is kept byte for byte (with its server log and GPU
 samples when they sit beside it) under ``results/imports/<label>/`` in the cell layout, and an index lists each
 record's coordinates, sha256 and where it came from. A record of another record version, two records of one cell,
-or records of several machines in one source are refused, naming the files; cells of tasks, conditions or
-temperatures this config does not have are skipped and listed."""
+or records of several machines, targets or drafts in one source are refused, naming the files or models; cells of
+tasks, conditions or temperatures this config does not have are skipped and listed."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from typing import Any
 from ..core.entry import fail, logged_to
 from ..core.files import read_json, sha256_file, write_json_atomic
 from ..core.matrix import DEFAULT_MACHINE, ONE_PROMPT, Cell
+from ..core.ownership import ROLES, describe, served
 from .record_reader import READABLE_VERSIONS
 
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".zip")
@@ -91,6 +92,13 @@ def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -
             raise ImportRefused(
                 f"{source}: records of several machines {measured_as}: import each machine's folder under its own label"
             )
+        for role in ROLES:  # one target, and at most one draft for the cells that load one
+            models = sorted({describe({"model": served(r)[role]}) for _, r in found if served(r)[role]})
+            if len(models) > 1:
+                raise ImportRefused(
+                    f"{source}: records of several {'targets' if role == 'model' else 'drafts'} ({'; '.join(models)}):"
+                    " import each one's models folders (results/cells/<machine>/<models>) under a label of its own"
+                )
         staged = scratch / "staged"
         kept, skipped, seen = [], [], {}
         for path, record in found:

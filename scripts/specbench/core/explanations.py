@@ -11,7 +11,7 @@ from .matrix import Cell
 
 EXPLANATION_VERSION = 1
 EXPLANATIONS_DIR = "results/explanations"
-EXPLANATION_PATTERN = EXPLANATIONS_DIR + "/{machine}/{prompt}/{condition}/t0.0/r{repeat}.json"
+EXPLANATION_PATTERN = EXPLANATIONS_DIR + "/{machine}/{models}/{prompt}/{condition}/t0.0/r{repeat}.json"
 BUILD_EXPLANATION_PATTERN = EXPLANATION_PATTERN.replace("{machine}/", "{machine}/{build}/")  # a run with builds
 # The requests, by name, in the order they are sent (each recorded with its body, sha256 and answer):
 TOKENIZE = "tokenize"  # the prompt's token ids (as /completion tokenizes a text prompt)
@@ -53,21 +53,26 @@ def reference_repeat(condition: str, repeat: int, baseline: str) -> int | None:
 
 
 def compared_cells(cells: Iterable[Cell], baseline: str) -> list[Cell]:
-    """The temperature-0 cells whose reference (the same prompt's, on the same machine and build) is among
-    ``cells``, in their order."""
+    """The temperature-0 cells whose reference (the same prompt's, on the same machine and build, served by the
+    baseline's models) is among ``cells``, in their order."""
     cells = list(cells)
-    present = set(cells)
+    present = {replace(c, models="") for c in cells if c.condition == baseline}
     compared = []
     for cell in cells:
         repeat = reference_repeat(cell.condition, cell.repeat, baseline) if cell.temperature == 0.0 else None
-        if repeat is not None and replace(cell, condition=baseline, repeat=repeat) in present:
+        if repeat is not None and replace(cell, condition=baseline, repeat=repeat, models="") in present:
             compared.append(cell)
     return compared
 
 
 def explanation_path(cell: Cell) -> str:
-    """The explanation record of a temperature-0 cell (with its build component when it has one)."""
+    """The explanation record of a temperature-0 cell (with its build and models components, as its cell's path)."""
     pattern = BUILD_EXPLANATION_PATTERN if cell.build else EXPLANATION_PATTERN
-    return pattern.format(
-        machine=cell.machine, build=cell.build, prompt=cell.key, condition=cell.condition, repeat=cell.repeat
+    return (pattern if cell.models else pattern.replace("{models}/", "")).format(
+        machine=cell.machine,
+        build=cell.build,
+        models=cell.models,
+        prompt=cell.key,
+        condition=cell.condition,
+        repeat=cell.repeat,
     )

@@ -1,5 +1,7 @@
 """Cells: one machine (x build) x task (x prompt) x condition x temperature x repeat, and the file path that names it.
 
+A cell's path names the models that serve it too (its models folder, ``core.model_identity``: the target, with the
+draft for a condition that loads one), after the machine (and build), so another model's cells never share a file.
 A task holds one prompt (its ``prompt`` template: the study's case) or a prompt set (``prompts``: each prompt its own
 cell coordinate). In paths and wildcards the two are one component, the prompt key: the task's name for its one
 prompt, ``<task>.<prompt>`` for a member of a set ('.' is in no name). A run that names ``builds`` has a build
@@ -13,10 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .builds import ONE_BUILD, build_labels, declared
+from .model_identity import models_folder
 
 CELLS_DIR = "results/cells"
-CELL_PATTERN = CELLS_DIR + "/{machine}/{prompt}/{condition}/t{temperature}/r{repeat}.json"
+CELL_PATTERN = CELLS_DIR + "/{machine}/{models}/{prompt}/{condition}/t{temperature}/r{repeat}.json"
 BUILD_CELL_PATTERN = CELL_PATTERN.replace("{machine}/", "{machine}/{build}/")  # a run with builds
+# A cell without a models folder: the layout of working directories from before it (and of imported cells, whose
+# records name their models)
+NO_MODELS = ""
 DEFAULT_MACHINE = "local"  # the machine the workflow runs on, when the config names no machines
 ONE_PROMPT = ""  # the prompt coordinate of a task without a prompt set
 KEY_SEPARATOR = "."
@@ -45,7 +51,8 @@ def format_temperature(value: float) -> str:
 class Cell:
     """The coordinates of one measurement; ``machine`` is the label of the machine (kind of device) it runs on,
     ``prompt`` the member of the task's prompt set ('' for a task of one prompt), ``build`` the label of the
-    llama.cpp build that serves it ('' for the one build of a run without ``builds``)."""
+    llama.cpp build that serves it ('' for the one build of a run without ``builds``), ``models`` the folder naming
+    the models that serve it (``core.model_identity.models_folder``; '' for a path without one)."""
 
     task: str
     condition: str
@@ -54,6 +61,7 @@ class Cell:
     machine: str = DEFAULT_MACHINE
     prompt: str = ONE_PROMPT
     build: str = ONE_BUILD
+    models: str = NO_MODELS
 
     @property
     def key(self) -> str:
@@ -63,9 +71,11 @@ class Cell:
     @property
     def path(self) -> str:
         """The cell's result file, relative to the working directory."""
-        return (BUILD_CELL_PATTERN if self.build else CELL_PATTERN).format(
+        pattern = BUILD_CELL_PATTERN if self.build else CELL_PATTERN
+        return (pattern if self.models else pattern.replace("{models}/", "")).format(
             machine=self.machine,
             build=self.build,
+            models=self.models,
             prompt=self.key,
             condition=self.condition,
             temperature=format_temperature(self.temperature),
@@ -93,10 +103,11 @@ class Cell:
         repeat: str | int,
         machine: str = DEFAULT_MACHINE,
         build: str = ONE_BUILD,
+        models: str = NO_MODELS,
     ) -> Cell:
         """Build a cell from Snakemake wildcard strings (``key``: the prompt key, wildcard ``prompt``)."""
         task, prompt = split_key(key)
-        return cls(task, condition, float(temperature), int(repeat), machine, prompt, build)
+        return cls(task, condition, float(temperature), int(repeat), machine, prompt, build, models)
 
     @classmethod
     def from_path(cls, path: str) -> Cell:
@@ -112,6 +123,7 @@ class Cell:
             found["repeat"],
             found["machine"],
             found.get("build", ONE_BUILD),
+            found["models"],
         )
 
 
@@ -173,12 +185,18 @@ def selected_tasks(config: dict) -> list[str]:
     return list(config.get("select", {}).get("tasks") or config["tasks"])
 
 
+def models_folders(config: dict) -> dict[str, str]:
+    """Each condition's models folder (``core.model_identity.models_folder``)."""
+    return {condition: models_folder(config, condition) for condition in config["conditions"]}
+
+
 def selected_cells(config: dict) -> list[Cell]:
     """The cells of a validated config (restricted by ``select`` where it names tasks or conditions), stably ordered."""
     select = config.get("select", {})
     conditions = select.get("conditions") or list(config["conditions"])
+    folders = models_folders(config)
     return [
-        Cell(task, condition, float(temperature), repeat, machine, prompt, build)
+        Cell(task, condition, float(temperature), repeat, machine, prompt, build, folders[condition])
         for machine in machine_labels(config)
         for build in build_labels(config)
         for task in selected_tasks(config)
@@ -228,15 +246,16 @@ def condition_sequence(
 
 def condition_sequence_files(config: dict) -> list[str]:
     """The cell files one server of a warm condition answers (``warm_scope: condition``), in the order it answers
-    them (``condition_sequence``), with ``{machine}``, ``{condition}`` (and ``{build}``) left as wildcards: every
-    condition, machine and build has the same selected prompts, temperatures and repeats, so one order serves them
-    all."""
+    them (``condition_sequence``), with ``{machine}``, ``{models}``, ``{condition}`` (and ``{build}``) left as
+    wildcards: every condition, machine and build has the same selected prompts, temperatures and repeats, so one
+    order serves them all."""
     cells = selected_cells(config)
     first = cells[0]
     return [
         cell_pattern(config).format(
             machine="{machine}",
             build="{build}",
+            models="{models}",
             prompt=c.key,
             condition="{condition}",
             temperature=format_temperature(c.temperature),
@@ -251,16 +270,18 @@ def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:
     fresh server), a prompt's repeats at one temperature (warm_scope task), or every selected cell of the condition
     (warm_scope condition: ``condition_sequence``); all on the job's machine and build."""
     condition, machine = wildcards["condition"], wildcards["machine"]
-    build = wildcards.get("build", ONE_BUILD)
+    build, models = wildcards.get("build", ONE_BUILD), wildcards["models"]
     if "repeat" in wildcards:
         return [
             Cell.from_wildcards(
-                wildcards["prompt"], condition, wildcards["temperature"], wildcards["repeat"], machine, build
+                wildcards["prompt"], condition, wildcards["temperature"], wildcards["repeat"], machine, build, models
             )
         ]
     if "prompt" in wildcards:
         return [
-            Cell.from_wildcards(wildcards["prompt"], condition, wildcards["temperature"], repeat, machine, build)
+            Cell.from_wildcards(
+                wildcards["prompt"], condition, wildcards["temperature"], repeat, machine, build, models
+            )
             for repeat in repeats(config)
         ]
     return condition_sequence(selected_cells(config), condition, list(config["tasks"]), machine, build)
@@ -275,6 +296,7 @@ def wildcard_constraints(config: dict) -> dict[str, str]:
     return {
         "machine": alternatives(machine_labels(config)),
         **({"build": alternatives(build_labels(config))} if declared(config) else {}),
+        "models": alternatives(sorted(set(models_folders(config).values()))),
         "prompt": alternatives(prompt_keys(config)),
         "condition": alternatives(list(config["conditions"])),
         "temperature": alternatives([format_temperature(t) for t in config["temperatures"]]),

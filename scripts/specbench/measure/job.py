@@ -11,6 +11,7 @@ from typing import Any
 from ..core.entry import fail, logged_to
 from ..core.files import read_json, write_json_atomic
 from ..core.matrix import Cell
+from ..core.ownership import OtherModelsCell, check_cells, setup_models
 from ..core.rules import CELL_RULES
 from .guard import Interrupted, interrupt_guard
 from .runner import CellError, run_cells
@@ -47,8 +48,13 @@ def run_job(
     lines: list[str] = []
     with logged_to(run_log), interrupt_guard() as guarded:
         print(f"cells {labels}: starting ({guarded.describe()})", flush=True)
+        resolved = read_json(setup)
+        try:  # in front of the writes: a cell file of another model's is never measured over
+            check_cells([Path(c.path) for c in cells], setup_models(resolved))
+        except OtherModelsCell as error:
+            fail(f"cells {labels}: {error}", run_log)
         served = job_setup(
-            read_json(setup),
+            resolved,
             [read_json(p) for p in prompts],
             scope=scope,
             server_log=server_log,

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core.chat_template import GGUF
-from ..core.entry import logged_to
+from ..core.entry import fail, logged_to
 from ..core.files import read_json, write_json_atomic
 from ..core.matrix import prompt_key
+from ..core.ownership import OtherModelsCell, check_cells, setup_models
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,12 @@ def condition_setup_step(
     settings: dict[str, Any],
     out: Path,
     log: Path,
+    cells: str | None = None,
 ) -> None:
-    """Rule condition_setup: what every cell of ``condition`` is served with, as one JSON file."""
+    """Rule condition_setup: what every cell of ``condition`` is served with, as one JSON file. ``cells`` (a glob,
+    relative to the working directory) finds the condition's cell files that a new setup makes out of date: when one
+    holds another model's measurement, no setup is written (so Snakemake remakes none of them) and one line says
+    which."""
     with logged_to(log):
         setup = condition_setup(
             condition,
@@ -115,5 +120,10 @@ def condition_setup_step(
             read_json(code_manifest),
             dict(settings),
         )
+        if cells:
+            try:
+                check_cells(Path().glob(cells), setup_models(setup))
+            except OtherModelsCell as error:
+                fail(f"condition {condition}: {error}", log)
         write_json_atomic(out, setup)
         print(f"condition {setup['condition']}: {setup['server_binary']} {' '.join(setup['server_args'])}")
