@@ -1,6 +1,6 @@
 """The report's thesis section: does the task or the method decide the multiplier? This run's answer per temperature
-(analysis.thesis, over every speculative condition), the published multipliers' answer, the claim judged on the
-study's own methods, and the figure (thesis_figure)."""
+(analysis.thesis over the run's methods, a method's settings left out: summaries.methods), the published multipliers'
+answer, the claim judged on the study's own methods, and the figure (thesis_figure)."""
 
 from __future__ import annotations
 
@@ -108,7 +108,8 @@ def thesis_section(
             )
         )
     table_rows: list[dict[str, Any]] = [
-        {"figure": "this run, every speculative condition", **r, "shown_methods": joined(r["methods"])} for r in rows
+        {"figure": "this run, each method (its settings left out)", **r, "shown_methods": joined(r["methods"])}
+        for r in rows
     ]
     if published:
         low, high = published["ratio"]
