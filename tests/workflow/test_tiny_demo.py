@@ -490,7 +490,7 @@ def test_a_template_that_does_not_render_reasoning_off_is_refused_naming_it(run:
             "measurement": {"max_foreign_cpu": None},
         },
     )
-    target = Cell("file-rewrite", "off", 0.0, 1)
+    target = planned([TINY, override], Cell("file-rewrite", "off", 0.0, 1))
     result = snakemake(work, [target.path], [TINY, override], env=run["env"])
     assert result.returncode != 0
     lines = [ln for ln in result.stderr.splitlines() if ln.startswith("specbench: ")]
