@@ -163,11 +163,15 @@ def test_tokenizer_files_as_the_real_checkpoint(pair: tuple[Path, Path]) -> None
     assert len(tok.pre_tokenizer.pre_tokenize_str("cafe\u0301")) == 2  # the Qwen3.5 pattern's: 1
 
 
-def test_chat_template_is_the_real_qwen3_5_one(pair: tuple[Path, Path]) -> None:
+def test_chat_template_is_the_real_qwen3_5_one(pair: tuple[Path, Path], tmp_path: Path) -> None:
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    text = (pair[0] / "chat_template.jinja").read_text(encoding="utf-8")
+    real = checkpoints.write_tiny_target(tmp_path / "agree", kind="agree")  # the demo's: the real checkpoint's layout
+    text = (real / "chat_template.jinja").read_text(encoding="utf-8")
     assert text == layout.CHAT_TEMPLATE and sha256_text(text) == QWEN3_5_TEMPLATE_SHA256
+    # the random target's ChatML (its essay diverges under it) renders reasoning off as the real one does
+    assert (pair[0] / "chat_template.jinja").read_text(encoding="utf-8") == layout.RANDOM_CHAT_TEMPLATE
+    assert "<think>\\n\\n</think>\\n\\n" in layout.RANDOM_CHAT_TEMPLATE
     assert r"<tool_call>\n<function=" in text  # tool-call syntax: llama-server b11223's Qwen3-Coder path
     assert (REPO / "scripts/specbench/tiny/LICENSE-qwen3_5-chat-template").read_text().count("Apache License") >= 1
     template = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(text)

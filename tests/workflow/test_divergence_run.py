@@ -32,7 +32,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         {
             "name": "divergence test",
             # random weights: every draft is rejected and the essay's greedy output diverges from off's (at token 236 on
-            # the b11223 CPU build); 240 tokens reach it
+            # the b11223 CPU build, under the random target's ChatML template: tiny.layout); 240 tokens reach it
             "models": {"target": {"tiny": {"seed": 0, "weights": "random"}}},
             "select": {"tasks": ["file-rewrite", "essay"], "conditions": ["off", "ngram-mod"]},
             "tasks": {"essay": {"max_tokens": 240}},

@@ -485,9 +485,13 @@ def test_the_hf_token_lands_in_no_record_log_or_report(run: dict, tmp_path: Path
 # --- damaged inputs: refused before any cell, naming the file ----------------------------------------------------
 
 
-def _only_cell(work: Path, override: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    """Ask for one 'off' cell of a fresh working directory with ``override`` merged over the tiny config."""
-    return snakemake(work, [planned([TINY, override], Cell(TASK, "off", 0.0, 1)).path], [TINY, override], env=env)
+def _only_cell(
+    work: Path, override: Path, env: dict[str, str], plan: list[Path | dict] | None = None
+) -> subprocess.CompletedProcess:
+    """Ask for one 'off' cell of a fresh working directory with ``override`` merged over the tiny config; ``plan``:
+    the configs that name the cell's models folder, where ``override`` itself is refused before any job."""
+    target = planned(plan or [TINY, override], Cell(TASK, "off", 0.0, 1))
+    return snakemake(work, [target.path], [TINY, override], env=env)
 
 
 def _nothing_downstream(work: Path) -> None:
@@ -536,7 +540,7 @@ def test_a_source_archive_with_the_wrong_sha256_is_refused_naming_the_file(run: 
             "repeats": 1,
         },
     )
-    result = _only_cell(work, override, run["env"])
+    result = _only_cell(work, override, run["env"], plan=[TINY])  # the archive is no part of the models folder
     assert result.returncode != 0
     assert "config error at 'llama_cpp.archive.sha256': " in result.stderr, fail_message(result)
     assert f"source archive '{archive}' has sha256 " in result.stderr and f"not the pinned {'0' * 64}" in result.stderr

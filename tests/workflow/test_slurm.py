@@ -247,7 +247,8 @@ def test_each_cell_is_a_slurm_job_in_its_machines_partition(runs: dict) -> None:
         machine, condition = record["cell"]["machine"], record["cell"]["condition"]
         assert job["Partition"] == PARTITION_OF[machine] == scheduler["SLURM_JOB_PARTITION"]
         assert job["State"] == "COMPLETED"
-        assert f"_{machine}_{record['cell']['task']}_{condition}_" in job["Comment"]
+        # the job's name holds the cell's wildcards: machine, models folder, task, condition, temperature, repeat
+        assert f"_{machine}_" in job["Comment"] and f"_{record['cell']['task']}_{condition}_" in job["Comment"]
         assert record["machine"]["hostname"]
         seen.add(job["JobIDRaw"])
     assert len(seen) == len(records)  # one job per cell

@@ -282,7 +282,7 @@ def test_watch_and_attempts_are_recorded(run: dict) -> None:
     kept = [s["phase"] for s in samples if s["attempt"] == record["attempt"]]
     assert kept[0] == "before" and "during" in kept
     assert all(s["loadavg_1m"] is not None for s in samples)
-    log = (run["work"] / record["server_log"]).read_text(errors="replace")
+    log = (run["work"] / record["server"]["log"]).read_text(errors="replace")
     assert log.count("--- specbench: attempt ") == record["attempt"]
     assert record["response"]["client_timing"]["decode_tokens_per_s"] > 0
 

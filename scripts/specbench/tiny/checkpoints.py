@@ -15,6 +15,7 @@ from .layout import (
     CHAT_TEMPLATE,
     DFLASH_TARGET_LAYER_IDS,
     HIDDEN,
+    RANDOM_CHAT_TEMPLATE,
     VOCAB_SIZE,
     as_json,
     conditional_config,
@@ -47,7 +48,8 @@ def write_tiny_target(out_dir: Path, *, seed: int = 0, kind: str = "random") -> 
     out_dir.mkdir(parents=True, exist_ok=True)
     config = target_config() if kind == "random" else conditional_config()
     (out_dir / "config.json").write_bytes(as_json(config))
-    (out_dir / "chat_template.jinja").write_text(CHAT_TEMPLATE, encoding="utf-8")
+    template = RANDOM_CHAT_TEMPLATE if kind == "random" else CHAT_TEMPLATE
+    (out_dir / "chat_template.jinja").write_text(template, encoding="utf-8")
     (out_dir / "tokenizer_config.json").write_bytes(as_json(tokenizer_config()))
     (out_dir / "tokenizer.json").write_bytes(tokenizer_json())
     (out_dir / "vocab.json").write_bytes(vocab_json())

@@ -10,6 +10,36 @@ from pathlib import Path
 from .qwen3_5_template import QWEN3_5_CHAT_TEMPLATE
 
 CHAT_TEMPLATE = QWEN3_5_CHAT_TEMPLATE  # the real template, written to chat_template.jinja as the real checkpoints do
+# The random target's template: ChatML with Qwen3's enable_thinking switch (off: an empty think block, as the real
+# one renders it). Under the real template the random weights' greedy output repeats one token, so ngram-mod accepts
+# every draft and nothing diverges; under this one the essay diverges from off's, which the divergence suite explains.
+RANDOM_CHAT_TEMPLATE = (
+    "{%- set ns = namespace(last_user=-1) -%}\n"
+    "{%- for message in messages -%}\n"
+    "{%- if message['role'] == 'user' -%}{%- set ns.last_user = loop.index0 -%}{%- endif -%}\n"
+    "{%- endfor -%}\n"
+    "{%- for message in messages -%}\n"
+    "{{- '<|im_start|>' + message['role'] + '\\n' -}}\n"
+    "{%- if message['role'] == 'assistant' and loop.index0 > ns.last_user"
+    " and message['reasoning_content'] is defined and message['reasoning_content'] -%}\n"
+    "{{- '<think>\\n' + message['reasoning_content'] + '\\n</think>\\n\\n' -}}\n"
+    "{%- endif -%}\n"
+    "{%- if message['content'] is string -%}\n"
+    "{{- message['content'] -}}\n"
+    "{%- elif message['content'] -%}\n"
+    "{%- for part in message['content'] -%}\n"
+    "{%- if part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}\n"
+    "{%- endfor -%}\n"
+    "{%- endif -%}\n"
+    "{{- '<|im_end|>\\n' -}}\n"
+    "{%- endfor -%}\n"
+    "{%- if add_generation_prompt -%}\n"
+    "{{- '<|im_start|>assistant\\n' -}}\n"
+    "{%- if enable_thinking is defined and enable_thinking is false -%}\n"
+    "{{- '<think>\\n\\n</think>\\n\\n' -}}\n"
+    "{%- endif -%}\n"
+    "{%- endif -%}\n"
+)
 
 VOCAB_SIZE = 248_320  # Qwen3.5 embedding rows (BPE ranks + specials + padding)
 
