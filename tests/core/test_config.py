@@ -167,14 +167,19 @@ def test_warm_scope_defaults_to_one_server_per_task(study_config: dict) -> None:
     assert validate_config(study_config, REPO)["warm_scope"] == "condition"
 
 
-def test_the_counts_the_readme_states_come_from_the_plan(study_config: dict) -> None:
-    """Every cell count the README states for a shipped config is the plan's (``selected_cells``), as is each factor
-    it names; a count written by hand once said 96 where the study config plans 144."""
+def test_the_counts_the_documents_state_come_from_the_plan(study_config: dict) -> None:
+    """Every cell count the README and the user's documents state for a shipped config is the plan's
+    (``selected_cells``), as is each factor the README names and the demo's servers as bench/README.md measured them;
+    a count written by hand once said 96 where the study config plans 144."""
     import re
 
     from specbench.core.matrix import selected_cells
 
-    readme = " ".join((REPO / "README.md").read_text().split())
+    def text(*names: str) -> str:
+        return " ".join(" ".join((REPO / name).read_text().split()) for name in names)
+
+    readme = text("README.md")
+    user_docs = text("README.md", "docs/usage.md", "docs/clusters.md", "docs/builds-and-models.md")
     study = validate_config(copy.deepcopy(study_config), REPO)
     tiny = validate_config(merge_into(study_config, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())), REPO)
     found = re.search(
@@ -191,8 +196,10 @@ def test_the_counts_the_readme_states_come_from_the_plan(study_config: dict) -> 
         len(study["temperatures"]),
         study["repeats"],
     ]
-    demo = re.search(r"\| (\d+) cells \((\d+) fresh servers, (\d+) warm ones answering (\d+) each", readme)
-    assert demo, "the README no longer states the demo's cell count in the form this test reads"
+    demo = re.search(
+        r"\| (\d+) cells \((\d+) fresh servers, (\d+) warm ones answering (\d+) each", text("bench/README.md")
+    )
+    assert demo, "bench/README.md no longer states the demo's cell count in the form this test reads"
     total, fresh, servers, each = (int(g) for g in demo.groups())
     warm = [c for c in selected_cells(tiny) if tiny["conditions"][c.condition].get("server") == "warm"]
     assert [total, fresh, servers * each] == [len(selected_cells(tiny)), total - len(warm), len(warm)]
@@ -204,8 +211,9 @@ def test_the_counts_the_readme_states_come_from_the_plan(study_config: dict) -> 
         REPO,
     )
     planned = {len(selected_cells(study)), len(selected_cells(tiny)), len(selected_cells(smollm2))}
-    stated = {int(n.replace(",", "")) for n in re.findall(r"\b(\d[\d,]*) cells\b", readme)}
-    assert stated - planned <= {120, 1200, 9600}, stated  # bench sizes
+    stated = {int(n.replace(",", "")) for n in re.findall(r"\b(\d[\d,]*) cells\b", user_docs)}
+    assert len(selected_cells(smollm2)) in stated, "docs/builds-and-models.md no longer states SmolLM2's cell count"
+    assert stated <= planned, stated
 
 
 @pytest.mark.parametrize(

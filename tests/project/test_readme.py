@@ -1,6 +1,6 @@
-"""The newcomer's documents hold to the repository: every path they name exists in a clone, every Snakemake option and
-sub-command they use exists, their config examples pass the schema, and their `snakemake` commands plan in a fresh
-clone (a dry run, offline)."""
+"""The newcomer's documents hold to the repository: every path they name exists in a clone, every relative link
+points at a file and heading that exist, every Snakemake option and sub-command they use exists, their config
+examples pass the schema, and their `snakemake` commands plan in a fresh clone (a dry run, offline)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,17 @@ from specbench.core.schema import load_schema, validate_document
 from support.config import merge_into
 from support.paths import REPO
 
-DOCS = ["README.md", "config/README.md", "docs/development.md", "docs/backends.md", "docs/study.md"]
+DOCS = [
+    "README.md",
+    "config/README.md",
+    "docs/usage.md",
+    "docs/clusters.md",
+    "docs/builds-and-models.md",
+    "docs/development.md",
+    "docs/backends.md",
+    "docs/study.md",
+    "bench/README.md",
+]
 # What the workflow makes or the user adds: named in the documents, never in a clone
 MADE = ("results/", "resources/", "logs/", "benchmarks/", ".snakemake/", ".venv/")
 _FENCE = re.compile(r"```(\w*)\n(.*?)```", re.DOTALL)
@@ -94,10 +104,11 @@ def test_the_provenance_command_exists() -> None:
     assert result.returncode == 0 and "--check" in result.stdout, result.stderr
 
 
-def test_the_readmes_config_examples_pass_the_schema(study_config: dict) -> None:
-    """Each YAML block, merged over the study config, is a valid config (a bare `off` would fail here)."""
-    blocks = [m.group(2) for m in _FENCE.finditer((REPO / "README.md").read_text()) if m.group(1) == "yaml"]
-    assert len(blocks) >= 3
+def test_the_documents_config_examples_pass_the_schema(study_config: dict) -> None:
+    """Each YAML block of the documents (a backend, two builds, one's own model, its chat template, several
+    machines), merged over the study config, is a valid config (a bare `off` would fail here)."""
+    blocks = [m.group(2) for name in DOCS for m in _FENCE.finditer((REPO / name).read_text()) if m.group(1) == "yaml"]
+    assert len(blocks) >= 5
     for block in blocks:
         merged = merge_into(__import__("copy").deepcopy(study_config), yaml.safe_load(block))
         validate_document(merged, load_schema())
@@ -144,17 +155,21 @@ def test_the_readmes_first_block_sets_up_and_runs_the_demo_in_one_line(clone: Pa
     assert "rule llama_cpp_build:" in result.stdout and "rule report:" in result.stdout  # the whole demo is planned
 
 
-def test_the_readmes_snakemake_commands_plan_in_a_fresh_clone(clone: Path) -> None:
-    """The README's shell-block commands, as a dry run where the newcomer types them (the clone; the default
-    profile is read, and --cores 1 on the line wins over it); the SLURM profile's command only needs its profile,
-    which the paths test checks."""
+def test_the_documents_snakemake_commands_plan_in_a_fresh_clone(clone: Path) -> None:
+    """The shell-block commands of the README and the documents it links (the study, the tiny GPU check, SmolLM2),
+    as a dry run where the newcomer types them (the clone; the default profile is read, and --cores 1 on the line
+    wins over it); the SLURM profile's command only needs its profile, which the paths test checks."""
     commands = [
         shlex.split(line)
-        for block in _bash_blocks()
+        for name in DOCS
+        for block in _bash_blocks(name)
         for line in block.splitlines()
         if line.startswith("snakemake ") and "--profile" not in line
     ]
     assert ["snakemake", "--cores", "1", "all"] in commands
+    assert any("config/tiny-gpu.yaml" in argv for argv in commands) and any(
+        "config/smollm2.yaml" in a for a in commands
+    )
     for argv in commands:
         result = subprocess.run([sys.executable, "-m", *argv, "-n"], cwd=clone, capture_output=True, text=True)
         assert result.returncode == 0, f"{' '.join(argv)}: {result.stderr[-2000:]}"
@@ -167,6 +182,67 @@ def _section_commands(name: str, heading: str) -> list[str]:
     text = (REPO / name).read_text()
     section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
     return [m.group(2).strip() for m in _FENCE.finditer(section) if m.group(1) == "bash"]
+
+
+_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation but hyphens and underscores dropped, spaces as
+    hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(name: str) -> set[str]:
+    """The anchors of a Markdown file's headings (a repeated heading gets -1, -2, ... as on GitHub)."""
+    anchors: set[str] = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", _FENCE.sub("", (REPO / name).read_text()), re.MULTILINE):
+        slug, n = _slug(heading), 1
+        while slug in anchors:
+            slug, n = f"{_slug(heading)}-{n}", n + 1
+        anchors.add(slug)
+    return anchors
+
+
+def _links(name: str) -> list[str]:
+    """The link targets of a Markdown file outside its code."""
+    text = _SPAN.sub("", _FENCE.sub("", (REPO / name).read_text()))
+    return _LINK.findall(text)
+
+
+@pytest.mark.parametrize("name", sorted(f for f in tracked() if f.endswith(".md")))
+def test_every_relative_link_points_at_a_file_and_heading_of_a_clone(name: str) -> None:
+    broken = []
+    for target in _links(name):
+        if re.match(r"[a-z]+:", target):
+            continue  # a web address
+        path, _, anchor = target.partition("#")
+        resolved = "/".join(_normalise(f"{Path(name).parent.as_posix()}/{path}")) if path else name
+        if resolved not in tracked() and resolved + "/" not in tracked():
+            broken.append(f"{target} (no {resolved} in a clone)")
+        elif anchor and (not resolved.endswith(".md") or anchor not in _anchors(resolved)):
+            broken.append(f"{target} (no heading #{anchor} in {resolved})")
+    assert not broken, f"{name} links to {broken}"
+
+
+def _normalise(path: str) -> list[str]:
+    """A relative path's parts with '..' and '.' resolved (one above the repository stays '..': no file of a clone)."""
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == ".." and parts and parts[-1] != "..":
+            parts.pop()
+        elif part not in ("", "."):  # '..' above the root is kept
+            parts.append(part)
+    return parts
+
+
+def test_the_readme_links_every_document_where_to_go_next() -> None:
+    """Every document under docs/, the config's and the benchmarks' README are linked from "Where to go next"."""
+    section = (REPO / "README.md").read_text().split("\n## Where to go next\n", 1)[1].split("\n## ", 1)[0]
+    linked = {target.partition("#")[0] for target in _LINK.findall(section)}
+    documents = {f for f in tracked() if f.startswith("docs/") and f.endswith(".md")}
+    missing = sorted((documents | {"config/README.md", "bench/README.md"}) - linked)
+    assert not missing, f"the README's 'Where to go next' does not link {missing}"
 
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:

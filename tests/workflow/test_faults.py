@@ -210,7 +210,7 @@ def test_server_listens_on_loopback_only_and_kill_9_of_snakemake_leaves_nothing_
     print(f"kill -9 of Snakemake (unreaped) -> SIGTERM to the cell's server after {reacted_s:.2f} s")
     assert reacted_s < 1.0, reacted_s  # the parent watch looks every 0.5 s
     assert not cell_file.exists() and not _no_partial_files(run)
-    # Snakemake's lock outlives a kill -9; Snakemake says to unlock (the README says the same).
+    # Snakemake's lock outlives a kill -9; Snakemake says to unlock (docs/usage.md says the same).
     locked = _resume(run)
     assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr, fail_message(locked)
     unlock = snakemake(run["work"], ["all"], run["configs"], "--unlock", env=run["env"])

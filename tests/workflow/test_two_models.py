@@ -1,5 +1,5 @@
 """Two models in one working directory: the tiny demo's model on a slice of its matrix, then the SmolLM2 GGUF (out of
-its pinned wheel, as the README's "Your own model" gives a ready GGUF) on the same coordinates. The second run
+its pinned wheel, as docs/builds-and-models.md's "Your own model" gives a ready GGUF) on the same coordinates. The second run
 measures into its own models folder: no cell file of the first changes (sha256 and modification time, before and
 after), each run's report names its own model and its own cells, and the first config has nothing left to measure."""
 
@@ -31,7 +31,7 @@ FIRST = {**SLICE, "name": "first model", "select": {"tasks": ["essay"], "conditi
 SECOND = {
     **SLICE,
     "name": "second model",
-    # the README's "Your own model": a ready GGUF, the conditions it can run; the same task, temperatures and repeats
+    # docs/builds-and-models.md's "Your own model": a ready GGUF, the conditions it can run; the same task, temperatures and repeats
     "models": {"target": {**yaml.safe_load((REPO / "config" / "smollm2.yaml").read_text())["models"]["target"]}},
     "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod"]},
 }

@@ -190,7 +190,7 @@ def _hub_outcome(download: Download, answer: HubAnswer, token: bool, endpoint: s
         f"unreachable at {endpoint}: {answer.detail}",
         False,
         "connect this machine to the internet (a proxy: HTTPS_PROXY), or fill huggingface_hub's cache on one that "
-        "is (README: Without internet) and run with HF_HUB_OFFLINE=1",
+        "is (docs/usage.md: Without internet) and run with HF_HUB_OFFLINE=1",
     )
 
 
