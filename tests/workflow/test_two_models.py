@@ -1,7 +1,8 @@
 """Two models in one working directory: the tiny demo's model on a slice of its matrix, then the SmolLM2 GGUF (out of
-its pinned wheel, as docs/builds-and-models.md's "Your own model" gives a ready GGUF) on the same coordinates. The second run
-measures into its own models folder: no cell file of the first changes (sha256 and modification time, before and
-after), each run's report names its own model and its own cells, and the first config has nothing left to measure."""
+its pinned wheel, as "Your own model" in docs/builds-and-models.md gives a ready GGUF) on the same coordinates. The
+second run measures into its own models folder: no cell file of the first changes (sha256 and modification time,
+before and after), each run's report names its own model and its own cells, and the first config has nothing left to
+measure."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ FIRST = {**SLICE, "name": "first model", "select": {"tasks": ["essay"], "conditi
 SECOND = {
     **SLICE,
     "name": "second model",
-    # docs/builds-and-models.md's "Your own model": a ready GGUF, the conditions it can run; the same task, temperatures and repeats
+    # "Your own model" (docs/builds-and-models.md): a ready GGUF, the conditions it can run; the same task,
+    # temperatures and repeats
     "models": {"target": {**yaml.safe_load((REPO / "config" / "smollm2.yaml").read_text())["models"]["target"]}},
     "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod"]},
 }
