@@ -2489,3 +2489,21 @@ def test_an_ordering_lacking_a_member_says_so_in_one_form() -> None:
     one = make_tables({key: runs[:1] for key, runs in {**speeds, ("essay", "ngram-mod", 1.0): OFF}.items()})
     assert check(tiers, one)["verdict"] == check(shape, one)["verdict"] == TOO_FEW_RUNS
     assert check(tiers, one)["detail"] == "no 95 % interval for file-rewrite, essay (it needs 2 runs a side)"
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"readings": "one-figure"}, "'reads' is a dependency of 'readings'"),
+        ({"reads": "per request"}, "'readings' is a dependency of 'reads'"),
+        ({"explains": "results-multipliers"}, "'sentence' is a dependency of 'explains'"),
+        ({"published": "flat"}, "key 'published': 'flat' is a tokens_per_s claim's"),
+        ({"kind": "tokens_per_s", "published": "flat", "tolerance": 0.03}, "key 'published': 'flat'"),
+        ({"kind": "tokens_per_s", "versus_temperature": 1.0}, "key 'published': 'flat'"),
+    ],
+)
+def test_readings_links_and_flat_speeds_are_refused_half_given(change: dict[str, Any], problem: str) -> None:
+    with pytest.raises(ClaimError, match=re.escape(f"claim 'ok-claim': {problem}")):
+        parse_claims([{**VALID, **change}], CONFIG)
+    flat = {**VALID, "kind": "tokens_per_s", "published": "flat", "versus_temperature": 1.0, "tolerance": 0.03}
+    assert parse_claims([flat], CONFIG)[0].published == "flat"
