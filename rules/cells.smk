@@ -2,9 +2,10 @@
 # reads its condition's setup (condition_setup: build, models, measurement code, server argv, settings) and its
 # tasks' prompt manifests; its outputs are its cells, in the order its server answers them (run_cells.py measures
 # them in that order).
-# A "warm" condition runs several cells on one server, in order (each cell still its own file): per config
-# 'warm_scope', a task's repeats at one temperature (cell_sequence) or every selected cell of the condition
-# (condition_sequence); only the configured scope's rule exists (the other's many outputs would slow planning).
+# A "warm" condition runs several cells on one server, in order (each cell still its own file): per its warm_scope
+# (the condition's own, else the config's), a task's repeats at one temperature (cell_sequence) or every selected
+# cell of the condition (condition_sequence); a scope no warm condition runs with has no rule (its many outputs
+# would slow planning).
 
 
 rule cell:
@@ -31,7 +32,7 @@ rule cell:
         "../scripts/run_cells.py"
 
 
-if WARM_SCOPE == "task":
+if "task" in WARM_SCOPES:
 
     rule cell_sequence:
         input:
@@ -46,7 +47,7 @@ if WARM_SCOPE == "task":
         benchmark:
             f"benchmarks/{SEQUENCE_STEM}.tsv"
         wildcard_constraints:
-            condition=conditions_regex("warm"),
+            condition=conditions_regex("warm", "task"),
         priority: cell_priority
         conda:
             "../envs/pipeline.yaml"
@@ -57,7 +58,7 @@ if WARM_SCOPE == "task":
             "../scripts/run_cells.py"
 
 
-if WARM_SCOPE == "condition":
+if "condition" in WARM_SCOPES:
 
     rule condition_sequence:
         input:
@@ -72,7 +73,7 @@ if WARM_SCOPE == "condition":
         benchmark:
             f"benchmarks/{CONDITION_STEM}.tsv"
         wildcard_constraints:
-            condition=conditions_regex("warm"),
+            condition=conditions_regex("warm", "condition"),
         priority: cell_priority
         conda:
             "../envs/pipeline.yaml"

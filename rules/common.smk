@@ -116,9 +116,10 @@ MODELS_FOLDERS = sb_matrix.models_folders(config)
 CELL_STEM = CELL_PATTERN.removesuffix(".json")
 SEQUENCE_STEM = CELL_STEM.replace("r{repeat}", "warm")
 REPEATS = sb_matrix.repeats(config)
-# What one server of a warm condition answers (config 'warm_scope'): a task's repeats at one temperature (rule
-# cell_sequence), or every selected cell of the condition (rule condition_sequence); only that rule is defined.
-WARM_SCOPE = config["warm_scope"]
+# What one server of a warm condition answers (config 'warm_scope', or the condition's own): a task's repeats at one
+# temperature (rule cell_sequence), or every selected cell of the condition (rule condition_sequence); only the
+# rules of the scopes some warm condition runs with are defined.
+WARM_SCOPES = sb_plan.warm_scopes(config)
 # The selected prompt keys (a task's name, or <task>.<prompt> for each member of its prompt set), in config order
 SELECTED_PROMPT_KEYS = sb_matrix.prompt_keys(config, sb_matrix.selected_tasks(config))
 # Task names, for what is per task whatever its prompts (a hub dataset's split)
@@ -267,8 +268,8 @@ def setup_cells(wildcards):
     )
 
 
-def conditions_regex(server):
-    return sb_plan.conditions_regex(config, server)
+def conditions_regex(server, scope=None):
+    return sb_plan.conditions_regex(config, server, scope)
 
 
 def setup_settings(wildcards):

@@ -52,10 +52,19 @@ def test_cell_path_round_trip() -> None:
 def test_selected_cells_cover_the_study_matrix(study_config: dict) -> None:
     config = validate_config(study_config, REPO)
     cells = selected_cells(config)
-    assert len(cells) == 4 * 6 * 2 * 3
+    assert len(cells) == 4 * 7 * 2 * 3
     assert len({c.path for c in cells}) == len(cells)
-    # the published matrix plus DFlash at its documented 15 tokens (both settings run by default)
-    assert {c.condition for c in cells} == {"off", "ngram-mod", "ngram-mod-warm", "mtp", "dflash", "dflash-n15"}
+    # the published matrix, its warm column per task and with one server for every request, and DFlash at its
+    # documented 15 tokens (both settings run by default)
+    assert {c.condition for c in cells} == {
+        "off",
+        "ngram-mod",
+        "ngram-mod-warm",
+        "ngram-mod-warm-all",
+        "mtp",
+        "dflash",
+        "dflash-n15",
+    }
     config["select"] = {"tasks": ["essay"], "conditions": ["off", "dflash-n15"]}
     assert len(selected_cells(config)) == 1 * 2 * 2 * 3
 
@@ -66,7 +75,7 @@ def test_every_cell_exists_once_per_machine(study_config: dict) -> None:
         REPO,
     )
     cells = selected_cells(config)
-    assert len(cells) == 2 * 4 * 6 * 2 * 3 and len({c.path for c in cells}) == len(cells)
+    assert len(cells) == 2 * 4 * 7 * 2 * 3 and len({c.path for c in cells}) == len(cells)
     per_machine = {
         m: sorted((c.task, c.condition, c.temperature, c.repeat) for c in cells if c.machine == m)
         for m in ("a100", "h200")
@@ -98,10 +107,18 @@ def test_wildcard_constraints_accept_only_configured_names(study_config: dict) -
 def test_run_order_interleaves_the_conditions_of_a_task(study_config: dict) -> None:
     config = validate_config(study_config, REPO)
     order = run_order(selected_cells(config), list(config["tasks"]), list(config["conditions"]))
-    first = order[:7]
-    assert [c.condition for c in first[:6]] == ["off", "ngram-mod", "mtp", "dflash", "ngram-mod-warm", "dflash-n15"]
-    assert {(c.task, c.temperature, c.repeat) for c in first[:6]} == {("file-rewrite", 0.0, 1)}
-    assert (first[6].repeat, first[6].condition) == (2, "off")  # then the next repeat, every condition again
+    first = order[:8]
+    assert [c.condition for c in first[:7]] == [
+        "off",
+        "ngram-mod",
+        "mtp",
+        "dflash",
+        "ngram-mod-warm",
+        "ngram-mod-warm-all",
+        "dflash-n15",
+    ]
+    assert {(c.task, c.temperature, c.repeat) for c in first[:7]} == {("file-rewrite", 0.0, 1)}
+    assert (first[7].repeat, first[7].condition) == (2, "off")  # then the next repeat, every condition again
 
 
 def test_condition_sequence_runs_tasks_in_config_order_each_task_s_repeats_back_to_back(study_config: dict) -> None:

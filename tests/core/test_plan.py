@@ -16,6 +16,7 @@ from specbench.core.config_error import ConfigError
 from specbench.core.matrix import selected_cells
 from specbench.core.plan import (
     checkpoint_dir,
+    conditions_regex,
     every_cpu,
     expected_file_type,
     made_gguf,
@@ -26,6 +27,8 @@ from specbench.core.plan import (
     server_args,
     usable_cpus,
     used_roles,
+    warm_scope,
+    warm_scopes,
 )
 from specbench.core.rules import CELL_RULES, EVERY_CPU_RULES, EXPLAIN_RULES, RULES
 from support.paths import REPO
@@ -48,6 +51,20 @@ def test_every_rule_of_the_workflow_is_named_once_in_rules_py() -> None:
     }
     assert defined - {"all"} == set(RULES) and set(CELL_RULES) <= set(RULES)
     assert (REPO / "Snakefile").read_text().count("rule all:") == 1
+
+
+def test_a_warm_condition_may_set_its_own_scope(study_config: dict) -> None:
+    """The study runs both readings of "one server for every request": ngram-mod-warm per task (the config's
+    warm_scope), ngram-mod-warm-all with one server for the whole condition; each cell rule serves only its own."""
+    config = _config(study_config)
+    assert (warm_scope(config, "ngram-mod-warm"), warm_scope(config, "ngram-mod-warm-all")) == ("task", "condition")
+    assert warm_scopes(config) == {"task", "condition"}
+    assert re.fullmatch(conditions_regex(config, "warm", "task"), "ngram-mod-warm")
+    assert not re.fullmatch(conditions_regex(config, "warm", "task"), "ngram-mod-warm-all")
+    assert re.fullmatch(conditions_regex(config, "warm", "condition"), "ngram-mod-warm-all")
+    assert not re.fullmatch(conditions_regex(config, "warm", "condition"), "ngram-mod-warm")
+    config = _config(study_config, warm_scope="condition")  # the config's scope: the one of conditions naming none
+    assert warm_scopes(config) == {"condition"} and conditions_regex(config, "warm", "task") == "(?!)"
 
 
 def test_models_are_named_by_their_source_not_their_role(study_config: dict, tmp_path: Path) -> None:

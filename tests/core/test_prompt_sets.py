@@ -60,7 +60,7 @@ def test_a_task_of_one_prompt_keeps_its_paths_and_a_prompt_set_adds_its_member()
 def test_the_study_config_plans_the_same_cells_as_before(study_config: dict) -> None:
     config = validate_config(study_config, REPO)
     cells = selected_cells(config)
-    assert {c.prompt for c in cells} == {""} and len(cells) == 144
+    assert {c.prompt for c in cells} == {""} and len(cells) == 168
     assert prompt_keys(config) == list(config["tasks"])
     assert all(c.path.startswith(f"results/cells/local/{c.models}/{c.task}/") for c in cells)
 

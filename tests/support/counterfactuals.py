@@ -70,10 +70,12 @@ def make_rows(
     checks: Mapping[Key, list[dict[str, Any]]] | None = None,
     drafts: Mapping[Key, tuple[int, int] | list[tuple[int, int]]] | None = None,
     tokens: Mapping[tuple[str, str, int], list[int]] | None = None,
+    positions: Mapping[Key, tuple[int, list[int]]] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per cell: speeds per (task, condition, temperature); optional GSM8K scores and (drafted, accepted)
-    per cell (one pair for every repeat, or a list of pairs, one per repeat), and token ids per (task, condition,
-    repeat) at temperature 0."""
+    per cell (one pair for every repeat, or a list of pairs, one per repeat), token ids per (task, condition,
+    repeat) at temperature 0, and the server's counts by draft position per cell (verification steps; per position
+    the steps that accepted more than it: analysis.draft_positions)."""
     rows = []
     for (task, condition, temperature), values in speeds.items():
         counts = (drafts or {}).get((task, condition, temperature), (0, 0))
@@ -81,7 +83,8 @@ def make_rows(
         scores = (checks or {}).get((task, condition, temperature), [])
         for repeat, value in enumerate(values, start=1):
             drafted, accepted = per_repeat[repeat - 1]
-            warm = condition.endswith("-warm")
+            warm = "-warm" in condition
+            steps, per_position = (positions or {}).get((task, condition, temperature), (None, []))
             rows.append(
                 {
                     "task": task,
@@ -99,6 +102,9 @@ def make_rows(
                     "server_pid": 1000 + len(rows),
                     "server_shared": warm,
                     "server_position": repeat if warm else 1,
+                    "verification_steps": steps,
+                    "accepted_per_position": list(per_position),
+                    "counted_accepted": None if steps is None else sum(per_position),
                 }
             )
     return rows
@@ -190,7 +196,7 @@ def _numeric_points(claim: Claim) -> tuple[float, float, float | None]:
     if claim.side and pivot is not None and inside == pivot:  # 1.00x 'slower': just on its side
         inside = pivot * (0.99 if claim.side == "slower" else 1.01)
     margin = max(0.05 * max(abs(high), 1e-9), 0.01)
-    if metric.table == "cells":  # whole tokens
+    if metric.table in ("cells", "positions"):  # whole tokens
         margin = max(margin, 1.0)
     below, above = low - margin, high + margin
     below_fits = below >= metric.limits[0] and (pivot is None or (below < pivot) == (inside < pivot))
@@ -221,7 +227,31 @@ def _speedup(claim: Claim) -> Counterfactuals:
     return result
 
 
+def _flat(claim: Claim) -> Counterfactuals:
+    """Speeds flat across tasks: every task at 126 tok/s at both temperatures; the first task further than the
+    tolerance from the rest (three runs, then one); every task's runs spread too widely to tell."""
+    tight = [OFF_SPEED - 0.1, OFF_SPEED, OFF_SPEED + 0.1]
+    far = 1 + 3 * (claim.tolerance or 0.0)
+    first = claim.tasks[0]
+
+    def at(speeds_of: Callable[[str], list[float]]) -> Tables:
+        return make_tables(
+            {(task, claim.condition, t): speeds_of(task) for task in claim.tasks for t in temperatures(claim)}
+        )
+
+    return Counterfactuals(
+        at(lambda task: tight),
+        [
+            (NOT_SIZE, at(lambda task: [v * far for v in tight] if task == first else tight)),
+            (TOO_WIDE, at(lambda task: _wide(OFF_SPEED))),
+            (NOT_SIZE, at(lambda task: [OFF_SPEED * far] if task == first else [OFF_SPEED])),  # too few runs beside
+        ],
+    )
+
+
 def _tokens_per_s(claim: Claim) -> Counterfactuals:
+    if claim.published == "flat":
+        return _flat(claim)
     inside, outside, _ = _numeric_points(claim)
 
     def at(speed: float, runs: int = 3, wide: bool = False) -> Tables:
@@ -249,17 +279,19 @@ def _acceptance(claim: Claim) -> Counterfactuals:
             counts = (1000, round(value * 1000))
         elif metric == "draft_n":
             counts = (round(value), round(value))
-        elif metric == "draft_n_accepted":
+        elif metric in ("draft_n_accepted", "longest_accepted"):
             counts = (40, round(value))
         else:
             raise ValueError(f"{claim.id}: no counterfactual for acceptance metric {metric!r}")
         speeds: dict[Key, list[float]] = {}
         drafts: dict[Key, tuple[int, int]] = {}
+        positions: dict[Key, tuple[int, list[int]]] = {}
         for task in claim.tasks:
             for t in temperatures(claim):
                 speeds[(task, claim.condition, t)] = _runs(1.5)[:runs]
                 drafts[(task, claim.condition, t)] = counts
-        return make_tables(_with_off(claim, speeds), drafts=drafts)
+                positions[(task, claim.condition, t)] = (40, [5] * round(value))  # 5 steps accepted ``value`` each
+        return make_tables(_with_off(claim, speeds), drafts=drafts, positions=positions)
 
     result = Counterfactuals(at(inside), [(NOT_SIZE, at(outside))])
     if across is not None:

@@ -126,6 +126,7 @@ POSITION_COLUMNS = [
     "logged_mean_lengths",
     "position_rates",
     "accepted_lengths",
+    "longest_accepted",
     "cells",
 ]
 LATENCY_COLUMNS = [
@@ -401,8 +402,9 @@ def acceptance(cells: pd.DataFrame) -> pd.DataFrame:
 def positions(cells: pd.DataFrame) -> pd.DataFrame:
     """Per task x condition x temperature that verified a draft, pooled over the cells whose server counters were
     kept (analysis.draft_positions): verification steps, accepted tokens, the mean accepted length, each draft
-    position's acceptance (its accepted count over the steps), how many steps accepted exactly 0, 1, ... tokens, and
-    the lengths the server logged per cell."""
+    position's acceptance (its accepted count over the steps), how many steps accepted exactly 0, 1, ... tokens, the
+    most one step accepted (where every cell kept its counts, else None), and the lengths the server logged per
+    cell."""
     read = _narrow(
         cells,
         [*GROUP, "verification_steps", "accepted_per_position", "counted_accepted", "logged_mean_length", "cell_file"],
@@ -416,6 +418,7 @@ def positions(cells: pd.DataFrame) -> pd.DataFrame:
         width = max(len(p) for p in counted.accepted_per_position)
         pooled = [sum(p[i] for p in counted.accepted_per_position if i < len(p)) for i in range(width)]
         accepted = int(counted.counted_accepted.sum())
+        lengths = accepted_lengths(pooled, steps)
         rows.append(
             {
                 **dict(zip(GROUP, key, strict=True)),
@@ -426,7 +429,11 @@ def positions(cells: pd.DataFrame) -> pd.DataFrame:
                 "mean_accepted_length": mean_accepted_length(accepted, steps),
                 "logged_mean_lengths": sorted(float(v) for v in group.logged_mean_length.dropna()),
                 "position_rates": [count / steps for count in pooled],
-                "accepted_lengths": accepted_lengths(pooled, steps),
+                "accepted_lengths": lengths,
+                # the most tokens one step accepted, over every run (None where a run kept no counts)
+                "longest_accepted": max(k for k, n in enumerate(lengths) if n > 0)
+                if len(counted) == len(group)
+                else None,
                 "cells": sorted(counted.cell_file),
             }
         )

@@ -409,6 +409,31 @@ def thesis(cells: pd.DataFrame, baseline: str, methods: Sequence[str] | None = N
     return pd.DataFrame(rows, columns=THESIS_COLUMNS)
 
 
+SETTING_COLUMNS = [*THESIS_COLUMNS, "setting", "in_place_of"]
+
+
+def in_place_of(methods: Sequence[str], condition: str) -> str | None:
+    """The method a setting stands in for: the longest of ``methods`` its name extends (``ngram-mod-warm-all``:
+    ``ngram-mod``), None for none."""
+    return max((m for m in methods if condition.startswith(f"{m}-")), key=len, default=None)
+
+
+def settings_beside(cells: pd.DataFrame, baseline: str, methods: Sequence[str]) -> pd.DataFrame:
+    """The thesis with each setting of a method this run has (a condition <method>-<suffix> outside ``methods``: the
+    warm n-gram server, DFlash at 15, a sweep's members) in place of its method, per temperature: not the run's
+    figure, which is over ``methods``, and never mixed into it; shown beside it. ``SETTING_COLUMNS``."""
+    rows = []
+    for setting in dict.fromkeys(cells.condition.dropna()):
+        member = in_place_of(methods, setting) if setting not in (*methods, baseline) else None
+        if member is None:
+            continue
+        swapped = [setting if m == member else m for m in methods]
+        for temperature in sorted(set(cells.temperature.dropna())):
+            figure = thesis_figure(cells, baseline, temperature, swapped)
+            rows.append({**figure, "setting": setting, "in_place_of": member})
+    return pd.DataFrame(rows, columns=SETTING_COLUMNS)
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Published multipliers
 

@@ -78,6 +78,7 @@ BOTH_READINGS = "both readings"
 T0_ONLY = "temperature 0 only"
 T1_ONLY = "temperature 1.0 only"
 SUPPORTED_READINGS = (BOTH_READINGS, T0_ONLY, T1_ONLY)
+ONLY = " only"  # a reading of several the run supports alone: "<reading> only" (temperature 0 only, per request only)
 NEITHER_READING = "neither reading"  # a claim against it under each reading (failed, or differs)
 CANNOT_TELL = "cannot tell"  # no reading borne out, and one with nothing against it: undecided or not comparable
 UNIFORM_READINGS = (NOT_MEASURED, NOT_COMPARABLE, NOT_JUDGED)  # the same for every claim under both readings
@@ -102,6 +103,8 @@ RESULT_COLUMNS = [
     "reading",
     "sentence",
     "sentence_reading",
+    "reads",
+    "read_with",
 ]
 
 
@@ -142,6 +145,9 @@ class Claim:
     runs: int | None = None  # identity, a control: the runs the study compared (its first ``runs`` repeats)
     matrix: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # thesis: published multipliers
     sentence: str = ""  # the claims that share a sentence of the study share its temperature reading
+    explains: str = ""  # the sentence whose figures this one's explain: the two share one temperature reading
+    readings: str = ""  # the claims that read one figure of the text in different ways share this key
+    reads: str = ""  # this claim's reading of those words (e.g. "per request", "per draft round")
 
 
 def stands_for(variant: str, claim: Claim) -> str | None:
@@ -168,22 +174,49 @@ def variant(claim: Claim, variant: str) -> Claim:
     )
 
 
+def reading_supported(readings: Mapping[str, Sequence[str]]) -> str:
+    """Which of several readings the run supports, from the verdicts under each (a reading holds where every verdict
+    under it does): all of them (``BOTH_READINGS``), "<reading> only", the same uniform verdict everywhere, neither
+    (each reading has a verdict against it: failed, or differs), or cannot tell (some reading has none against it,
+    but some undecided or not comparable)."""
+    held = [name for name, verdicts in readings.items() if all(v in HELD for v in verdicts)]
+    if len(held) == len(readings):
+        return BOTH_READINGS
+    if held:
+        return " and ".join(held) + ONLY
+    every = {v for verdicts in readings.values() for v in verdicts}
+    if len(every) == 1 and every <= set(UNIFORM_READINGS):
+        return every.pop()
+    if all(any(v in AGAINST for v in verdicts) for verdicts in readings.values()):
+        return NEITHER_READING
+    return CANNOT_TELL
+
+
 def supported_reading(at_zero: Sequence[str], at_one: Sequence[str]) -> str:
     """Which reading of an unstated temperature the run supports, from the verdicts under each of the claims that
     share a sentence (one claim: one verdict each): a reading holds where every verdict under it does; the run
     supports neither only where each reading has a verdict against it (failed, or differs), and cannot tell where a
     reading has none against it but some undecided or not comparable."""
-    zero = all(v in HELD for v in at_zero)
-    one = all(v in HELD for v in at_one)
-    if zero and one:
-        return BOTH_READINGS
-    if zero:
-        return T0_ONLY
-    if one:
-        return T1_ONLY
-    every = set(at_zero) | set(at_one)
-    if len(every) == 1 and every <= set(UNIFORM_READINGS):
-        return every.pop()
-    if any(v in AGAINST for v in at_zero) and any(v in AGAINST for v in at_one):
-        return NEITHER_READING
-    return CANNOT_TELL
+    return reading_supported({"temperature 0": at_zero, "temperature 1.0": at_one})
+
+
+def held_under(reading: str, verdict: str, verdict_t1: str | None, reads: str | None = None) -> bool:
+    """Whether one claim row is borne out under a reading the run supports (its sentence's, or its own): at the
+    temperatures that reading names (a stated claim: its verdict); a reading of the words, where it is this row's."""
+    if reading not in SUPPORTED_READINGS:  # a reading of the words: this row's alone, or another's
+        return bool(reads) and reading == f"{reads}{ONLY}"
+    if verdict_t1 is None:
+        return verdict in HELD
+    at = {BOTH_READINGS: (verdict, verdict_t1), T0_ONLY: (verdict,), T1_ONLY: (verdict_t1,)}[reading]
+    return all(v in HELD for v in at)
+
+
+def either(verdicts: Sequence[str]) -> str:
+    """The verdict of one figure the claims of a ``readings`` group read in different ways, under one temperature:
+    borne out where one reading is, against it where every reading is, else the first undecided one."""
+    held = [v for v in verdicts if v in HELD]
+    if held:
+        return held[0]
+    if all(v in AGAINST for v in verdicts):
+        return verdicts[0]
+    return next(v for v in verdicts if v not in AGAINST)

@@ -6,7 +6,7 @@ and the claims that share a sentence read together."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -16,25 +16,41 @@ from .claim import (
     AGREES,
     CONTRADICTED,
     DIFFERS,
+    NEITHER_READING,
     NOT_COMPARABLE,
     NOT_COMPARABLE_DETAIL,
     NOT_JUDGED,
     NOT_JUDGED_DETAIL,
+    NOT_REPRODUCED,
     OTHER_HERE,
     READINGS,
     REPRODUCED,
     RESULT_COLUMNS,
     SAME_HERE,
+    SUPPORTED_READINGS,
+    TOO_FEW_RUNS,
     UNDECIDED,
+    UNIFORM_READINGS,
     Claim,
     ClaimError,
+    either,
+    reading_supported,
     supported_reading,
     variant,
 )
 from .judges import JUDGES
 from .tables import Outcome, Run, format_published
 
-_MAYBE_NONE = ["temperature", "variant_of", "verdict_t1", "reading", "sentence", "sentence_reading"]
+_MAYBE_NONE = [
+    "temperature",
+    "variant_of",
+    "verdict_t1",
+    "reading",
+    "sentence",
+    "sentence_reading",
+    "reads",
+    "read_with",
+]
 # On another model, an order of tasks is a question about this model: its answers, never a failed reproduction
 QUESTION_ANSWERS = {REPRODUCED: SAME_HERE, CONTRADICTED: OTHER_HERE}
 
@@ -59,12 +75,15 @@ def evaluate(
     scope (str), prompt_dependent (bool), variant_of (the claim's id, or None). A claim without a stated
     temperature is judged at temperature 0 (verdict, measured_text) and at 1.0 (verdict_t1, measured_t1_text), and
     ``reading`` says which reading the run supports; ``sentence`` and ``sentence_reading`` the same for the claims
-    that share its sentence, read together; elsewhere those are None, "" and None."""
+    that share its sentence (with the sentence it explains, ``read_with``), read together; elsewhere those are None,
+    "" and None. Where the text's words allow several readings (``reads``: this row's), ``reading`` says which of
+    them the run supports, and the sentence counts the figure borne out where one of them is."""
     run = Run(tables, baseline)
     rows = []
     for base in claims:
         for claim in (base, *(variant(base, v) for v in base.variants)):
             rows.append(_row(claim, base, run, setup))
+    _read_words(rows)
     _read_sentences(rows)
     frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
     frame[_MAYBE_NONE] = pd.DataFrame(rows, columns=_MAYBE_NONE, dtype=object)
@@ -99,25 +118,70 @@ def _row(claim: Claim, base: Claim, run: Run, setup: Setup) -> dict[str, Any]:
         "reading": supported_reading([outcome.verdict], [t1.verdict]) if t1 else None,
         "sentence": claim.sentence or None,
         "sentence_reading": None,
+        "reads": claim.reads or None,
+        "read_with": claim.explains or None,
+        "link": claim.explains or claim.sentence,  # read together (not a result column)
+        "readings": claim.readings,  # one figure read in different ways (not a result column)
     }
 
 
-def _read_sentences(rows: list[dict[str, Any]]) -> None:
-    """Each sentence's reading, from the rows that share it: the claims as claimed, and per variant the same
-    sentence with the variant's row standing in for its claim's (rows without a variant are shared)."""
+def _groups(rows: list[dict[str, Any]], key: str) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """The rows read together by ``key`` (claims, not variants, with the same non-empty value), and the rows that
+    take the result; then per variant the same rows with the variant's standing in for its claim's, of which only
+    the variant's rows take the result (rows without a variant are shared)."""
     by_id = {row["id"]: row for row in rows}
-    sentences: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        if row["sentence"] and row["variant_of"] is None:
-            sentences.setdefault(row["sentence"], []).append(row)
-    for members in sentences.values():
-        suffixes = {row["id"].split("@", 1)[1] for row in rows if row["variant_of"] in {m["id"] for m in members}}
-        for suffix in (None, *sorted(suffixes)):
-            read = [by_id.get(f"{m['id']}@{suffix}", m) if suffix else m for m in members]
-            reading = supported_reading([r["verdict"] for r in read], [r["verdict_t1"] for r in read])
-            for r in read:
-                if suffix is None or r["variant_of"] is not None:
-                    r["sentence_reading"] = reading
+        if row[key] and row["variant_of"] is None:
+            groups.setdefault(row[key], []).append(row)
+    for members in groups.values():
+        yield members, members
+        ids = {m["id"] for m in members}
+        for suffix in sorted({row["id"].split("@", 1)[1] for row in rows if row["variant_of"] in ids}):
+            read = [by_id.get(f"{m['id']}@{suffix}", m) for m in members]
+            yield read, [r for r in read if r["variant_of"] is not None]
+
+
+def _borne_out(row: dict[str, Any]) -> str:
+    """A row as one verdict over its temperatures: borne out under some reading, against it under each, uniform,
+    or undecided (its stated verdict where the text gives one)."""
+    reading = row["reading"]
+    if reading is None:
+        return row["verdict"]
+    if reading in SUPPORTED_READINGS:
+        return REPRODUCED
+    if reading == NEITHER_READING:
+        return NOT_REPRODUCED
+    return reading if reading in UNIFORM_READINGS else TOO_FEW_RUNS
+
+
+def _read_words(rows: list[dict[str, Any]]) -> None:
+    """Where the claims of one ``readings`` group read one figure of the text in different ways: which of those
+    readings the run supports, in each member's ``reading``."""
+    found = [
+        (reading_supported({r["reads"]: [_borne_out(r)] for r in read}), taking)
+        for read, taking in _groups(rows, "readings")
+    ]  # every group read before any row's own reading is replaced (a variant's group shares rows)
+    for reading, taking in found:
+        for r in taking:
+            r["reading"] = reading
+
+
+def _at(read: list[dict[str, Any]], column: str) -> list[str]:
+    """The verdicts of rows read together under one temperature, the readings of one figure as one verdict."""
+    figures: dict[str, list[str]] = {}
+    for r in read:
+        figures.setdefault(r["readings"] or r["id"], []).append(r[column])
+    return [either(verdicts) for verdicts in figures.values()]
+
+
+def _read_sentences(rows: list[dict[str, Any]]) -> None:
+    """Each sentence's reading (with the sentence it explains, read as one), from the rows that share it: the
+    claims as claimed, and per variant the same with the variant's row standing in for its claim's."""
+    for read, taking in _groups(rows, "link"):
+        reading = supported_reading(_at(read, "verdict"), _at(read, "verdict_t1"))
+        for r in taking:
+            r["sentence_reading"] = reading
 
 
 def judge_claim(claim: Claim, run: Run, setup: Setup) -> Outcome:

@@ -7,6 +7,7 @@ import itertools
 import math
 import statistics
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..analysis.summaries import TOO_FEW_RUNS as RULE_TOO_FEW
@@ -137,6 +138,8 @@ def _sizes(claim: Claim, run: Run, metric: Metric, values: Mapping[str, float], 
 def _numeric(claim: Claim, run: Run) -> Outcome:
     """speedup, tokens_per_s, acceptance: every task's value (every run's, for a cells metric) against the band, by
     its 95 % interval where it has one; with ``side``, also that word by the all-runs rule on every task."""
+    if claim.published == "flat":
+        return _flat(claim, run)
     metric = METRICS[claim.metric or claim.kind]
     values, cells, counts = _numeric_values(claim, run, metric)
     text = per_task({key: "n/a" if v is None else metric.fmt(v) for key, v in values.items()})
@@ -189,6 +192,51 @@ def _numeric(claim: Claim, run: Run) -> Outcome:
     rule = f", and '{claim.side}' by the all-runs rule" if claim.side else ""
     by = " by its 95 % interval" if metric.interval else ""
     return outcome(REPRODUCED, f"within {band}{by}{rule}")
+
+
+def _flat(claim: Claim, run: Run) -> Outcome:
+    """tokens_per_s ``flat``: at the claim's temperature and at ``versus_temperature``, every task's mean speed
+    within the relative tolerance of that temperature's mean over the tasks, by its 95 % interval as a size is."""
+    metric = METRICS["tokens_per_s"]
+    tolerance = claim.tolerance or 0.0
+    measured: dict[float, dict[str, float | None]] = {}
+    cells: list[str] = []
+    parts: list[str] = []
+    found = _Sizes({}, {}, {}, [])
+    missing: list[str] = []
+    for t in (claim.temperature, claim.versus_temperature):
+        speeds: dict[str, float | None] = {}
+        for task in claim.tasks:
+            speeds[task], own = run.value(metric, task, claim.condition, t)
+            cells += own
+        measured[t] = speeds
+        parts.append(f"at {t:g}: " + per_task({k: "n/a" if v is None else metric.fmt(v) for k, v in speeds.items()}))
+        known = [v for v in speeds.values() if v is not None]
+        missing += [f"{task} at {t:g}" for task, v in speeds.items() if v is None]
+        if len(known) < len(speeds):
+            continue
+        centre = statistics.fmean(known)
+        band = (centre * (1 - tolerance), centre * (1 + tolerance))
+        sizes = _sizes(replace(claim, temperature=t), run, metric, speeds, band)  # type: ignore[arg-type]
+        shown = f"at {t:g} (within {metric.fmt(band[0])} to {metric.fmt(band[1])}, the tasks' mean ±{tolerance:.0%})"
+        for into, got in zip(found[:3], sizes[:3], strict=True):
+            into.update({f"{key} at {t:g}": f"{value} {shown}" for key, value in got.items()})
+        found.point_only.extend(f"{key} at {t:g}" for key in sizes.point_only)
+    text = "; ".join(parts)
+    if missing:
+        return Outcome(measured, text, cells, NOT_MEASURED, f"no {claim.condition} speed for {listed(missing)}")
+    few = f"; too few runs for a 95 % interval on {listed(found.point_only)}" if found.point_only else ""
+    if found.apart:
+        return Outcome(measured, text, cells, NOT_SIZE, f"not flat: {listed(found.apart.values())} apart{few}")
+    if found.wide:
+        detail = f"95 % interval wider than the band: {listed(found.wide.values())}"
+        return Outcome(measured, text, cells, TOO_WIDE, detail)
+    if found.unsure:
+        detail = f"within the band, but no 95 % interval (2 runs a side): {listed(found.unsure.values())}"
+        return Outcome(measured, text, cells, TOO_FEW_RUNS, detail)
+    at = " and ".join(f"{t:g}" for t in measured)
+    detail = f"every task within ±{tolerance:.0%} of the tasks' mean at {at}, by its 95 % interval"
+    return Outcome(measured, text, cells, REPRODUCED, detail)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -623,14 +671,34 @@ def _ordering_verdict(reversed_: list[str], unseparated: list[str], judged: int,
     return REPRODUCED, summary
 
 
-def _lacking(claim: Claim, no_value: list[str], no_interval: list[str], at: str) -> tuple[str, str] | None:
-    """An ordering's verdict and detail where a member lacks a value (not measured) or an interval (too few runs);
-    None where every member has both."""
-    if no_value:
-        return NOT_MEASURED, f"no {claim.metric} for {listed(no_value)} at temperature {at}"
-    if no_interval:
-        return TOO_FEW_RUNS, f"no 95 % interval for {listed(dict.fromkeys(no_interval))} (it needs 2 runs a side)"
-    return None
+class _Gaps:
+    """The members an ordering's groups lack a value or an 95 % interval for, and the verdict they make (not
+    measured, too few runs): the tail every ordering judge shares."""
+
+    def __init__(self) -> None:
+        self.no_value: list[str] = []
+        self.no_interval: list[str] = []
+
+    def add(self, prefix: str, *groups: _Measured) -> bool:
+        """Note what the groups (one member set, at one or more temperatures) lack, each member named after
+        ``prefix``; True where some member lacks something, so its pairs cannot be judged."""
+        lacking = False
+        for group in groups:
+            no_value, no_interval = group.lacking()
+            self.no_value += [prefix + m for m in no_value]
+            self.no_interval += [prefix + m for m in no_interval]
+            lacking = lacking or bool(no_value or no_interval)
+        return lacking
+
+    def outcome(self, claim: Claim, at: str, measured: Any, text: str, cells: list[str]) -> Outcome | None:
+        """Not measured where a member lacks a value, too few runs where one lacks an interval; else None."""
+        if self.no_value:
+            detail = f"no {claim.metric} for {listed(self.no_value)} at temperature {at}"
+            return Outcome(measured, text, cells, NOT_MEASURED, detail)
+        if self.no_interval:
+            detail = f"no 95 % interval for {listed(dict.fromkeys(self.no_interval))} (it needs 2 runs a side)"
+            return Outcome(measured, text, cells, TOO_FEW_RUNS, detail)
+        return None
 
 
 def _ordering(claim: Claim, run: Run) -> Outcome:
@@ -642,8 +710,7 @@ def _ordering(claim: Claim, run: Run) -> Outcome:
     measured: dict[str, dict[str, float | None]] = {}
     parts: list[str] = []
     cells: list[str] = []
-    no_value: list[str] = []  # members without a value
-    no_interval: list[str] = []  # members without an interval
+    gaps = _Gaps()
     reversed_: list[str] = []  # pairs in the other order, intervals apart
     unseparated: list[str] = []  # pairs whose intervals overlap
     for label, members in groups:
@@ -652,10 +719,7 @@ def _ordering(claim: Claim, run: Run) -> Outcome:
         measured[label] = group.values
         parts.append(prefix + _ranked(group.values, group.metric.fmt))
         cells += group.cells
-        lacking_value, lacking_interval = group.lacking()
-        no_value += [prefix + m for m in lacking_value]
-        no_interval += [prefix + m for m in lacking_interval]
-        if lacking_value or lacking_interval:
+        if gaps.add(prefix, group):
             continue
         for a, b in _tier_pairs(claim):
             order = group.order(a, b)
@@ -665,9 +729,9 @@ def _ordering(claim: Claim, run: Run) -> Outcome:
             elif order == 0:
                 unseparated.append(pair)
     text = "; ".join(parts)
-    lacking = _lacking(claim, no_value, no_interval, f"{claim.temperature:g}")
+    lacking = gaps.outcome(claim, f"{claim.temperature:g}", measured, text, cells)
     if lacking:
-        return Outcome(measured, text, cells, *lacking)
+        return lacking
     judged = len(_tier_pairs(claim)) * len(groups)
     verdict, detail = _ordering_verdict(reversed_, unseparated, judged, "published")
     return Outcome(measured, text, cells, verdict, detail)
@@ -680,8 +744,7 @@ def _same_shape(claim: Claim, run: Run) -> Outcome:
     measured: dict[str, dict[float, dict[str, float | None]]] = {}
     parts: list[str] = []
     cells: list[str] = []
-    no_value: list[str] = []
-    no_interval: list[str] = []
+    gaps = _Gaps()
     reversed_: list[str] = []
     unseparated: list[str] = []
     left_out: list[str] = []  # pairs the reference temperature does not separate
@@ -696,10 +759,7 @@ def _same_shape(claim: Claim, run: Run) -> Outcome:
             f"vs {_ranked(there.values, fmt)} at {versus:g}"
         )
         cells += here.cells + there.cells
-        lacking = [here.lacking(), there.lacking()]
-        no_value += [f"{label}/{m}" for value, _ in lacking for m in value]
-        no_interval += [f"{label}/{m}" for _, interval in lacking for m in interval]
-        if any(value or interval for value, interval in lacking):
+        if gaps.add(f"{label}/", here, there):
             continue
         for a, b in itertools.combinations(claim.tasks, 2):
             pair = f"{label} {a} vs {b}"
@@ -714,9 +774,9 @@ def _same_shape(claim: Claim, run: Run) -> Outcome:
             elif order == 0:
                 unseparated.append(pair)
     text = "; ".join(parts)
-    lacking = _lacking(claim, no_value, no_interval, f"{claim.temperature:g} or {versus:g}")
+    lacking = gaps.outcome(claim, f"{claim.temperature:g} or {versus:g}", measured, text, cells)
     if lacking:
-        return Outcome(measured, text, cells, *lacking)
+        return lacking
     left = f"; left out, not separated at temperature {versus:g}: {listed(left_out)}" if left_out else ""
     if not judged:
         return Outcome(measured, text, cells, NOT_SEPARATED, f"no pair separated at temperature {versus:g}{left}")

@@ -114,6 +114,8 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "problems", f"a problem 1..{e['total']}, got {[p['problem'] for p in e['problems']]}"
     if kind == "warm_vs_fresh" and isinstance(value, list) and len(claim.tasks) != 1:
         yield "tasks", "per-repeat speeds are about one task: use 'task'"
+    if (value == "flat") != (kind == "tokens_per_s" and "versus_temperature" in e):
+        yield "published", "'flat' is a tokens_per_s claim's, with versus_temperature, and needs it"
     if e.get("temperature") == "unstated" and e.get("versus_temperature") is not None:
         yield "temperature", "a comparison with another temperature states its own"
     if e.get("sentence") and e.get("temperature") != "unstated":

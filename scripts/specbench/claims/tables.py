@@ -12,13 +12,14 @@ import pandas as pd
 
 from ..analysis.cell_table import SCHEMA
 from ..analysis.intervals import mean_interval, rate_interval
-from ..analysis.summaries import ACCEPTANCE_COLUMNS, IDENTITY_COLUMNS, SUMMARY_COLUMNS
+from ..analysis.summaries import ACCEPTANCE_COLUMNS, IDENTITY_COLUMNS, POSITION_COLUMNS, SUMMARY_COLUMNS
 from .claim import Claim
 
 COLUMNS = {
     "summary": SUMMARY_COLUMNS,
     "acceptance": ACCEPTANCE_COLUMNS,
     "identity": IDENTITY_COLUMNS,
+    "positions": POSITION_COLUMNS,
     "cells": SCHEMA.names,
 }
 
@@ -73,6 +74,15 @@ METRICS = {
         "{:.2f} tokens/step".format,
         "{:g}".format,
         " tokens/step",
+        limits=(0.0, math.inf),
+    ),
+    "longest_accepted": Metric(  # summaries.positions: the most tokens one draft round (verification step) accepted
+        "positions",
+        "longest_accepted",
+        False,
+        "{:.0f} accepted in a round".format,
+        "{:g}".format,
+        " tokens accepted per draft round",
         limits=(0.0, math.inf),
     ),
     "draft_n": Metric("cells", "draft_n", True, "{:.0f} tokens".format, "{:g}".format, " tokens drafted per run"),
@@ -174,6 +184,9 @@ def format_published(claim: Claim) -> str:
     published = claim.published
     kind = claim.kind
     wrong = claim.wrong
+    if published == "flat":
+        spread = f"each within ±{claim.tolerance or 0.0:.0%} of their mean"
+        return f"flat across tasks ({spread}) at {claim.temperature:g} as at {claim.versus_temperature:g}"
     if kind in METRICS or kind == "acceptance":
         metric = METRICS[claim.metric or claim.kind]
         text = "-".join(map(metric.number, published if isinstance(published, list) else [published])) + metric.unit

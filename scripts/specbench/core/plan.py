@@ -163,9 +163,24 @@ def measurement_settings(config: dict) -> dict[str, Any]:
     }
 
 
-def conditions_regex(config: dict, server: str) -> str:
-    """Wildcard regex of the conditions with this server mode ('fresh' or 'warm'); never matches if none."""
-    names = [n for n, c in config["conditions"].items() if c["server"] == server]
+def warm_scope(config: dict, condition: str) -> str:
+    """What one server of a warm condition answers: the condition's own ``warm_scope``, else the config's."""
+    return config["conditions"][condition].get("warm_scope") or config["warm_scope"]
+
+
+def warm_scopes(config: dict) -> set[str]:
+    """The scopes the config's warm conditions run with (one cell rule each)."""
+    return {warm_scope(config, n) for n, c in config["conditions"].items() if c["server"] == "warm"}
+
+
+def conditions_regex(config: dict, server: str, scope: str | None = None) -> str:
+    """Wildcard regex of the conditions with this server mode ('fresh' or 'warm'; a warm one with this
+    ``warm_scope`` where given); never matches if none."""
+    names = [
+        n
+        for n, c in config["conditions"].items()
+        if c["server"] == server and (scope is None or warm_scope(config, n) == scope)
+    ]
     return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or "(?!)"
 
 

@@ -9,7 +9,19 @@ from typing import Any
 
 import pandas as pd
 
-from ..claims.claim import CANNOT_TELL, FAILED, HELD, NEITHER_READING, NOT_MEASURED, SUPPORTED_READINGS, UNDECIDED
+from ..claims.claim import (
+    BOTH_READINGS,
+    CANNOT_TELL,
+    FAILED,
+    HELD,
+    NEITHER_READING,
+    NOT_MEASURED,
+    ONLY,
+    SUPPORTED_READINGS,
+    UNDECIDED,
+    UNIFORM_READINGS,
+    held_under,
+)
 from .document import Column, Note, Section, Table, is_missing, records
 
 PROMPT_NOTE = "prompt-dependent: the study published no prompts, ours are our own"
@@ -49,10 +61,21 @@ def _tone(row: Any) -> str:
     return ""
 
 
-def _sentence(row: Any) -> str:
+def sentence_text(row: Any) -> str:
     if is_missing(row.get("sentence")):
         return ""
+    if not is_missing(row.get("read_with")):
+        return (
+            f'{row["sentence"]}, read with {row["read_with"]} ("these numbers explain the results above"): '
+            f"{row['sentence_reading']} (one temperature for both sentences)"
+        )
     return f"{row['sentence']}: {row['sentence_reading']} (the figures of one sentence share its temperature)"
+
+
+def _reading_shown(row: Any) -> str:
+    """The reading the run supports, and this row's own reading of the words where they allow several."""
+    reading = _optional(row["reading"])
+    return f"{reading} (this row: {row['reads']})" if reading and not is_missing(row.get("reads")) else reading
 
 
 CLAIM_COLUMNS = [
@@ -64,8 +87,8 @@ CLAIM_COLUMNS = [
 CLAIM_DETAIL = [
     Column("published", "published_text", text=True),
     Column("temperature", "temperature", _temperature, text=True),
-    Column("reading supported", "reading", _optional, text=True),
-    Column("sentence", _sentence, str, text=True),
+    Column("reading supported", _reading_shown, str, text=True),
+    Column("sentence", sentence_text, str, text=True),
     Column("scope", "scope", text=True),
     Column("prompt-dependent", "prompt_dependent", lambda v: "yes" if v is True else "", text=True),
     Column("why", "detail", text=True),
@@ -98,12 +121,27 @@ def _reading(row: Any) -> Any:
     return row["reading"] if is_missing(sentence) else sentence
 
 
+def _reads(row: Any) -> str | None:
+    return None if is_missing(row.get("reads")) else str(row["reads"])
+
+
+def _verdict_t1(row: Any) -> str | None:
+    return None if is_missing(row["verdict_t1"]) else str(row["verdict_t1"])
+
+
 def supported(row: Any) -> bool:
-    """A claim row this run bears out: borne out at its stated temperature, or under a reading of its sentence."""
+    """A claim row this run bears out: borne out at its stated temperature, or itself under a reading of its
+    sentence (or of its words) that the run supports."""
     reading = _reading(row)
     if not is_missing(reading):
-        return str(reading) in SUPPORTED_READINGS
+        return held_under(str(reading), row["verdict"], _verdict_t1(row), _reads(row))
     return row["verdict"] in HELD
+
+
+def _words_held(row: Any) -> bool:
+    """Words the text allows several readings of, borne out under another reading than this row's."""
+    reading = "" if is_missing(row["reading"]) else str(row["reading"])
+    return reading not in SUPPORTED_READINGS and reading.endswith(ONLY) and _reads(row) is not None
 
 
 def failed(row: Any) -> bool:
@@ -120,7 +158,7 @@ def undecided(row: Any) -> bool:
     separated or too wide), or a failed one under a reading the other reading leaves open."""
     verdicts = {row["verdict"], row["verdict_t1"]} - {None}
     telling = (set(UNDECIDED) - {NOT_MEASURED}) | set(FAILED)
-    return not supported(row) and not failed(row) and bool(verdicts & telling)
+    return not supported(row) and not failed(row) and not _words_held(row) and bool(verdicts & telling)
 
 
 def settings_section(claims: pd.DataFrame | None) -> list[Section]:
@@ -165,7 +203,10 @@ def _counts(claims: pd.DataFrame) -> list[Note]:
     if len(readings):
         by_reading = ", ".join(f"**{n}** {reading}" for reading, n in readings.items())
         notes.append(
-            Note(f"Claims whose temperature the text does not give, by the reading this run supports: {by_reading}.")
+            Note(
+                "Claims whose temperature (or whose words) the text leaves to more than one reading, by the reading "
+                f"this run supports: {by_reading}."
+            )
         )
     return notes
 
@@ -190,10 +231,20 @@ def _failure(row: Any) -> Note:
     )
 
 
+def _own_held(row: Any) -> bool:
+    """A row borne out under a reading of its own (a temperature, or where its words allow several, its words)."""
+    reading = row["reading"]
+    if is_missing(reading):
+        return row["verdict"] in HELD
+    if _reads(row) is not None:
+        return reading == BOTH_READINGS or reading == f"{_reads(row)}{ONLY}"
+    return str(reading) in SUPPORTED_READINGS
+
+
 def _parts(members: list[dict[str, Any]]) -> str:
     """What held, what failed and what could not be told among a sentence's claims, each claim once."""
     groups = {
-        "held": [m for m in members if str(m["reading"]) in SUPPORTED_READINGS],
+        "held": [m for m in members if _own_held(m)],
         "not reproduced": [m for m in members if {m["verdict"], m["verdict_t1"]} & set(FAILED)],
     }
     named = {m["id"] for group in groups.values() for m in group}
@@ -206,6 +257,9 @@ def _sentence_note(sentence: str, members: list[dict[str, Any]]) -> Note | None:
     nothing of it could be judged alike (all not comparable, not measured or not judged)."""
     reading = str(members[0]["sentence_reading"])
     count = f"{len(members)} figures, one temperature"
+    own = {v for m in members for v in (m["verdict"], _verdict_t1(m)) if v is not None}
+    if own <= set(UNIFORM_READINGS):  # nothing of its own judged: read with another sentence, it says nothing
+        return None
     if reading == NEITHER_READING and any(map(failed, members)):
         return Note(f"Not reproduced as one sentence: **{sentence}** ({count}): {_parts(members)}", "bad")
     if reading in SUPPORTED_READINGS or reading != CANNOT_TELL:

@@ -11,7 +11,8 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.repetition import WINDOW
-from ..analysis.summaries import NOISE_LIMIT, VERDICT_LEVEL
+from ..analysis.summaries import NOISE_LIMIT, VERDICT_LEVEL, methods
+from ..analysis.thesis import settings_beside
 from ..core.backends import WATCH_NONE
 from ..core.explanations import TOP_K
 from .claim_sections import claim_notes, claims_section, ordering_notes, question_notes, settings_section
@@ -416,6 +417,14 @@ WARM_SCOPES = {
 }
 
 
+def _beside(tables: Mapping[str, pd.DataFrame], baseline: str) -> pd.DataFrame | None:
+    """The thesis with each setting of a method in place of that method (shown beside the run's, never in it)."""
+    cells = tables.get("cells")
+    if cells is None or cells.empty or tables.get("thesis") is None:
+        return None
+    return settings_beside(cells, baseline, methods(cells, baseline))
+
+
 def _warm(cells: pd.DataFrame) -> list[Section]:
     shared = cells.server_shared.fillna(False).astype(bool)
     scopes = cells.server_scope.where(cells.server_scope.notna(), shared.map({True: "task", False: "fresh"}))
@@ -641,7 +650,7 @@ def build_report(
         *opening,
         _answer(summary, claims, facts, shown),
         *machines_sections(machines, baseline, shown),
-        *thesis_section(tables.get("thesis"), claims, thesis, shown),
+        *thesis_section(tables.get("thesis"), claims, thesis, shown, _beside(tables, baseline)),
         _setup(cells, facts),
         _comparability(facts),
         claims_section(claims),

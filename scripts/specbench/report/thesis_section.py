@@ -82,9 +82,12 @@ def thesis_section(
     claims: pd.DataFrame | None,
     figure: Figure | None = None,
     conditions: Sequence[str] = (),
+    beside: pd.DataFrame | None = None,
 ) -> list[Section]:
     """The section (none without a thesis table): the answer per temperature, the published figure, the claim's
-    verdicts on the study's methods, a table of every figure and the figure (methods in ``conditions``' order)."""
+    verdicts on the study's methods, a table of every figure and the figure (methods in ``conditions``' order);
+    ``beside`` (analysis.thesis.settings_beside): the same figure with a setting in place of its method, rows of
+    their own below the run's, each labelled as not the study's figure."""
     if thesis is None:
         return []
     notes = [Note(DEFINITION)]
@@ -111,6 +114,23 @@ def thesis_section(
         {"figure": "this run, each method (its settings left out)", **r, "shown_methods": joined(r["methods"])}
         for r in rows
     ]
+    settings = [] if beside is None else records(beside.sort_values(["setting", "temperature"], kind="stable"))
+    table_rows += [
+        {
+            "figure": f"not the study's figure: {r['setting']} in place of {r['in_place_of']}",
+            **r,
+            "shown_methods": joined(ordered(r["methods"], conditions)),
+        }
+        for r in settings
+    ]
+    if settings:
+        names = joined(dict.fromkeys(r["setting"] for r in settings))
+        notes.append(
+            Note(
+                f"Beside the run's figure, not in it: the same figure with a setting of a method in place of that "
+                f"method ({names}). The study's figure is over its three methods; these rows are not the study's."
+            )
+        )
     if published:
         low, high = published["ratio"]
         table_rows.append(
