@@ -4,6 +4,7 @@ clone (a dry run, offline)."""
 
 from __future__ import annotations
 
+import copy
 import re
 import shlex
 import subprocess
@@ -14,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.utils import update_config
 
 from specbench.core.schema import load_schema, validate_document
-from support.config import merge_into
 from support.paths import REPO
 
 DOCS = ["README.md", "config/README.md", "docs/development.md", "docs/backends.md", "docs/study.md"]
@@ -99,7 +100,8 @@ def test_the_readmes_config_examples_pass_the_schema(study_config: dict) -> None
     blocks = [m.group(2) for m in _FENCE.finditer((REPO / "README.md").read_text()) if m.group(1) == "yaml"]
     assert len(blocks) >= 3
     for block in blocks:
-        merged = merge_into(__import__("copy").deepcopy(study_config), yaml.safe_load(block))
+        merged = copy.deepcopy(study_config)
+        update_config(merged, yaml.safe_load(block))
         validate_document(merged, load_schema())
 
 
