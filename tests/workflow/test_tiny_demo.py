@@ -29,6 +29,7 @@ from specbench.core.matrix import Cell, run_order, selected_cells
 from specbench.tiny.checkpoints import write_tiny_target
 from support.config import load_config
 from support.paths import OUTPUT_CACHE, REPO
+from support.rules import report_outputs
 from support.workflow import (
     copy_workdir,
     copy_workflow,
@@ -902,12 +903,8 @@ def test_report_snakemake(run: dict, tmp_path: Path) -> None:
     found = re.search(r"^\s*var results = (\{.*\});$", text, re.MULTILINE)
     assert found, "the report embeds no results"
     results = json.loads(found.group(1))
-    flagged = {
-        match[1]: smk.parent / match[2]
-        for smk in sorted((REPO / "rules").glob("*.smk"))
-        for match in re.finditer(r'report\(\s*"([^"]+)",\s*caption="([^"]+)"', smk.read_text())
-    }
-    assert flagged, "no report(...) outputs with a caption in rules/*.smk"
+    flagged = report_outputs()
+    assert flagged, "no report(...) outputs with a caption among the workflow's rules"
     assert sorted(results) == sorted(flagged)
 
     def squeezed(value: str) -> str:
