@@ -24,18 +24,10 @@ include: "rules/report.smk"
 
 
 # Before any job runs (and not in a dry run): the preflight checks what the planned jobs need (disk, toolkit, GPU,
-# the hub, write access) and stops the run naming each problem; then the progress lines start.
+# the hub, write access) and stops the run naming each problem. The progress lines come from the logger plugin the
+# workflow profiles select (plugins/snakemake-logger-plugin-specbench).
 onstart:
     run_preflight()
-    start_progress()
-
-
-onsuccess:
-    stop_progress()
-
-
-onerror:
-    stop_progress()
 
 
 # Every cell is a target of its own (so a deleted cell file is made again, and only the aggregate and

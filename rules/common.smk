@@ -9,7 +9,6 @@ from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
-from specbench.hooks.progress import ProgressWatch  # noqa: E402
 from specbench.claims import load as sb_claims  # noqa: E402
 from specbench.core import builds as sb_builds  # noqa: E402
 from specbench.core import chat_template as sb_chat  # noqa: E402
@@ -441,32 +440,6 @@ def explanation_files():
         sb_explanations.explanation_path(cell)
         for cell in sb_explanations.compared_cells(CELLS, BASELINE)
     ]
-
-
-# --- what the user sees while it runs (specbench.hooks.progress): a thread of this Snakemake process that prints
-# the working stage's last log line and the cells done / total with the time left, from the cells' wall times
-_PROGRESS = {}
-
-
-def start_progress():
-    _PROGRESS["watch"] = ProgressWatch(
-        [(c.path, c.condition) for c in CELLS], remade=outputs_to_make()
-    ).start()
-
-
-def outputs_to_make():
-    """The outputs of the jobs this run will run (a cell file there but out of date among them), from Snakemake's
-    DAG; empty where this Snakemake does not offer it (the count then takes every cell file there as done).
-    """
-    try:
-        return {str(f) for job in workflow.dag.needrun_jobs() for f in job.output}
-    except (AttributeError, TypeError):
-        return set()
-
-
-def stop_progress():
-    if "watch" in _PROGRESS:
-        _PROGRESS.pop("watch").stop()
 
 
 # --- before any job (specbench.preflight): what the planned jobs need against this machine, one table, a stop

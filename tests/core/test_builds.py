@@ -7,13 +7,13 @@ import copy
 
 import pytest
 import yaml
+from snakemake.utils import update_config
 
 from specbench.core.builds import builds
 from specbench.core.config import ConfigError, validate_config
 from specbench.core.explanations import compared_cells, explanation_path
 from specbench.core.matrix import Cell, selected_cells, wildcard_constraints
 from specbench.core.model_identity import models_folder
-from support.config import merge_into
 from support.paths import REPO
 from support.workflow import job_counts, snakemake
 
@@ -32,7 +32,8 @@ BUILD_ROOTS = {"b11223": "resources/llama.cpp", "b11434": "resources/llama.cpp/b
 @pytest.fixture
 def tiny_config(study_config: dict) -> dict:
     """config.yaml with tiny.yaml merged over it, not yet validated."""
-    return merge_into(study_config, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text()))
+    update_config(study_config, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text()))
+    return study_config
 
 
 def _with_builds(config: dict, entries: list[dict]) -> dict:

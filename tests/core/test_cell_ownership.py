@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.utils import update_config
 
 from specbench.core.config import validate_config
 from specbench.core.matrix import Cell, selected_cells, wildcard_constraints
@@ -19,7 +20,6 @@ from specbench.core.old_layout import old_layout_files, old_layout_note
 from specbench.core.ownership import OtherModelsCell, check_cells
 from specbench.measure.job import run_job
 from specbench.measure.setup import condition_setup_step
-from support.config import merge_into
 from support.paths import REPO
 
 WHEEL = {
@@ -34,7 +34,8 @@ WHEEL = {
 @pytest.fixture
 def tiny(study_config: dict) -> dict:
     """config.yaml with tiny.yaml merged over it, not yet validated."""
-    return merge_into(study_config, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text()))
+    update_config(study_config, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text()))
+    return study_config
 
 
 def _folders(config: dict, **changes: object) -> dict[str, str]:

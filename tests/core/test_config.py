@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.utils import update_config
 
 from specbench.core.config import validate_config
 from specbench.core.config_error import ConfigError
 from specbench.core.sources import llama_source, model_source
-from support.config import merge_into
 from support.paths import REPO
 
 
@@ -38,7 +38,8 @@ def test_study_config_is_valid_and_gets_defaults(study_config: dict) -> None:
 
 def test_tiny_config_merges_over_study(study_config: dict) -> None:
     tiny = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())
-    config = validate_config(merge_into(study_config, tiny), REPO)
+    update_config(study_config, tiny)
+    config = validate_config(study_config, REPO)
     assert llama_source(config)["kind"] == "pypi-sdist"
     assert llama_source(config)["sha256"].startswith("c480f03b")
     assert model_source(config, "target") == {"kind": "tiny", "seed": 0, "weights": "agree"}
@@ -47,7 +48,9 @@ def test_tiny_config_merges_over_study(study_config: dict) -> None:
 
 def test_tiny_gpu_config_merges_over_tiny(study_config: dict) -> None:
     tiny, gpu = (yaml.safe_load((REPO / "config" / name).read_text()) for name in ("tiny.yaml", "tiny-gpu.yaml"))
-    config = validate_config(merge_into(merge_into(study_config, tiny), gpu), REPO)
+    update_config(study_config, tiny)
+    update_config(study_config, gpu)
+    config = validate_config(study_config, REPO)
     assert config["llama_cpp"]["backend"] == "cuda"
     assert "-DCMAKE_CUDA_ARCHITECTURES=native" in config["llama_cpp"]["cmake_args"]
     assert llama_source(config)["kind"] == "pypi-sdist"  # tiny.yaml's source, unchanged
@@ -139,15 +142,6 @@ def test_ready_gguf_path_must_exist(study_config: dict, tmp_path: Path) -> None:
     assert model_source(validate_config(study_config, REPO), "target")["path"] == str(tmp_path / "x.gguf")
 
 
-def test_merge_is_recursive_and_does_not_alias() -> None:
-    base = {"a": {"b": 1, "c": [1]}, "d": 2}
-    override = {"a": {"b": 3}, "e": {"f": [4]}}
-    merged = merge_into(copy.deepcopy(base), override)
-    assert merged == {"a": {"b": 3, "c": [1]}, "d": 2, "e": {"f": [4]}}
-    merged["e"]["f"].append(5)
-    assert override["e"]["f"] == [4]
-
-
 def test_a_gguf_target_cannot_have_a_draft_converted_against_it(study_config: dict, tmp_path) -> None:
     ready = tmp_path / "target.gguf"
     ready.write_bytes(b"GGUF")
@@ -181,8 +175,9 @@ def test_the_counts_the_documents_state_come_from_the_plan(study_config: dict) -
     readme = text("README.md")
     user_docs = text("README.md", "docs/usage.md", "docs/clusters.md", "docs/builds-and-models.md")
     study = validate_config(copy.deepcopy(study_config), REPO)
-    tiny_yaml = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())
-    tiny = validate_config(merge_into(copy.deepcopy(study_config), tiny_yaml), REPO)  # smollm2 merges below
+    tiny = copy.deepcopy(study_config)  # smollm2 merges into study_config below
+    update_config(tiny, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text()))
+    tiny = validate_config(tiny, REPO)
     found = re.search(
         r"runs the (\d+) cells of `config/config.yaml` \((\d+) tasks x (\d+) conditions x (\d+) "
         r"temperatures x (\d+) repeats",
@@ -204,13 +199,9 @@ def test_the_counts_the_documents_state_come_from_the_plan(study_config: dict) -
     total, fresh, servers, each = (int(g) for g in demo.groups())
     warm = [c for c in selected_cells(tiny) if tiny["conditions"][c.condition].get("server") == "warm"]
     assert [total, fresh, servers * each] == [len(selected_cells(tiny)), total - len(warm), len(warm)]
-    smollm2 = validate_config(
-        merge_into(
-            merge_into(study_config, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())),
-            yaml.safe_load((REPO / "config" / "smollm2.yaml").read_text()),
-        ),
-        REPO,
-    )
+    for name in ("tiny.yaml", "smollm2.yaml"):
+        update_config(study_config, yaml.safe_load((REPO / "config" / name).read_text()))
+    smollm2 = validate_config(study_config, REPO)
     planned = {len(selected_cells(study)), len(selected_cells(tiny)), len(selected_cells(smollm2))}
     stated = {int(n.replace(",", "")) for n in re.findall(r"\b(\d[\d,]*) cells\b", user_docs)}
     assert len(selected_cells(smollm2)) in stated, "docs/builds-and-models.md no longer states SmolLM2's cell count"
@@ -229,7 +220,7 @@ def test_a_bare_yaml_boolean_where_a_name_belongs_says_to_quote_it(
     study_config: dict, text: str, key: str, quoted: str
 ) -> None:
     """YAML 1.1 reads off/no/false (and on/yes/true) as booleans: the error says so and what to write instead."""
-    merge_into(study_config, yaml.safe_load(text))
+    update_config(study_config, yaml.safe_load(text))
     with pytest.raises(ConfigError) as caught:
         validate_config(study_config, REPO)
     assert caught.value.key == key, str(caught.value)

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from snakemake.utils import update_config
 
 from specbench.claims.claim import ClaimError
 from specbench.claims.load import parse_claims
@@ -20,11 +21,11 @@ from specbench.core.config import validate_config
 from specbench.core.config_error import ConfigError
 from specbench.core.templates import fill_template, template_fields
 from specbench.tasks.render import render_prompt
-from support.config import merge_into
 from support.paths import REPO
 
 STUDY = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-TINY = merge_into(copy.deepcopy(STUDY), yaml.safe_load((REPO / "config" / "tiny.yaml").read_text()))
+TINY = copy.deepcopy(STUDY)
+update_config(TINY, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text()))
 CLAIMS = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())["claims"]
 SCHEMA_KEYS = set(yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"])
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.utils import update_config
 
 from specbench.core.config import validate_config
 from specbench.core.config_error import ConfigError
@@ -28,7 +29,6 @@ from specbench.core.matrix import (
 from specbench.core.plan import model_gguf, model_id
 from specbench.measure.setup import job_setup
 from specbench.tasks.render import prompt_step
-from support.config import merge_into
 from support.paths import REPO
 
 SMOLLM2 = REPO / "config" / "smollm2.yaml"
@@ -36,7 +36,7 @@ SMOLLM2 = REPO / "config" / "smollm2.yaml"
 
 def _merged(study_config: dict, *names: str) -> dict:
     for name in names:
-        merge_into(study_config, yaml.safe_load((REPO / "config" / name).read_text()))
+        update_config(study_config, yaml.safe_load((REPO / "config" / name).read_text()))
     return study_config
 
 

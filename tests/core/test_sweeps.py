@@ -8,6 +8,7 @@ import copy
 import numpy as np
 import pytest
 import yaml
+from snakemake.utils import update_config
 
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables
@@ -19,7 +20,6 @@ from specbench.core.sweeps import sweep_member
 from specbench.report import figure_style
 from specbench.report.figures import sweep_figure, sweeps_of
 from specbench.report.variations import sweep_sections
-from support.config import merge_into
 from support.paths import REPO
 
 NGRAM_SWEEP = {
@@ -57,7 +57,7 @@ def test_the_study_config_keeps_its_published_conditions(study_config: dict) -> 
 
 
 def test_the_study_sweeps_config_plans_dflash_and_mtp_draft_lengths(study_config: dict) -> None:
-    merge_into(study_config, yaml.safe_load((REPO / "config/study-sweeps.yaml").read_text()))
+    update_config(study_config, yaml.safe_load((REPO / "config/study-sweeps.yaml").read_text()))
     config = validate_config(study_config, REPO)
     swept = {name: c["swept"]["value"] for name, c in config["conditions"].items() if "swept" in c}
     assert swept == {

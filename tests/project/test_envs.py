@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 from support.paths import REPO, TEST_CACHE
+from support.rules import Rule, workflow_rules
 
 SCRIPTS = REPO / "scripts"
 PACKAGE = "specbench"
@@ -73,51 +74,6 @@ def package_key(env_file: Path) -> str:
     """sha256 of the env's pip package list and this Python's version: the venv cache key."""
     text = "\n".join(sorted(pip_packages(env_file))) + f"\npython {sys.version_info[0]}.{sys.version_info[1]}\n"
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-# --- rules/*.smk: each rule's conda env and script ---
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A rule with a ``script:``, its conda env file (None when it names none) and where it is defined."""
-
-    name: str
-    script: Path
-    env: Path | None
-    source: str
-
-
-def _directive_value(block: list[str], directive: str, source: str) -> str | None:
-    """The string literal under ``directive:`` in a snakefmt-formatted rule block, or None without one."""
-    for i, line in enumerate(block):
-        if line.strip() == f"{directive}:":
-            value = next((v.strip() for v in block[i + 1 :] if v.strip()), "")
-            literal = re.fullmatch(r"""(['"])(.*)\1,?""", value)
-            assert literal, (
-                f"{source}: the {directive}: of this rule is not a plain string ({value!r}); "
-                "tests/project/test_envs.py reads only literal paths"
-            )
-            return literal.group(2)
-    return None
-
-
-def workflow_rules() -> list[Rule]:
-    """Every rule with a ``script:`` in the Snakefile and rules/*.smk (paths resolved as Snakemake does)."""
-    rules = []
-    for snakefile in [REPO / "Snakefile", *sorted((REPO / "rules").glob("*.smk"))]:
-        lines = snakefile.read_text().splitlines()
-        starts = [i for i, line in enumerate(lines) if re.match(r"rule \w+:", line)]
-        for start in starts:
-            name = lines[start].split()[1].rstrip(":")
-            end = next((j for j in range(start + 1, len(lines)) if lines[j] and not lines[j][0].isspace()), len(lines))
-            source = f"{snakefile.relative_to(REPO)}:{start + 1}"
-            script = _directive_value(lines[start + 1 : end], "script", source)
-            conda = _directive_value(lines[start + 1 : end], "conda", source)
-            if script is not None:
-                env = (snakefile.parent / conda).resolve() if conda else None
-                rules.append(Rule(name, (snakefile.parent / script).resolve(), env, source))
-    return rules
 
 
 # --- the static import closure of a script over scripts/specbench ---

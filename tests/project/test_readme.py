@@ -4,6 +4,7 @@ examples pass the schema, and their `snakemake` commands plan in a fresh clone (
 
 from __future__ import annotations
 
+import copy
 import re
 import shlex
 import subprocess
@@ -14,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.utils import update_config
 
 from specbench.core.schema import load_schema, validate_document
-from support.config import merge_into
 from support.paths import REPO
 
 DOCS = [
@@ -110,7 +111,8 @@ def test_the_documents_config_examples_pass_the_schema(study_config: dict) -> No
     blocks = [m.group(2) for name in DOCS for m in _FENCE.finditer((REPO / name).read_text()) if m.group(1) == "yaml"]
     assert len(blocks) >= 5
     for block in blocks:
-        merged = merge_into(__import__("copy").deepcopy(study_config), yaml.safe_load(block))
+        merged = copy.deepcopy(study_config)
+        update_config(merged, yaml.safe_load(block))
         validate_document(merged, load_schema())
 
 

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import psutil
 import yaml
+from snakemake.utils import update_config
 
 from specbench.core.code import WORKFLOW_FILES
 from specbench.core.config import validate_config
 from specbench.core.files import read_json
 from specbench.core.matrix import NO_MODELS, Cell
 from specbench.core.model_identity import models_folder
-from support.config import merge_into
 from support.paths import OUTPUT_CACHE, REPO
 from support.prepare import PREPARED, done, wait_for
 
@@ -88,7 +88,7 @@ def planned(configs: list[Path | dict], cell: Cell) -> Cell:
     test passes to ``snakemake``, or their settings as a dict)."""
     config: dict = {}
     for entry in [REPO / "config" / "config.yaml", *configs]:
-        merge_into(config, entry if isinstance(entry, dict) else yaml.safe_load(Path(entry).read_text()) or {})
+        update_config(config, entry if isinstance(entry, dict) else yaml.safe_load(Path(entry).read_text()) or {})
     return replace(cell, models=models_folder(validate_config(config, REPO), cell.condition))
 
 

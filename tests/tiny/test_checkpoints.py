@@ -488,11 +488,11 @@ def test_identity_check_fails_on_a_diverging_pair() -> None:
 @pytest.mark.parametrize("weights", ["random", "agree", "half", "bogus", None])
 def test_config_chooses_the_tiny_weights(study_config: dict, weights: str | None) -> None:
     import yaml
+    from snakemake.utils import update_config
 
     from specbench.core.config import validate_config
     from specbench.core.config_error import ConfigError
     from specbench.core.sources import model_source
-    from support.config import merge_into
 
     repo = REPO
     demo = yaml.safe_load((repo / "config" / "tiny.yaml").read_text())
@@ -501,10 +501,11 @@ def test_config_chooses_the_tiny_weights(study_config: dict, weights: str | None
         del demo["models"]["target"]["tiny"]["weights"]
     else:
         demo["models"]["target"]["tiny"]["weights"] = weights
+    update_config(study_config, demo)
     if weights == "bogus":
         with pytest.raises(ConfigError, match="weights"):
-            validate_config(merge_into(study_config, demo), repo)
+            validate_config(study_config, repo)
         return
-    source = model_source(validate_config(merge_into(study_config, demo), repo), "target")
+    source = model_source(validate_config(study_config, repo), "target")
     assert source["kind"] == "tiny"  # the tiny block's own keys never shadow the source kind
     assert source.get("weights", "random") == (weights or "random")

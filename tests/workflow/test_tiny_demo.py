@@ -29,6 +29,7 @@ from specbench.core.matrix import Cell, run_order, selected_cells
 from specbench.tiny.checkpoints import write_tiny_target
 from support.config import load_config
 from support.paths import OUTPUT_CACHE, REPO
+from support.rules import report_outputs
 from support.workflow import (
     copy_workdir,
     copy_workflow,
@@ -237,13 +238,15 @@ def test_the_cells_ran_in_the_interleaved_order_planned(run: dict) -> None:
 
 
 def test_the_terminal_shows_each_stage_and_the_cells_done_with_the_time_left(run: dict) -> None:
-    """What `snakemake all` printed while it ran: the stages' progress, cells done / total and an estimate of the
-    time left from the wall times of the cells measured so far."""
+    """What `snakemake all` printed while it ran (the logger plugin the default profile selects): running jobs' last
+    log lines with their logs' paths, the cells measured in how many of the cell jobs, with the time left, and the
+    mean of the cells' recorded wall times."""
     total = len(TASKS) * len(CONDITIONS) * REPEATS
+    jobs = len(TASKS) * (len(CONDITIONS) - 1) * REPEATS + len(TASKS)  # the warm condition: one job per task
     lines = [ln for ln in run["result"].stderr.splitlines() if ln.startswith("specbench progress: ")]
-    assert any(ln.startswith("specbench progress: conversion to GGUF (") for ln in lines), lines
+    assert any(" so far: " in ln and ln.endswith(".log]") and "  [logs/" in ln for ln in lines), lines
     counts = [ln for ln in lines if ln.startswith("specbench progress: cells ")]
-    assert counts[-1].startswith(f"specbench progress: cells {total} of {total} done ({total} measured now; ")
+    assert counts[-1].startswith(f"specbench progress: cells {total} measured in {jobs} of {jobs} jobs ("), counts
     estimates = [ln for ln in counts if " left" in ln and "about " in ln]
     assert estimates, counts
     mean = (
@@ -255,7 +258,7 @@ def test_the_terminal_shows_each_stage_and_the_cells_done_with_the_time_left(run
         )
         / total
     )
-    last = float(counts[-1].rsplit("; ", 1)[1].split(" s a cell")[0])
+    last = float(counts[-1].rsplit("(", 1)[1].split(" s a cell")[0])
     assert last == pytest.approx(mean, abs=0.051)  # the records' own wall times
 
 
@@ -415,9 +418,8 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(own: dict) ->
         snakefile=own["snakefile"],
     )
     assert forced.returncode == 0, fail_message(forced)
-    total = len(TASKS) * len(CONDITIONS) * REPEATS  # the file there, out of date, is done once it is rewritten
     counts = [ln for ln in forced.stderr.splitlines() if ln.startswith("specbench progress: cells ")]
-    assert counts and counts[-1].startswith(f"specbench progress: cells {total} of {total} done (1 measured now; ")
+    assert counts and counts[-1].startswith("specbench progress: cells 1 measured in 1 of 1 jobs ("), counts
     follow = snakemake(own["work"], ["all"], own["configs"], "--dry-run", env=own["env"], snakefile=own["snakefile"])
     assert job_counts(follow.stdout + follow.stderr) == {
         "explain_divergence": len(CONDITIONS) - 1,
@@ -901,12 +903,8 @@ def test_report_snakemake(run: dict, tmp_path: Path) -> None:
     found = re.search(r"^\s*var results = (\{.*\});$", text, re.MULTILINE)
     assert found, "the report embeds no results"
     results = json.loads(found.group(1))
-    flagged = {
-        match[1]: smk.parent / match[2]
-        for smk in sorted((REPO / "rules").glob("*.smk"))
-        for match in re.finditer(r'report\(\s*"([^"]+)",\s*caption="([^"]+)"', smk.read_text())
-    }
-    assert flagged, "no report(...) outputs with a caption in rules/*.smk"
+    flagged = report_outputs()
+    assert flagged, "no report(...) outputs with a caption among the workflow's rules"
     assert sorted(results) == sorted(flagged)
 
     def squeezed(value: str) -> str:

@@ -127,7 +127,8 @@ def manifest(entry: str, paths: Iterable[Path]) -> dict[str, object]:
     }
 
 
-WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "envs", "report")
+# What a clone of the workflow holds (the workflow profiles too: they select the logger plugin and set resources)
+WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "envs", "report", "profiles")
 
 
 def workflow_commit(base: Path) -> str:
