@@ -34,6 +34,7 @@ from specbench.core.rules import (
 from specbench.llama_cpp.cmake import host_cpu  # noqa: E402
 from specbench.preflight import planned as sb_planned  # noqa: E402
 from specbench.preflight import run as sb_preflight  # noqa: E402
+from specbench.report import rule_params as sb_back_half  # noqa: E402
 
 BASE = Path(workflow.basedir)
 
@@ -69,7 +70,7 @@ BUILDS_DECLARED = sb_builds.declared(config)
 BUILD_OF_DIR = {b.suffix: b for b in BUILDS}
 BUILD_OF_LABEL = {b.label: b for b in BUILDS}
 # The builds' labels as the tables and the report name them (none for the one build of a run without builds)
-BUILD_LABELS = [b.label for b in BUILDS] if BUILDS_DECLARED else []
+BUILD_LABELS = sb_back_half.build_labels(config)
 LLAMA_ROOT = f"{sb_builds.LLAMA_DIR}{{build_dir}}"
 # (a group: an empty alternative alone is a constraint that matches the empty suffix, not "no constraint")
 _BUILD_DIRS = "|".join(
@@ -288,30 +289,6 @@ def cell_priority(wildcards):
     return len(RUN_ORDER) - RUN_ORDER[first]
 
 
-def report_inputs(wildcards):
-    """The per-cell table, the cell index, manifests, download records, claims and the report's code."""
-    inputs = {
-        "table": "results/cells.parquet",
-        "cells_index": "results/cells_index.json",
-        "build": LLAMA_BIN_DIR,
-        "model": model_manifest("target"),
-        "claims": config_path(config["claims"]),
-        "claims_schema": config_path("config/claims.schema.yaml"),
-        "downloads": [
-            f"results/models/{MODEL_IDS[role]}.download.json"
-            for role in USED_ROLES
-            if model_source(role)["kind"] == "hf"
-        ],
-        "code": code("report.py"),
-    }
-    if "draft" in USED_ROLES:
-        inputs["draft"] = model_manifest("draft")
-    if PREDICTIONS:
-        inputs["predictions"] = PREDICTIONS
-        inputs["predictions_stamp"] = PREDICTIONS_STAMP
-    return inputs
-
-
 WORKFLOW_COMMIT = workflow_commit(BASE)
 CONFIG_SHA256 = sb_files.sha256_text(json.dumps(config, sort_keys=True))
 
@@ -328,7 +305,7 @@ IMPORTS_REGEX = (
     or "(?!)"
 )
 # Every machine of the report, in order: those measured here, then the imported ones
-MACHINE_LABELS = [*sb_matrix.machine_labels(config), *IMPORTS]
+MACHINE_LABELS = sb_back_half.report_machines(config)
 
 
 def import_source(wildcards):
