@@ -46,57 +46,6 @@ rule record_predictions:
         "../scripts/record_predictions.py"
 
 
-# The typed tables the later rules read (specbench.analysis.summary_tables), the judged claims (specbench.report.judging)
-# and the figures' index (specbench.report.drawing): what each rule computed, read by the next rather than recomputed
-TABLES = "results/tables.pkl"
-JUDGED = "results/claims.pkl"
-FIGURES_INDEX = "results/figures/index.json"
-
-
-def manifest_inputs():
-    """The build's and the models' manifests the claims and the report read (the draft's when a cell loads it)."""
-    inputs = {"build": LLAMA_BIN_DIR, "model": model_manifest("target")}
-    if "draft" in USED_ROLES:
-        inputs["draft"] = model_manifest("draft")
-    return inputs
-
-
-def claims_inputs(wildcards):
-    """The typed tables, the cell index, the manifests, the claims (with their schema) and the predictions."""
-    inputs = {
-        "tables": TABLES,
-        "cells_index": "results/cells_index.json",
-        **manifest_inputs(),
-        "claims": config_path(config["claims"]),
-        "claims_schema": config_path("config/claims.schema.yaml"),
-        "code": code("claims.py"),
-    }
-    if PREDICTIONS:
-        inputs["predictions"] = PREDICTIONS
-        inputs["predictions_stamp"] = PREDICTIONS_STAMP
-    return inputs
-
-
-def report_inputs(wildcards):
-    """The per-cell table and the cell index, what the tables, claims and figures rules wrote, the manifests and
-    the models' download records."""
-    return {
-        "table": "results/cells.parquet",
-        "cells_index": "results/cells_index.json",
-        "tables": TABLES,
-        "claims": JUDGED,
-        "figures": FIGURES_INDEX,
-        "figure_files": rules.figures.output.figures,
-        **manifest_inputs(),
-        "downloads": [
-            f"results/models/{MODEL_IDS[role]}.download.json"
-            for role in USED_ROLES
-            if model_source(role)["kind"] == "hf"
-        ],
-        "code": code("report.py"),
-    }
-
-
 rule tables:
     input:
         table="results/cells.parquet",
