@@ -1,15 +1,24 @@
 """What reruns after an edit: `snakemake -n` job counts per invalidation case, on a small tiny-model matrix.
 
 Runs a copy of a workflow (this checkout, or any other, e.g. an older commit for a before/after comparison) once,
-then for each case makes a real edit, prints the dry run's job counts, and undoes the edit (content and mtime):
+then for each case makes a real edit, takes the dry run's job counts, and undoes the edit (content and mtime); prints
+a table of the jobs per rule each case would rerun. The back half's cases (the default):
 
-* measurement code (the client)  * the GSM8K scorer  * the server log's parser  * the summaries
-  * report code (the figures)  * trying another model in the same directory (it fails verification) and switching
-  back. Modules are found by name anywhere in the package, so an older checkout (modules side by side, before the
-  sub-packages) is measured with the same rows.
+* a figure (report/figures.py)  * a judge (claims/judges.py)  * a summary (analysis/summaries.py)
+
+and with ``--every-case`` also: measurement code (the client), the GSM8K scorer, the server log's parser, and trying
+another model in the same directory (it fails verification) and switching back. Modules are found by name anywhere in
+the package, so an older checkout (modules elsewhere) is measured with the same rows.
 
     python bench/invalidation.py                          # this checkout
     python bench/invalidation.py --workflow /tmp/old      # a checkout of another commit (git worktree add ...)
+    python bench/invalidation.py --reuse /tmp/invalidation-x/work   # start from a kept run's work (no new build)
+    python bench/invalidation.py --touch                  # every output made empty, nothing run (a minute)
+
+``--touch`` replaces the first run: every output the run would make (``snakemake --summary``) is created empty (a
+folder where its name has no suffix), all with one time, no job run. What a dry run reruns after an edit depends on
+the DAG and the files' times only, so the back half's cases read as after a real run (not the other cases: trying
+another model needs a real GGUF).
 
 The llama.cpp build comes from the between-workflow cache (SNAKEMAKE_OUTPUT_CACHE, default the tests' cache).
 """
@@ -23,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import yaml
@@ -77,6 +87,21 @@ def _plan(workflow: Path, work: Path, configs: list[Path]) -> dict[str, int]:
     return _counts(result.stdout + result.stderr)
 
 
+def _mark_done(workflow: Path, work: Path, configs: list[Path]) -> subprocess.CompletedProcess:
+    """Every output of the run created empty, all with one time (newer than the workflow's files): up to date."""
+    listing = _snakemake(workflow, work, configs, "--summary")
+    now = time.time()
+    for line in listing.stdout.splitlines()[1:] if listing.returncode == 0 else []:
+        path = work / line.split("\t")[0]
+        if path.suffix:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+        os.utime(path, (now, now))
+    return listing
+
+
 def _edit_and_plan(path: Path, workflow: Path, work: Path, configs: list[Path]) -> dict[str, int]:
     text, stat = path.read_text(), path.stat()
     path.write_text(text + "\n# edited by bench/invalidation.py\n")
@@ -92,9 +117,30 @@ def _module(package: Path, name: str) -> Path | None:
     return next(iter(sorted(package.rglob(name))), None)
 
 
+# (row label, module file name) of each edit case
+BACK_HALF_CASES = (("a figure", "figures.py"), ("a judge", "judges.py"), ("a summary", "summaries.py"))
+OTHER_CASES = (("measurement code", "client.py"), ("GSM8K scorer", "gsm8k.py"), ("server-log parser", "server_log.py"))
+
+
+def table(rows: list[tuple[str, dict[str, int]]]) -> str:
+    """The cases as rows, every rule any case reruns as a column (its job count; '.' for none)."""
+    rules = sorted({rule for _, counts in rows for rule in counts})
+    label_width = max(len(label) for label, _ in rows)
+    widths = [max(len(rule), 3) for rule in rules]
+    lines = [" " * label_width + "  " + "  ".join(r.rjust(w) for r, w in zip(rules, widths, strict=True))]
+    for label, counts in rows:
+        cells = [str(counts.get(rule, ".")).rjust(w) for rule, w in zip(rules, widths, strict=True)]
+        lines.append(label.ljust(label_width) + "  " + "  ".join(cells))
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workflow", type=Path, default=REPO, help="the checkout to measure (default: this one)")
+    parser.add_argument("--every-case", action="store_true", help="also the measurement cases and another model")
+    parser.add_argument("--keep", action="store_true", help="keep the run's copy (its results) and say where")
+    parser.add_argument("--reuse", type=Path, help="a kept run's work folder to start from (the first run updates it)")
+    parser.add_argument("--touch", action="store_true", help="mark every output done instead of running the jobs")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="invalidation-"))
     workflow, work = root / "workflow", root / "work"
@@ -102,35 +148,43 @@ def main() -> int:
     for name in FILES:
         source = args.workflow / name
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, workflow / name)
-    work.mkdir()
+    if args.reuse:
+        shutil.copytree(args.reuse, work, symlinks=True)
+    else:
+        work.mkdir()
     override = work / "bench.yaml"
     override.write_text(yaml.safe_dump(MATRIX))
     configs = [workflow / "config" / "tiny.yaml", override]
-    first = _snakemake(workflow, work, configs)
+    if args.touch and args.every_case:
+        parser.error("--every-case needs a real run (another model's GGUF): leave out --touch")
+    first = _mark_done(workflow, work, configs) if args.touch else _snakemake(workflow, work, configs)
     if first.returncode != 0:
         raise SystemExit(f"the first run failed:\n{first.stderr[-3000:]}")
     package = workflow / "scripts" / "specbench"
     rows = [("nothing edited", _plan(workflow, work, configs))]
-    for label, name in (
-        ("measurement code", "client.py"),
-        ("GSM8K scorer", "gsm8k.py"),
-        ("server-log parser", "server_log.py" if _module(package, "server_log.py") else "parse.py"),
-        ("summaries", "summaries.py"),
-        ("report code", "figures.py"),
-    ):
+    for label, name in (*BACK_HALF_CASES, *(OTHER_CASES if args.every_case else ())):
         path = _module(package, name)
         rows.append((f"{label} ({path.relative_to(package)})", _edit_and_plan(path, workflow, work, configs)))
+    if args.every_case:
+        rows.append(_another_model(workflow, work, configs))
+    print(f"workflow: {args.workflow}  (matrix: {MATRIX['select']}, {MATRIX['repeats']} repeats)")
+    print("jobs per rule that a dry run would run after each edit:")
+    print(table(rows))
+    if args.keep:
+        print(f"kept: {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+def _another_model(workflow: Path, work: Path, configs: list[Path]) -> tuple[str, dict[str, int]]:
+    """Try the draft GGUF as the target in the same directory (it fails verification), then plan the study's again."""
     drafts = sorted(work.glob("resources/models/**/*.gguf"))
     draft = next(p for p in drafts if "draft" in str(p))
     other = work / "other.yaml"
     other.write_text(yaml.safe_dump({"models": {"target": {"source": "gguf", "gguf": {"path": str(draft)}}}}))
     tried = _snakemake(workflow, work, [*configs, other])
-    rows.append((f"another model tried (exit {tried.returncode}), then back", _plan(workflow, work, configs)))
-    print(f"workflow: {args.workflow}  (matrix: {MATRIX['select']}, {MATRIX['repeats']} repeats)")
-    for label, counts in rows:
-        print(f"  {label:52s} {counts or 'nothing to do'}")
-    shutil.rmtree(root, ignore_errors=True)
-    return 0
+    return (f"another model tried (exit {tried.returncode}), then back", _plan(workflow, work, configs))
 
 
 if __name__ == "__main__":

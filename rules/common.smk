@@ -33,6 +33,7 @@ from specbench.core.rules import (
 from specbench.llama_cpp.cmake import host_cpu  # noqa: E402
 from specbench.preflight import planned as sb_planned  # noqa: E402
 from specbench.preflight import run as sb_preflight  # noqa: E402
+from specbench.report import rule_params as sb_back_half  # noqa: E402
 
 BASE = Path(workflow.basedir)
 
@@ -68,7 +69,7 @@ BUILDS_DECLARED = sb_builds.declared(config)
 BUILD_OF_DIR = {b.suffix: b for b in BUILDS}
 BUILD_OF_LABEL = {b.label: b for b in BUILDS}
 # The builds' labels as the tables and the report name them (none for the one build of a run without builds)
-BUILD_LABELS = [b.label for b in BUILDS] if BUILDS_DECLARED else []
+BUILD_LABELS = sb_back_half.build_labels(config)
 LLAMA_ROOT = f"{sb_builds.LLAMA_DIR}{{build_dir}}"
 # (a group: an empty alternative alone is a constraint that matches the empty suffix, not "no constraint")
 _BUILD_DIRS = "|".join(
@@ -288,15 +289,48 @@ def cell_priority(wildcards):
     return len(RUN_ORDER) - RUN_ORDER[first]
 
 
-def report_inputs(wildcards):
-    """The per-cell table, the cell index, manifests, download records, claims and the report's code."""
+# The typed tables the later rules read (specbench.analysis.summary_tables), the judged claims (specbench.report.judging)
+# and the figures' index (specbench.report.drawing): what each rule computed, read by the next rather than recomputed
+TABLES = "results/tables.pkl"
+JUDGED = "results/claims.pkl"
+FIGURES_INDEX = "results/figures/index.json"
+
+
+def manifest_inputs():
+    """The build's and the models' manifests the claims and the report read (the draft's when a cell loads it)."""
+    inputs = {"build": LLAMA_BIN_DIR, "model": model_manifest("target")}
+    if "draft" in USED_ROLES:
+        inputs["draft"] = model_manifest("draft")
+    return inputs
+
+
+def claims_inputs(wildcards):
+    """The typed tables, the cell index, the manifests, the claims (with their schema) and the predictions."""
     inputs = {
-        "table": "results/cells.parquet",
+        "tables": TABLES,
         "cells_index": "results/cells_index.json",
-        "build": LLAMA_BIN_DIR,
-        "model": model_manifest("target"),
+        **manifest_inputs(),
         "claims": config_path(config["claims"]),
         "claims_schema": config_path("config/claims.schema.yaml"),
+        "code": code("claims.py"),
+    }
+    if PREDICTIONS:
+        inputs["predictions"] = PREDICTIONS
+        inputs["predictions_stamp"] = PREDICTIONS_STAMP
+    return inputs
+
+
+def report_inputs(wildcards):
+    """The per-cell table and the cell index, what the tables, claims and figures rules wrote, the manifests and
+    the models' download records."""
+    return {
+        "table": "results/cells.parquet",
+        "cells_index": "results/cells_index.json",
+        "tables": TABLES,
+        "claims": JUDGED,
+        "figures": FIGURES_INDEX,
+        "figure_files": rules.figures.output.figures,
+        **manifest_inputs(),
         "downloads": [
             f"results/models/{MODEL_IDS[role]}.download.json"
             for role in USED_ROLES
@@ -304,12 +338,6 @@ def report_inputs(wildcards):
         ],
         "code": code("report.py"),
     }
-    if "draft" in USED_ROLES:
-        inputs["draft"] = model_manifest("draft")
-    if PREDICTIONS:
-        inputs["predictions"] = PREDICTIONS
-        inputs["predictions_stamp"] = PREDICTIONS_STAMP
-    return inputs
 
 
 WORKFLOW_COMMIT = workflow_commit(BASE)
@@ -328,7 +356,7 @@ IMPORTS_REGEX = (
     or "(?!)"
 )
 # Every machine of the report, in order: those measured here, then the imported ones
-MACHINE_LABELS = [*sb_matrix.machine_labels(config), *IMPORTS]
+MACHINE_LABELS = sb_back_half.report_machines(config)
 
 
 def import_source(wildcards):

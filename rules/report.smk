@@ -1,5 +1,5 @@
-# Every cell and its explanation -> the per-cell table (pandas) -> the report (HTML + Markdown), its summaries as CSV,
-# the claims check and provenance.json.
+# Every cell and its explanation -> the per-cell table (aggregate) -> its summaries (tables) -> the claims judged
+# (claims) and the figures (figures) -> the report (HTML + Markdown) and provenance.json (report).
 
 
 rule aggregate:
@@ -10,7 +10,7 @@ rule aggregate:
         code=code("aggregate.py"),
     output:
         table="results/cells.parquet",
-        cells="results/runs.csv",
+        runs="results/runs.csv",
         cells_index="results/cells_index.json",
     log:
         "logs/aggregate.log",
@@ -46,23 +46,13 @@ rule record_predictions:
         "../scripts/record_predictions.py"
 
 
-rule report:
+rule tables:
     input:
-        unpack(report_inputs),
+        table="results/cells.parquet",
+        code=code("tables.py"),
     output:
-        markdown="results/report.md",
-        html=report(
-            "results/report.html",
-            caption="../report/report.rst",
-            category="Report",
-        ),
-        provenance="results/provenance.json",
-        claims=report(
-            "results/claims.csv",
-            caption="../report/claims.rst",
-            category="Claims",
-        ),
-        # the summaries the report shows, as CSV (specbench.report.assemble.SUMMARY_FILES)
+        tables=TABLES,
+        # the summaries as CSV, every machine's and build's in one file (specbench.analysis.summary_tables.SUMMARY_FILES)
         summary=report(
             "results/summary.csv",
             caption="../report/summary.rst",
@@ -82,7 +72,50 @@ rule report:
         spread="results/prompt_spread.csv",
         # per temperature: the task effect against the method effect (the study's thesis, analysis.thesis)
         thesis="results/thesis.csv",
-        # The figures as files too (the HTML report embeds them): in snakemake --report, and linked from report.md
+    log:
+        "logs/tables.log",
+    benchmark:
+        "benchmarks/tables.tsv"
+    conda:
+        "../envs/pipeline.yaml"
+    params:
+        **sb_back_half.tables_params(config),
+    script:
+        "../scripts/tables.py"
+
+
+rule claims:
+    input:
+        unpack(claims_inputs),
+    output:
+        claims=report(
+            "results/claims.csv",
+            caption="../report/claims.rst",
+            category="Claims",
+        ),
+        judged=JUDGED,
+    log:
+        "logs/claims.log",
+    benchmark:
+        "benchmarks/claims.tsv"
+    conda:
+        "../envs/pipeline.yaml"
+    params:
+        **sb_back_half.claims_params(config),
+    script:
+        "../scripts/claims.py"
+
+
+rule figures:
+    input:
+        tables=TABLES,
+        # the thesis figure draws the thesis claim's published multipliers beside this run's
+        claims=config_path(config["claims"]),
+        claims_schema=config_path("config/claims.schema.yaml"),
+        code=code("figures.py"),
+    output:
+        index=FIGURES_INDEX,
+        # in snakemake --report, and linked from report.md (the HTML report embeds them, and a sweep's figures)
         figures=[
             report(
                 "results/figures/multipliers.png",
@@ -116,6 +149,29 @@ rule report:
             ),
         ],
     log:
+        "logs/figures.log",
+    benchmark:
+        "benchmarks/figures.tsv"
+    conda:
+        "../envs/pipeline.yaml"
+    params:
+        **sb_back_half.figures_params(config),
+    script:
+        "../scripts/figures.py"
+
+
+rule report:
+    input:
+        unpack(report_inputs),
+    output:
+        markdown="results/report.md",
+        html=report(
+            "results/report.html",
+            caption="../report/report.rst",
+            category="Report",
+        ),
+        provenance="results/provenance.json",
+    log:
         "logs/report.log",
     benchmark:
         "benchmarks/report.tsv"
@@ -125,42 +181,11 @@ rule report:
     resources:
         **rule_resources("report"),
     params:
-        names={"tasks": list(config["tasks"]), "conditions": list(config["conditions"])},
-        name=config["name"],
-        machines=MACHINE_LABELS,
-        machine_descriptions={
-            m["label"]: m["description"]
-            for m in [*config["machines"], *config["imports"]]
-        },
-        model_note=sb_plan.model_note(config),
-        baseline=config["baseline"],
-        study_setup=config["study_setup"],
-        # the flags every condition shares: the config's and the chat template's (a built-in one by name)
-        server_args=config["server"]["args"]
-        + sb_chat.server_flags(sb_chat.setting(config)),
-        task_order=list(config["tasks"]),
-        condition_order=list(config["conditions"]),
-        stand_in_tasks=[
-            name
-            for name, task in config["tasks"].items()
-            if (task.get("dataset") or {}).get("stand_in")
-        ],
-        expected_cells=cell_files(),
-        sweeps={n: c["swept"] for n, c in config["conditions"].items() if "swept" in c},
-        builds=BUILD_LABELS,
-        build_descriptions={
-            b.label: "; ".join(
-                text
-                for text in (
-                    b.description,
-                    b.llama_cpp[b.llama_cpp["source"]].get("label"),
-                )
-                if text
-            )
-            for b in BUILDS
-            if BUILDS_DECLARED
-        },
-        config_sha256=CONFIG_SHA256,
-        workflow_commit=WORKFLOW_COMMIT,
+        **sb_back_half.report_params(
+            config,
+            expected_cells=cell_files(),
+            config_sha256=CONFIG_SHA256,
+            workflow_commit=WORKFLOW_COMMIT,
+        ),
     script:
         "../scripts/report.py"

@@ -16,7 +16,7 @@ aggregate_step(
     builds=params.builds,
     code_fingerprint=params.code_fingerprint,
     table=Path(out.table),
-    runs_csv=Path(out.cells),
+    runs_csv=Path(out.runs),
     index=Path(out.cells_index),
     log=Path(snakemake.log[0]),
 )

@@ -48,9 +48,9 @@ from specbench.claims.evaluate import Setup, evaluate
 from specbench.claims.judges import tolerance_band
 from specbench.claims.load import about_the_study, load_claims, parse_claims
 from specbench.claims.tables import METRICS
-from specbench.report.assemble import predictions_setup
 from specbench.report.claim_sections import claim_notes, sentence_text
 from specbench.report.document import Note
+from specbench.report.judging import predictions_setup
 from support.config import load_config
 from support.counterfactuals import (
     BASELINE,

@@ -1,5 +1,6 @@
-"""The report rule's work as one function (specbench.report.assemble): the files it reads, the claims judged once per
-machine, and the four files it writes."""
+"""The back half as its four rules' work, each on the files the one before wrote: tables (the summaries as CSV and
+typed), claims (judged once per machine), figures (files and their index) and report (Markdown, HTML, provenance);
+and each rule's params, one function of the config, as its settings take them."""
 
 from __future__ import annotations
 
@@ -11,16 +12,23 @@ import pytest
 import yaml
 
 from specbench.analysis.cell_table import frame_of, write_table
-from specbench.report.assemble import SUMMARY_FILES, ReportInputs, ReportSettings, assemble, write_report
+from specbench.analysis.summary_tables import SUMMARY_FILES, read_tables, write_tables
+from specbench.report import rule_params
+from specbench.report.assemble import ReportInputs, ReportSettings, assemble, write_report
+from specbench.report.drawing import FigureSettings, read_figures, write_figures
 from specbench.report.figures import FIGURE_FILES
+from specbench.report.judging import ClaimInputs, ClaimSettings, read_claims, write_claims
+from support.config import load_config
 from support.paths import REPO
 
 ROWS = json.loads((REPO / "tests/data/report/cells.json").read_text())
 STUDY = yaml.safe_load((REPO / "config/config.yaml").read_text())
 CPU = {"nvml": "unavailable", "error": "NVMLError_LibraryNotFound", "devices": []}
+NAMES = {"tasks": list(STUDY["tasks"]), "conditions": list(STUDY["conditions"])}
 
 
-def _files(tmp_path: Path, machines: list[str], extra: dict | None = None, where: dict | None = None) -> ReportInputs:
+def _aggregated(tmp_path: Path, machines: list[str], extra: dict | None = None, where: dict | None = None) -> None:
+    """What the aggregate rule (and the earlier ones) would have written for ROWS measured on ``machines``."""
     rows = [
         {
             **row,
@@ -40,28 +48,83 @@ def _files(tmp_path: Path, machines: list[str], extra: dict | None = None, where
     (tmp_path / "model.json").write_text(
         json.dumps({"path": "m.gguf", "size_bytes": 10, "sha256": "ab", "mtp": {"present": True}})
     )
-    return ReportInputs.of(
+
+
+def _tables(tmp_path: Path, machines: list[str]) -> dict[str, pd.DataFrame]:
+    return write_tables(
+        tmp_path / "cells.parquet",
+        baseline="off",
+        machines=machines,
+        builds=[],
+        store=tmp_path / "tables.pkl",
+        summaries={name: tmp_path / f"{name}.csv" for name in SUMMARY_FILES},
+        log=tmp_path / "tables.log",
+    )
+
+
+def _claims(tmp_path: Path) -> None:
+    inputs = ClaimInputs.of(
         {
-            "table": tmp_path / "cells.parquet",
+            "tables": tmp_path / "tables.pkl",
             "cells_index": tmp_path / "index.json",
             "build": tmp_path / "bin",
             "model": tmp_path / "model.json",
             "claims": REPO / "config/claims.yaml",
+            "claims_schema": REPO / "config/claims.schema.yaml",
+            "code": ["ignored.py"],
+        }
+    )
+    settings = ClaimSettings(
+        baseline="off", names=NAMES, study_setup=STUDY["study_setup"], server_args=STUDY["server"]["args"]
+    )
+    write_claims(inputs, settings, claims_csv=tmp_path / "claims.csv", store=tmp_path / "claims.pkl")
+
+
+def _figures(tmp_path: Path, files: bool = False) -> dict[str, Path]:
+    figures = {name: tmp_path / "figures" / name for name in FIGURE_FILES} if files else {}
+    settings = FigureSettings(
+        baseline="off", names=NAMES, task_order=NAMES["tasks"], condition_order=NAMES["conditions"]
+    )
+    write_figures(
+        tmp_path / "tables.pkl",
+        REPO / "config/claims.yaml",
+        settings,
+        index=tmp_path / "figures/index.json",
+        figures=figures,
+    )
+    return figures
+
+
+def _files(tmp_path: Path, machines: list[str], extra: dict | None = None, where: dict | None = None) -> ReportInputs:
+    """Every rule before the report run on ROWS: the report's inputs."""
+    _aggregated(tmp_path, machines, extra, where)
+    _tables(tmp_path, machines)
+    _claims(tmp_path)
+    _figures(tmp_path)
+    return _report_inputs(tmp_path)
+
+
+def _report_inputs(tmp_path: Path) -> ReportInputs:
+    return ReportInputs.of(
+        {
+            "table": tmp_path / "cells.parquet",
+            "tables": tmp_path / "tables.pkl",
+            "claims": tmp_path / "claims.pkl",
+            "figures": tmp_path / "figures/index.json",
+            "cells_index": tmp_path / "index.json",
+            "build": tmp_path / "bin",
+            "model": tmp_path / "model.json",
             "downloads": [],
             "code": ["ignored.py"],
         }
     )
 
 
-def _settings(machines: list[str]) -> ReportSettings:
+def _settings() -> ReportSettings:
     return ReportSettings(
         name="assembled",
         baseline="off",
-        machines=machines,
-        names={"tasks": list(STUDY["tasks"]), "conditions": list(STUDY["conditions"])},
         study_setup=STUDY["study_setup"],
-        server_args=STUDY["server"]["args"],
-        task_order=list(STUDY["tasks"]),
         condition_order=list(STUDY["conditions"]),
         expected_cells=[r["cell_file"] for r in ROWS],
         config_sha256="c0",
@@ -69,35 +132,42 @@ def _settings(machines: list[str]) -> ReportSettings:
     )
 
 
-def test_one_machine_claims_numbers_and_the_four_files(tmp_path: Path) -> None:
-    inputs = _files(tmp_path, ["local"])
-    out = {name: tmp_path / f"out.{name}" for name in ("md", "html", "csv", "json")}
-    done = write_report(
-        inputs,
-        _settings(["local"]),
-        markdown=out["md"],
-        html=out["html"],
-        claims_csv=out["csv"],
-        provenance=out["json"],
-        summaries={name: tmp_path / f"{name}.csv" for name in SUMMARY_FILES},
-        log=tmp_path / "report.log",
-    )
+def test_the_summaries_are_written_as_csv_and_read_back_typed(tmp_path: Path) -> None:
+    _aggregated(tmp_path, ["local"])
+    combined = _tables(tmp_path, ["local"])
     for name in SUMMARY_FILES:  # the summaries the report shows, as the CSV files users get
         written = pd.read_csv(tmp_path / f"{name}.csv")
-        assert list(written.columns) == list(done.summaries[name].columns) and len(written) == len(done.summaries[name])
-    assert len(done.summaries["summary"]) and set(pd.read_csv(tmp_path / "summary.csv").machine) == {"local"}
+        assert list(written.columns) == list(combined[name].columns) and len(written) == len(combined[name])
+    assert len(combined["summary"]) and set(pd.read_csv(tmp_path / "summary.csv").machine) == {"local"}
+    summary = read_tables(tmp_path / "tables.pkl")[""]["local"]["summary"]
+    assert summary.cells.map(lambda c: isinstance(c, list) and bool(c)).all()  # lists stay lists, not JSON text
+    pd.testing.assert_frame_equal(summary.drop(columns="machine"), combined["summary"].drop(columns="machine"))
+    assert "tables:" in (tmp_path / "tables.log").read_text()
+
+
+def test_one_machine_claims_numbers_and_the_report_files(tmp_path: Path) -> None:
+    inputs = _files(tmp_path, ["local"])
+    judged = read_claims(tmp_path / "claims.pkl")
     ids = {c["id"] for c in yaml.safe_load((REPO / "config/claims.yaml").read_text())["claims"]}
-    assert ids <= set(done.claims.id)  # every study claim judged once (and its variants beside it)
-    assert set(pd.read_csv(out["csv"]).id) == set(done.claims.id)
+    assert ids <= set(judged.claims.id)  # every study claim judged once (and its variants beside it)
+    assert set(pd.read_csv(tmp_path / "claims.csv").id) == set(judged.claims.id)
+    assert not judged.machines and judged.predictions is None  # one machine; no predictions file
+    out = {name: tmp_path / f"out.{name}" for name in ("md", "html", "json")}
+    done = write_report(
+        inputs, _settings(), markdown=out["md"], html=out["html"], provenance=out["json"], log=tmp_path / "report.log"
+    )
     numbers = json.loads(out["json"].read_text())["numbers"]
     assert numbers["speedup-essay-mtp-t0.0"]["cells"] and numbers == done.provenance["numbers"]
     assert "What this run found" in out["md"].read_text() and "<html" in out["html"].read_text()
     assert "report:" in (tmp_path / "report.log").read_text()
     assert not any(s.id == "machines" for s in done.report.sections)  # one machine: no comparison
+    shown = {row["id"] for s in done.report.sections if s.table is not None for row in s.table.rows if "id" in row}
+    assert set(judged.claims.id) <= shown  # the report shows the claims rule's judgements
 
 
 def test_several_machines_each_judged_on_its_own_cells(tmp_path: Path) -> None:
-    done = assemble(_files(tmp_path, ["a100", "h200"]), _settings(["a100", "h200"]))
+    done = assemble(_files(tmp_path, ["a100", "h200"]), _settings())
+    assert set(read_claims(tmp_path / "claims.pkl").machines) == {"a100", "h200"}
     titles = [s.id for s in done.report.sections]
     assert titles[:2] == ["answer", "machines"] and "machines-claims" in titles
     claims = next(s for s in done.report.sections if s.id == "machines-claims").table
@@ -109,7 +179,39 @@ def test_a_missing_input_is_named(tmp_path: Path) -> None:
     inputs = _files(tmp_path, ["local"])
     (tmp_path / "model.json").unlink()
     with pytest.raises(FileNotFoundError, match="model.json"):
-        assemble(inputs, _settings(["local"]))
+        assemble(inputs, _settings())
+
+
+def test_the_figures_index_lists_files_and_keeps_the_others(tmp_path: Path) -> None:
+    """Each figure written as a file is listed by its path beside the index; one without a file (a sweep's) is kept
+    in the index; reading the index gives every figure back, in order, with its bytes."""
+    _aggregated(tmp_path, ["local"])
+    _tables(tmp_path, ["local"])
+    figures = _figures(tmp_path, files=True)
+    entries = json.loads((tmp_path / "figures/index.json").read_text())
+    assert [e["file"] for e in entries] == list(FIGURE_FILES)
+    drawn = read_figures(tmp_path / "figures/index.json")
+    assert [d.file for d in drawn] == [figures[name] for name in FIGURE_FILES]
+    assert all(d.png == figures[name].read_bytes() for d, name in zip(drawn, FIGURE_FILES, strict=True))
+    _figures(tmp_path)  # none as a file: every figure in the index
+    kept = read_figures(tmp_path / "figures/index.json")
+    assert [d.file for d in kept] == [None] * len(FIGURE_FILES)
+    assert [d.png[:8] for d in kept] == [b"\x89PNG\r\n\x1a\n"] * len(FIGURE_FILES)
+    assert [d.caption for d in kept] == [d.caption for d in drawn]
+
+
+@pytest.mark.parametrize("config", ["config.yaml", "tiny.yaml"])
+def test_each_rules_params_are_what_its_settings_take(config: str) -> None:
+    """One function of the config per rule: its params build the rule's settings (no missing or unknown field)."""
+    loaded = load_config(
+        [REPO / "config/config.yaml", *([REPO / "config" / config] if config != "config.yaml" else [])]
+    )
+    ClaimSettings(**rule_params.claims_params(loaded))
+    FigureSettings(**rule_params.figures_params(loaded))
+    ReportSettings(**rule_params.report_params(loaded, expected_cells=[], config_sha256="c", workflow_commit="w"))
+    tables = rule_params.tables_params(loaded)
+    assert tables["machines"] == ["local"] and tables["builds"] == [] and tables["baseline"] == loaded["baseline"]
+    assert rule_params.claims_params(loaded)["server_args"][: len(loaded["server"]["args"])] == loaded["server"]["args"]
 
 
 VULKAN = {
@@ -135,17 +237,13 @@ VULKAN = {
 def test_cells_whose_gpu_was_not_watched_are_marked_and_the_figures_are_files(tmp_path: Path) -> None:
     """A Vulkan run: the device named from llama.cpp's own list, each cell marked as not watched, and the figures
     written as files that the Markdown report shows."""
-    inputs = _files(tmp_path, ["local"], {"backend": "vulkan", "gpu_watch": "unwatched"}, VULKAN)
-    out = {name: tmp_path / f"out.{name}" for name in ("md", "html", "csv", "json")}
-    figures = {name: tmp_path / "figures" / name for name in FIGURE_FILES}
+    _aggregated(tmp_path, ["local"], {"backend": "vulkan", "gpu_watch": "unwatched"}, VULKAN)
+    _tables(tmp_path, ["local"])
+    _claims(tmp_path)
+    figures = _figures(tmp_path, files=True)
+    out = {name: tmp_path / f"out.{name}" for name in ("md", "html", "json")}
     done = write_report(
-        inputs,
-        _settings(["local"]),
-        markdown=out["md"],
-        html=out["html"],
-        claims_csv=out["csv"],
-        provenance=out["json"],
-        figures=figures,
+        _report_inputs(tmp_path), _settings(), markdown=out["md"], html=out["html"], provenance=out["json"]
     )
     markdown, page = out["md"].read_text(), out["html"].read_text()
     assert f"**GPU not watched** in {len(ROWS)} of {len(ROWS)} cell(s) (backend vulkan" in markdown

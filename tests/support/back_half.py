@@ -1,6 +1,7 @@
 """The whole back half on one generated run (support.cell_tables): its per-cell table and cell index written as the
-aggregate rule writes them, then the report rule's work (report.assemble.write_report: summaries, claims and
-predictions, figures, Markdown and HTML report, provenance), and the properties every run must have: every interval
+aggregate rule writes them, then the work of the rules after it (tables: summaries; claims: claims and
+predictions; figures; report: Markdown and HTML report, provenance), each on the files the one before wrote, and the
+properties every run must have: every interval
 holds its point estimate (or has none, for a reason the estimator gives), every verdict is one of the documented
 words, every number the report links resolves in provenance. Shared by tests/report/test_back_half_properties.py
 and bench/back_half_properties.py; the example counts are hypothesis profiles (``CI_PROFILE``, ``BENCH_PROFILE``)."""
@@ -21,11 +22,14 @@ from hypothesis import HealthCheck, Phase, settings
 from specbench.analysis import summaries as summary_words
 from specbench.analysis import thesis as thesis_words
 from specbench.analysis.cell_table import frame_of, write_table
+from specbench.analysis.summary_tables import SUMMARY_FILES, write_tables
 from specbench.claims import claim as claim_words
 from specbench.claims.predictions import stamp as take_stamp
-from specbench.report.assemble import SUMMARY_FILES, Assembled, ReportInputs, ReportSettings, write_report
-from specbench.report.document import Section, Table
+from specbench.report.assemble import ReportInputs, ReportSettings, write_report
+from specbench.report.document import Report, Section, Table
+from specbench.report.drawing import FigureSettings, write_figures
 from specbench.report.figures import FIGURE_FILES
+from specbench.report.judging import ClaimInputs, ClaimSettings, write_claims
 from specbench.report.provenance import describe, row_id, unresolved
 from specbench.report.variations import DECIDING_WORDS
 from support.cell_tables import STUDY, GeneratedRun, names
@@ -54,7 +58,7 @@ _HOST = {"hostname": "box", "machine": "x86_64", "cpu_count": 2}
 
 @dataclass(frozen=True)
 class Written:
-    """The report rule's output files."""
+    """The output files of the rules after aggregate."""
 
     markdown: Path
     html: Path
@@ -62,6 +66,19 @@ class Written:
     provenance: Path
     summaries: Mapping[str, Path]
     figures: Mapping[str, Path]
+    tables: Path
+    judged: Path
+    figure_index: Path
+
+
+@dataclass(frozen=True)
+class BackHalf:
+    """What those rules computed: the summaries (as the CSV files hold them, typed), the claims, the report."""
+
+    summaries: Mapping[str, pd.DataFrame]
+    claims: pd.DataFrame
+    report: Report
+    provenance: dict[str, Any]
 
 
 def _chain(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,9 +124,10 @@ def _facts(setup: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], 
     return _CPU, {"source": {"kind": "pypi-sdist"}, "binaries": {}}, other, None
 
 
-def write_inputs(run: GeneratedRun, root: Path, setup: str) -> ReportInputs:
-    """The files the report rule reads, as the aggregate rule (and the earlier ones) would write them; every cell
-    file exists under ``root`` (provenance resolves to files)."""
+def write_inputs(run: GeneratedRun, root: Path, setup: str) -> ClaimInputs:
+    """The files the rules after aggregate read, as the aggregate rule (and the earlier ones) would write them (the
+    typed tables' path among them, still to be written); every cell file exists under ``root`` (provenance resolves
+    to files)."""
     frame = frame_of(run.rows, run.baseline)
     write_table(frame, root / "cells.parquet")
     device, build, model, draft = _facts(setup)
@@ -134,8 +152,8 @@ def write_inputs(run: GeneratedRun, root: Path, setup: str) -> ReportInputs:
     for row in run.rows:
         (root / row["cell_file"]).parent.mkdir(parents=True, exist_ok=True)
         (root / row["cell_file"]).touch()
-    return ReportInputs(
-        table=root / "cells.parquet",
+    return ClaimInputs(
+        tables=root / "results/tables.pkl",
         cells_index=root / "index.json",
         build_dir=root / "bin",
         model=root / "model.json",
@@ -146,47 +164,72 @@ def write_inputs(run: GeneratedRun, root: Path, setup: str) -> ReportInputs:
     )
 
 
-def report_settings(run: GeneratedRun) -> ReportSettings:
-    """What rule report's params say of this run's config."""
-    return ReportSettings(
-        name="generated",
+def report_settings(run: GeneratedRun) -> tuple[ClaimSettings, FigureSettings, ReportSettings]:
+    """What the claims, figures and report rules' params say of this run's config."""
+    claims = ClaimSettings(
         baseline=run.baseline,
         names=names(run),
-        machines=list(run.machines),
         study_setup=STUDY["study_setup"],
         server_args=STUDY["server"]["args"],
+    )
+    figures = FigureSettings(
+        baseline=run.baseline,
+        names=names(run),
         task_order=list(run.tasks),
+        condition_order=list(run.conditions),
+        sweeps=dict(run.sweeps) or None,
+    )
+    report = ReportSettings(
+        name="generated",
+        baseline=run.baseline,
+        study_setup=STUDY["study_setup"],
         condition_order=list(run.conditions),
         expected_cells=run.expected_cells,
         config_sha256="c0",
         workflow_commit="w1",
         sweeps=dict(run.sweeps) or None,
-        builds=list(run.builds),
     )
+    return claims, figures, report
 
 
-def run_back_half(run: GeneratedRun, root: Path, setup: str) -> tuple[Assembled, Written]:
-    """The report rule's work on the run's files, every output written under ``root``."""
+def run_back_half(run: GeneratedRun, root: Path, setup: str) -> tuple[BackHalf, Written]:
+    """The rules after aggregate, each on the files the one before wrote, every output written under ``root``."""
     inputs = write_inputs(run, root, setup)
+    results = root / "results"
     out = Written(
-        markdown=root / "results/report.md",
-        html=root / "results/report.html",
-        claims=root / "results/claims.csv",
-        provenance=root / "results/provenance.json",
-        summaries={name: root / f"results/{name}.csv" for name in SUMMARY_FILES},
-        figures={name: root / "results/figures" / name for name in FIGURE_FILES},
+        markdown=results / "report.md",
+        html=results / "report.html",
+        claims=results / "claims.csv",
+        provenance=results / "provenance.json",
+        summaries={name: results / f"{name}.csv" for name in SUMMARY_FILES},
+        figures={name: results / "figures" / name for name in FIGURE_FILES},
+        tables=inputs.tables,
+        judged=results / "claims.pkl",
+        figure_index=results / "figures/index.json",
     )
-    done = write_report(
-        inputs,
-        report_settings(run),
-        markdown=out.markdown,
-        html=out.html,
-        claims_csv=out.claims,
-        provenance=out.provenance,
+    claim_settings, figure_settings, settings = report_settings(run)
+    summaries = write_tables(
+        root / "cells.parquet",
+        baseline=run.baseline,
+        machines=list(run.machines),
+        builds=list(run.builds),
+        store=out.tables,
         summaries=out.summaries,
-        figures=out.figures,
     )
-    return done, out
+    judged = write_claims(inputs, claim_settings, claims_csv=out.claims, store=out.judged)
+    write_figures(out.tables, inputs.claims, figure_settings, index=out.figure_index, figures=out.figures)
+    report_inputs = ReportInputs(
+        table=root / "cells.parquet",
+        tables=out.tables,
+        claims=out.judged,
+        figures=out.figure_index,
+        cells_index=inputs.cells_index,
+        build_dir=inputs.build_dir,
+        model=inputs.model,
+        draft=inputs.draft,
+    )
+    done = write_report(report_inputs, settings, markdown=out.markdown, html=out.html, provenance=out.provenance)
+    return BackHalf(summaries, judged.claims, done.report, done.provenance), out
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -228,7 +271,7 @@ def _no_interval_reason(row: Mapping[str, Any]) -> str | None:
     return None
 
 
-def check_intervals(done: Assembled) -> None:
+def check_intervals(done: BackHalf) -> None:
     """Every interval holds its point estimate, or the estimator says why there is none."""
     for name in ("summary", "prompts"):
         for row in done.summaries[name].to_dict("records"):
@@ -253,7 +296,7 @@ def check_intervals(done: Assembled) -> None:
             assert row["reason"], f"thesis at t{row['temperature']}: no interval, and no reason: {row}"
 
 
-def check_verdicts(done: Assembled) -> None:
+def check_verdicts(done: BackHalf) -> None:
     """Every verdict is one of the words its code documents: the claims' and predictions' (and each machine's, in
     the report), the verdict rule's, the thesis's, the prompt spread's."""
     words = set(claim_words.VERDICTS)
@@ -286,7 +329,7 @@ def _same(shown: Any, recorded: Any) -> bool:
     return math.isclose(float(value), float(recorded), rel_tol=1e-9, abs_tol=0.0)
 
 
-def check_provenance(run: GeneratedRun, done: Assembled, out: Written) -> None:
+def check_provenance(run: GeneratedRun, done: BackHalf, out: Written) -> None:
     """Every number the report links is a provenance entry of the value it shows, whose cells are the run's files,
     each in the cell index and on disk; every link of the HTML report finds its entry."""
     numbers = done.report.numbers
@@ -319,7 +362,7 @@ def check_provenance(run: GeneratedRun, done: Assembled, out: Written) -> None:
     assert links <= targets, sorted(links - targets)[:5]
 
 
-def check_outputs(run: GeneratedRun, done: Assembled, out: Written) -> None:
+def check_outputs(run: GeneratedRun, done: BackHalf, out: Written) -> None:
     """Every file written, complete: the Markdown and HTML reports, every summary, the claims, every figure a PNG;
     no value shown as 'nan'; every cell the config asked for and no run measured listed as missing."""
     measured = {r["cell_file"] for r in run.rows}
@@ -338,7 +381,7 @@ def check_outputs(run: GeneratedRun, done: Assembled, out: Written) -> None:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def check_back_half(run: GeneratedRun, root: Path, setup: str) -> Assembled:
+def check_back_half(run: GeneratedRun, root: Path, setup: str) -> BackHalf:
     """Run the whole back half on ``run`` under ``root`` and check every property (see the module docstring)."""
     done, out = run_back_half(run, root, setup)
     check_outputs(run, done, out)

@@ -184,6 +184,10 @@ def populate_hf_cache(hf_home: Path, repo: str, checkpoint: Path) -> str:
     return commit
 
 
+# The rules after aggregate, one job each: what any change to the per-cell table reruns
+BACK_HALF = {"tables": 1, "claims": 1, "figures": 1, "report": 1}
+
+
 def job_counts(dry_run_output: str) -> dict[str, int]:
     """The 'Job stats' table of a dry run, as {rule: count} (empty when there is nothing to do)."""
     counts: dict[str, int] = {}

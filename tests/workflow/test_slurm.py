@@ -40,7 +40,7 @@ from specbench.core.matrix import Cell
 from specbench.measure.replay import replay
 from support.paths import OUTPUT_CACHE, REPO, TEST_CACHE
 from support.prepare import wait_for
-from support.workflow import fail_message, frozen, job_counts, llama_servers_in, placed, write_yaml
+from support.workflow import BACK_HALF, fail_message, frozen, job_counts, llama_servers_in, placed, write_yaml
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
@@ -62,7 +62,7 @@ LOCAL = [
     "code_manifest",
     "condition_setup",
     "aggregate",
-    "report",
+    *BACK_HALF,
     *LLAMA_CPP,
 ]
 TOOLS = [
@@ -437,7 +437,7 @@ def test_a_cancelled_cell_job_leaves_no_server_and_only_that_cell_to_remake(runs
         "cell": 1,
         "explain_divergence": 1,
         "aggregate": 1,
-        "report": 1,
+        **BACK_HALF,
         "all": 1,
     }, dry.stdout
     again = subprocess.run(

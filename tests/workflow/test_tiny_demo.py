@@ -31,6 +31,7 @@ from support.config import load_config
 from support.paths import OUTPUT_CACHE, REPO
 from support.rules import report_outputs
 from support.workflow import (
+    BACK_HALF,
     copy_workdir,
     copy_workflow,
     fail_message,
@@ -395,7 +396,7 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(own: dict) ->
         "cell": 1,
         "explain_divergence": 1,
         "aggregate": 1,
-        "report": 1,
+        **BACK_HALF,
         "all": 1,
     }, plan.stdout
     assert deleted.path in plan.stdout
@@ -425,7 +426,7 @@ def test_rerun_has_nothing_to_do_and_one_deleted_cell_reruns_alone(own: dict) ->
         "explain_divergence": len(CONDITIONS) - 1,
         "explain_control": REPEATS - 1,
         "aggregate": 1,
-        "report": 1,
+        **BACK_HALF,
         "all": 1,
     }, follow.stdout
 
@@ -770,7 +771,8 @@ def _edited(path: Path) -> Iterator[None]:
 def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
     """An edit of a module inside a sub-package reruns exactly the rules whose scripts import it: the measurement
     and contention code every cell, the interpretation of what was measured (GSM8K scoring, the server log's
-    parser) only the aggregate and the report, the summaries and the figures only the report."""
+    parser) the aggregate and every rule after it, the summaries the tables and every rule after them, a figure
+    only the figures and the report, a judge only the claims and the report."""
     package = run["snakefile"].parent / "scripts" / "specbench"
     assert _plan(run)[0] == {}
     fresh = len(TASKS) * (len(CONDITIONS) - 1) * REPEATS  # the warm condition is one sequence job per task
@@ -782,17 +784,18 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
         "cell_sequence": len(TASKS),
         **explained,
         "aggregate": 1,
-        "report": 1,
+        **BACK_HALF,
         "all": 1,
     }
     cases = {
         "measure/client.py": {**cells, "code_manifest": 2},  # the explanations' code too
         "contention/verdict.py": cells,
-        "measure/explain.py": {"code_manifest": 1, **explained, "aggregate": 1, "report": 1, "all": 1},
-        "analysis/gsm8k.py": {"aggregate": 1, "report": 1, "all": 1},
-        "analysis/server_log.py": {"aggregate": 1, "report": 1, "all": 1},
-        "analysis/summaries.py": {"report": 1, "all": 1},
-        "report/figures.py": {"report": 1, "all": 1},
+        "measure/explain.py": {"code_manifest": 1, **explained, "aggregate": 1, **BACK_HALF, "all": 1},
+        "analysis/gsm8k.py": {"aggregate": 1, **BACK_HALF, "all": 1},
+        "analysis/server_log.py": {"aggregate": 1, **BACK_HALF, "all": 1},
+        "analysis/summaries.py": {**BACK_HALF, "all": 1},
+        "report/figures.py": {"figures": 1, "report": 1, "all": 1},
+        "claims/judges.py": {"claims": 1, "report": 1, "all": 1},
     }
     for module, expected in cases.items():
         with _edited(package / module):
@@ -813,7 +816,7 @@ def test_a_changed_flag_or_max_tokens_reruns_only_the_cells_it_touches(run: dict
         "cell": len(TASKS) * REPEATS,
         "explain_divergence": len(TASKS) * REPEATS,
         "aggregate": 1,
-        "report": 1,
+        **BACK_HALF,
         "all": 1,
     }, output[-3000:]
     assert f"results/setup/{placed(run['work'], Cell('essay', 'mtp', 0.0, 1)).models}/mtp.json" in output
@@ -827,7 +830,7 @@ def test_a_changed_flag_or_max_tokens_reruns_only_the_cells_it_touches(run: dict
         "explain_divergence": (len(CONDITIONS) - 1) * REPEATS,
         "explain_control": REPEATS - 1,
         "aggregate": 1,
-        "report": 1,
+        **BACK_HALF,
         "all": 1,
     }, output[-3000:]
     assert _plan(run)[0] == {}  # the config as run: nothing to do

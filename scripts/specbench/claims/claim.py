@@ -55,6 +55,8 @@ VERDICTS = (
 NOT_COMPARABLE_DETAIL = "absolute figure: compared only on the study's setup (see Comparable with the study?)"
 NOT_JUDGED_DETAIL = "a claim about the study's model (Qwen3.5-9B); this run measured another model"
 SCHEMA_PATH = REPO_ROOT / "config" / "claims.schema.yaml"
+# The study's thesis claim: the report's thesis section shows it, the thesis figure its published multipliers
+THESIS_CLAIM = "task-more-than-method"
 KINDS = tuple(load_schema(SCHEMA_PATH)["$defs"]["claim"]["properties"]["kind"]["enum"])
 # Scope (docs/claims.md): absolute figures are compared only on the study's setup; relative ones (verdicts, orders of
 # methods, the warm server, the control) are judged there and shown as agrees/differs elsewhere; only the order of

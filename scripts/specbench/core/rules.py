@@ -26,6 +26,9 @@ RULES = (
     "explain_divergence",
     "explain_control",
     "aggregate",
+    "tables",
+    "claims",
+    "figures",
     "report",
 )
 # The cell rules, and what one server of each answers (a record's server.scope): one cell, a task's repeats at one

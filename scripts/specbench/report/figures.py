@@ -482,7 +482,7 @@ def sweeps_of(conditions: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
     return out
 
 
-# The figures' file names, in report_figures' order (rule report writes each beside the report, for snakemake --report
+# The figures' file names, in report_figures' order (rule figures writes each beside the report, for snakemake --report
 # and the Markdown report)
 FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png", "thesis.png", "positions.png", "arrivals.png")
 

@@ -11,12 +11,12 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.thesis import factor
+from ..claims.claim import THESIS_CLAIM
 from ..claims.thesis_judge import published_text
 from .document import Column, Figure, Note, Section, Table, is_missing, joined, records
 from .figure_style import ordered, temperature_label
 from .thesis_figure import answer
 
-CLAIM_ID = "task-more-than-method"
 DEFINITION = (
     "The study's title and conclusion: *the task, more than the method, decided the multiplier*. Measured by "
     "splitting the log multipliers into a task part, a method part and the rest (an additive fit over the task x "
@@ -67,13 +67,13 @@ def _claim_rows(claims: pd.DataFrame | None) -> pd.DataFrame:
     """The thesis claim's rows (the claim and its variants) of a claims evaluation."""
     if claims is None or claims.empty:
         return pd.DataFrame(columns=["id", "verdict", "verdict_t1", "measured"])
-    return claims[(claims.id == CLAIM_ID) | (claims.variant_of == CLAIM_ID)]
+    return claims[(claims.id == THESIS_CLAIM) | (claims.variant_of == THESIS_CLAIM)]
 
 
 def published_of(claims: pd.DataFrame | None) -> Mapping[str, Any] | None:
     """The published multipliers' figure, as the thesis claim's judge computed it (None without that claim)."""
     main = _claim_rows(claims)
-    measured = main[main.id == CLAIM_ID].measured.iloc[0] if (main.id == CLAIM_ID).any() else None
+    measured = main[main.id == THESIS_CLAIM].measured.iloc[0] if (main.id == THESIS_CLAIM).any() else None
     return measured.get("published") if isinstance(measured, Mapping) else None
 
 
@@ -101,7 +101,7 @@ def thesis_section(
     if len(own):
         notes.append(
             Note(
-                f"The claim `{CLAIM_ID}` is judged on the study's own methods (see the claims table): "
+                f"The claim `{THESIS_CLAIM}` is judged on the study's own methods (see the claims table): "
                 + "; ".join(
                     f"{r['id']}: {r['verdict']}"
                     + ("" if is_missing(r.get("verdict_t1")) else f" at 0, {r['verdict_t1']} at 1.0")

@@ -1,0 +1,17 @@
+"""Snakemake entry: the typed tables (and the claims file's published multipliers) -> the report's figures as PNG
+files and their index (specbench.report.drawing)."""
+
+from pathlib import Path
+
+from specbench.report.drawing import FigureSettings, write_figures
+
+snakemake = globals()["snakemake"]
+out = snakemake.output
+write_figures(
+    Path(snakemake.input.tables),
+    Path(snakemake.input.claims),
+    FigureSettings(**dict(snakemake.params.items())),
+    index=Path(out.index),
+    figures={Path(f).name: Path(f) for f in out.figures},
+    log=Path(snakemake.log[0]),
+)

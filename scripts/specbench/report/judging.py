@@ -1,0 +1,159 @@
+"""Rule claims: the study's claims judged on the first machine's tables under what differs from the study's setup
+(comparability), each machine's on its own cells when there are several, and the predictions with their stamp's
+integrity; written as claims.csv and as one typed file (a pandas pickle) that the report reads."""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..analysis.cell_table import csv_copy
+from ..analysis.summary_tables import first_tables, read_tables
+from ..claims.claim import Claim
+from ..claims.evaluate import Setup, evaluate
+from ..claims.load import about_the_study, load_claims
+from ..claims.predictions import integrity
+from ..core.entry import logged_to
+from ..core.files import read_json, write_atomic
+from .comparability import Comparability, assess, device_label
+
+
+@dataclass(frozen=True)
+class ClaimInputs:
+    """The files the claims are judged from (rule claims' inputs)."""
+
+    tables: Path
+    cells_index: Path
+    build_dir: Path
+    model: Path
+    claims: Path
+    draft: Path | None = None
+    predictions: Path | None = None
+    predictions_stamp: Path | None = None
+
+    @classmethod
+    def of(cls, named: Mapping[str, Any]) -> ClaimInputs:
+        """From the rule's named inputs (Snakemake's, or any mapping): the fields it has, as paths; others ignored
+        (the rule also declares its code and the claims schema, so that an edit of either judges them again)."""
+
+        def path(value: Any) -> Path | None:
+            return None if value is None else Path(value)
+
+        return cls(
+            tables=Path(named["tables"]),
+            cells_index=Path(named["cells_index"]),
+            build_dir=Path(named["build"]),
+            model=Path(named["model"]),
+            claims=Path(named["claims"]),
+            draft=path(named.get("draft")),
+            predictions=path(named.get("predictions")),
+            predictions_stamp=path(named.get("predictions_stamp")),
+        )
+
+
+@dataclass(frozen=True)
+class ClaimSettings:
+    """What the config says about judging (rule claims' params)."""
+
+    baseline: str
+    names: Mapping[str, Sequence[str]]  # the config's tasks and conditions, for checking the claims files
+    study_setup: Mapping[str, Any]
+    server_args: Sequence[str]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The claims judged: the setup they were judged under, the study's claims (claims.csv), the predictions and
+    their stamp's integrity (None without predictions), and with several machines each one's claims."""
+
+    comparability: Comparability
+    claims: pd.DataFrame
+    predictions: pd.DataFrame | None = None
+    integrity: Mapping[str, Any] | None = None
+    machines: Mapping[str, pd.DataFrame] | None = None
+
+
+def predictions_setup(path: Path, setup: Setup) -> Setup:
+    """Predictions are judged on the model they name: the study's (``about: study``) as the study's claims are, so
+    not on another model; a user's own (the default) on this run's model, whatever it is."""
+    return setup if about_the_study(path) else replace(setup, same_model=True)
+
+
+def machine_claims(
+    study: Sequence[Claim],
+    by_machine: Mapping[str, Mapping[str, pd.DataFrame]],
+    index: Mapping[str, Any],
+    baseline: str,
+    same_model: bool,
+) -> dict[str, pd.DataFrame]:
+    """With several machines, the study's claims judged on each one's own cells, on its own device (never
+    comparable: the report shows only the relative claims per machine; on another model, the questions); none
+    for one machine."""
+    if len(by_machine) < 2:
+        return {}
+    judged = {}
+    for label, tables in by_machine.items():
+        where = index["machines"].get(label, {})
+        device = device_label(where.get("device", {}), where.get("machine", {}))
+        setup = Setup(comparable=False, same_model=same_model, device=device)
+        judged[label] = evaluate(study, tables, baseline=baseline, setup=setup)
+    return judged
+
+
+def judge(inputs: ClaimInputs, settings: ClaimSettings) -> Judged:
+    """Every judgement the report shows, from the typed tables, the manifests and the claims files."""
+    by_build = read_tables(inputs.tables)
+    tables = first_tables(by_build)
+    index = read_json(inputs.cells_index)
+    comparability = assess(
+        settings.study_setup,
+        device=index["device"],
+        machine=index["machine"],
+        build=read_json(inputs.build_dir / "manifest.json"),
+        model=read_json(inputs.model),
+        draft=read_json(inputs.draft) if inputs.draft else None,
+        server_args=settings.server_args,
+    )
+    study = load_claims(inputs.claims, settings.names)
+    claims = evaluate(study, tables, baseline=settings.baseline, setup=comparability.setup())
+    predictions, integrity_check = None, None
+    if inputs.predictions:
+        predictions = evaluate(
+            load_claims(inputs.predictions, settings.names),
+            tables,
+            baseline=settings.baseline,
+            setup=predictions_setup(inputs.predictions, comparability.setup()),
+        )
+        started = tables["cells"].started_at.dropna()
+        integrity_check = integrity(
+            read_json(inputs.predictions_stamp),
+            inputs.predictions,
+            started.min().to_pydatetime() if len(started) else None,
+        )
+    by_machine = next(iter(by_build.values()))
+    machines = machine_claims(study, by_machine, index, settings.baseline, comparability.same_model)
+    return Judged(comparability, claims, predictions, integrity_check, machines)
+
+
+def write_claims(
+    inputs: ClaimInputs, settings: ClaimSettings, *, claims_csv: Path, store: Path, log: Path | None = None
+) -> Judged:
+    """Judge the claims and write claims.csv and the typed judgements to ``store`` (each atomically; output to
+    ``log`` while it runs)."""
+    with logged_to(log) if log else contextlib.nullcontext():
+        judged = judge(inputs, settings)
+        write_atomic(store, pickle.dumps(judged, protocol=pickle.HIGHEST_PROTOCOL))
+        write_atomic(claims_csv, csv_copy(judged.claims).to_csv(index=False).encode("utf-8"))
+        print(f"claims: {len(judged.claims)} claim rows, {len(judged.machines or {})} machine(s) judged apart")
+    return judged
+
+
+def read_claims(store: Path) -> Judged:
+    """The judgements ``write_claims`` wrote."""
+    return pickle.loads(Path(store).read_bytes())

@@ -1,0 +1,91 @@
+"""The params of the back half's rules (tables, claims, figures, report), each one function of the validated config:
+what each rule's settings (summary_tables, judging.ClaimSettings, drawing.FigureSettings, assemble.ReportSettings)
+take from it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..core import builds as config_builds
+from ..core import chat_template
+from ..core.matrix import machine_labels
+from ..core.plan import model_note
+
+Config = Mapping[str, Any]
+
+
+def report_machines(config: Config) -> list[str]:
+    """Every machine of the tables and the report, in order: those measured here, then the imported ones."""
+    return [*machine_labels(config), *(entry["label"] for entry in config["imports"])]
+
+
+def build_labels(config: Config) -> list[str]:
+    """The builds' labels as the tables and the report name them (none for the one build of a run without builds)."""
+    return [b.label for b in config_builds.builds(config)] if config_builds.declared(config) else []
+
+
+def _names(config: Config) -> dict[str, list[str]]:
+    """The config's tasks and conditions, for checking the claims files."""
+    return {"tasks": list(config["tasks"]), "conditions": list(config["conditions"])}
+
+
+def _sweeps(config: Config) -> dict[str, Any]:
+    return {n: c["swept"] for n, c in config["conditions"].items() if "swept" in c}
+
+
+def tables_params(config: Config) -> dict[str, Any]:
+    """Rule tables: the baseline the multipliers divide by, and the machines' and builds' order."""
+    return {"baseline": config["baseline"], "machines": report_machines(config), "builds": build_labels(config)}
+
+
+def claims_params(config: Config) -> dict[str, Any]:
+    """Rule claims (judging.ClaimSettings): the study's setup and the flags every condition shares, the config's
+    and the chat template's (a built-in one by name), which the judging compares with this run's."""
+    return {
+        "baseline": config["baseline"],
+        "names": _names(config),
+        "study_setup": config["study_setup"],
+        "server_args": [*config["server"]["args"], *chat_template.server_flags(chat_template.setting(config))],
+    }
+
+
+def figures_params(config: Config) -> dict[str, Any]:
+    """Rule figures (drawing.FigureSettings)."""
+    return {
+        "baseline": config["baseline"],
+        "names": _names(config),
+        "task_order": list(config["tasks"]),
+        "condition_order": list(config["conditions"]),
+        "sweeps": _sweeps(config),
+    }
+
+
+def report_params(
+    config: Config, *, expected_cells: Sequence[str], config_sha256: str, workflow_commit: str
+) -> dict[str, Any]:
+    """Rule report (assemble.ReportSettings), with what the workflow knows besides the config: the cells it asks
+    for, the config's hash and the workflow's commit."""
+    return {
+        "name": config["name"],
+        "baseline": config["baseline"],
+        "study_setup": config["study_setup"],
+        "condition_order": list(config["conditions"]),
+        "expected_cells": list(expected_cells),
+        "config_sha256": config_sha256,
+        "workflow_commit": workflow_commit,
+        "machine_descriptions": {m["label"]: m["description"] for m in [*config["machines"], *config["imports"]]},
+        "stand_in_tasks": [n for n, task in config["tasks"].items() if (task.get("dataset") or {}).get("stand_in")],
+        "model_note": model_note(dict(config)),
+        "sweeps": _sweeps(config),
+        "build_descriptions": {
+            b.label: _build_description(b) for b in config_builds.builds(config) if config_builds.declared(config)
+        },
+    }
+
+
+def _build_description(build: config_builds.Build) -> str:
+    """A build as the report describes it: the config's description and its source's label (e.g. 'b8000')."""
+    return "; ".join(
+        text for text in (build.description, build.llama_cpp[build.llama_cpp["source"]].get("label")) if text
+    )

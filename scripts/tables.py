@@ -1,0 +1,18 @@
+"""Snakemake entry: the per-cell table -> every summary, as CSV files and as the typed tables the claims, figures
+and report rules read (specbench.analysis.summary_tables)."""
+
+from pathlib import Path
+
+from specbench.analysis.summary_tables import SUMMARY_FILES, write_tables
+
+snakemake = globals()["snakemake"]
+out, params = snakemake.output, snakemake.params
+write_tables(
+    Path(snakemake.input.table),
+    baseline=params.baseline,
+    machines=params.machines,
+    builds=params.builds,
+    store=Path(out.tables),
+    summaries={name: Path(getattr(out, name)) for name in SUMMARY_FILES},
+    log=Path(snakemake.log[0]),
+)
