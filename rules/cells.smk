@@ -5,6 +5,22 @@
 # A "warm" condition runs several cells on one server, in order (each cell still its own file): per config
 # 'warm_scope', a task's repeats at one temperature (cell_sequence) or every selected cell of the condition
 # (condition_sequence); only the configured scope's rule exists (the other's many outputs would slow planning).
+# Their functions (setup_inputs, server_resources, ...) are in rules/common.smk.
+
+# What a cell job reads: its condition's setup (made by condition_setup: the build, the verified models, the
+# measurement code, the settings) and its tasks' prompt manifests. Two plain patterns - no input function and no
+# per-job params - so planning a large matrix stays fast. A setup is per models folder too, so another model's run
+# never remakes this one's setups (and so never makes its cells out of date).
+SETUP_STEM = (
+    "{build}/{models}/{condition}" if BUILDS_DECLARED else "{models}/{condition}"
+)
+CONDITION_SETUP = f"results/setup/{SETUP_STEM}.json"
+
+
+# The conditions of the selected cells, in config order: those the cell rules' jobs serve
+SELECTED_CONDITIONS = [
+    c for c in config["conditions"] if c in {cell.condition for cell in CELLS}
+]
 
 
 rule cell:
@@ -24,19 +40,15 @@ rule cell:
     priority: cell_priority
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("cell")
     resources:
-        **rule_resources("cell"),
+        **server_resources("fresh"),
     script:
         "../scripts/run_cells.py"
 
 
 if WARM_SCOPE == "task":
 
-    rule cell_sequence:
-        input:
-            setup=CONDITION_SETUP,
-            prompt=PROMPT_MANIFEST,
+    use rule cell as cell_sequence with:
         output:
             expand(CELL_PATTERN, repeat=REPEATS, allow_missing=True),
         log:
@@ -47,19 +59,13 @@ if WARM_SCOPE == "task":
             f"benchmarks/{SEQUENCE_STEM}.tsv"
         wildcard_constraints:
             condition=conditions_regex("warm"),
-        priority: cell_priority
-        conda:
-            "../envs/pipeline.yaml"
-        threads: rule_threads("cell_sequence")
         resources:
-            **rule_resources("cell_sequence"),
-        script:
-            "../scripts/run_cells.py"
+            **server_resources("task"),
 
 
 if WARM_SCOPE == "condition":
 
-    rule condition_sequence:
+    use rule cell as condition_sequence with:
         input:
             setup=CONDITION_SETUP,
             prompt=expand(PROMPT_MANIFEST, prompt=SELECTED_PROMPT_KEYS),
@@ -73,14 +79,8 @@ if WARM_SCOPE == "condition":
             f"benchmarks/{CONDITION_STEM}.tsv"
         wildcard_constraints:
             condition=conditions_regex("warm"),
-        priority: cell_priority
-        conda:
-            "../envs/pipeline.yaml"
-        threads: rule_threads("condition_sequence")
         resources:
-            **rule_resources("condition_sequence"),
-        script:
-            "../scripts/run_cells.py"
+            **server_resources("condition"),
 
 
 rule condition_setup:
@@ -98,9 +98,6 @@ rule condition_setup:
     priority: PREPARE_PRIORITY
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("condition_setup")
-    resources:
-        **rule_resources("condition_setup"),
     params:
         settings=setup_settings,
         cells=setup_cells,

@@ -18,9 +18,6 @@ rule aggregate:
         "benchmarks/aggregate.tsv"
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("aggregate")
-    resources:
-        **rule_resources("aggregate"),
     params:
         baseline=config["baseline"],
         machines=MACHINE_LABELS,
@@ -121,9 +118,6 @@ rule report:
         "benchmarks/report.tsv"
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("report")
-    resources:
-        **rule_resources("report"),
     params:
         names={"tasks": list(config["tasks"]), "conditions": list(config["conditions"])},
         name=config["name"],
