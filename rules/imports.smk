@@ -1,5 +1,14 @@
 # Cell records of runs made elsewhere (config 'imports'): copied in as further machines, never measured again.
 
+IMPORTS_DIR = "results/imports"
+IMPORTS = {entry["label"]: config_path(entry["path"]) for entry in config["imports"]}
+IMPORTS_REGEX = (
+    "|".join(re.escape(label) for label in sorted(IMPORTS, key=len, reverse=True))
+    or "(?!)"
+)
+# Every machine of the report, in order: those measured here, then the imported ones
+MACHINE_LABELS = sb_back_half.report_machines(config)
+
 
 rule import_cells:
     input:
@@ -16,9 +25,6 @@ rule import_cells:
         imported=IMPORTS_REGEX,
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("import_cells")
-    resources:
-        **rule_resources("import_cells"),
     params:
         source=import_source,
         label=lambda wc: wc.imported,

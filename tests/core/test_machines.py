@@ -195,7 +195,7 @@ def test_each_machines_resources_pick_its_cell_jobs(tmp_path) -> None:
             {"label": "kind-a", "resources": {"slurm_partition": "part-a"}},
             {"label": "kind-b", "resources": {"slurm_partition": "part-b"}},
         ],
-        "resources": {"default": {"slurm_partition": "other"}, "conditions": {"mtp": {"slurm_partition": "cond-mtp"}}},
+        "resources": {"conditions": {"mtp": {"slurm_partition": "cond-mtp"}}},
         "select": {"tasks": ["essay"], "conditions": ["off", "mtp"]},
         "temperatures": [0.0],
         "repeats": 1,
@@ -210,11 +210,11 @@ def test_each_machines_resources_pick_its_cell_jobs(tmp_path) -> None:
         assert re.search(f"output: results/cells/{machine}/[^/]+/essay/", job)  # after the machine: its models
         assert f"slurm_partition=part-{machine[-1]}" in job  # the machine's, over the condition's and the default
     others = [job for job in jobs if job.startswith("aggregate:")]
-    assert others and "slurm_partition=other" in others[0]
-    override["resources"] = {}  # every machine names its partition: no default needed
+    assert others and "slurm_partition" not in others[0]  # the profile's, for every other rule: none here
+    override["resources"] = {}  # every machine names its partition
     alone = _dry_run(tmp_path, override)
     assert alone.returncode == 0 and "slurm_partition=part-b" in alone.stdout, alone.stderr[-3000:]
-    override["machines"][1]["resources"] = {}  # one machine without, and no default: refused before any job
+    override["machines"][1]["resources"] = {}  # one machine without, and no condition's: refused before any job
     refused = _dry_run(tmp_path, override)
     message = refused.stdout + refused.stderr
     assert refused.returncode != 0 and "config error at 'machines'" in message and "slurm_partition" in message

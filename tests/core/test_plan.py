@@ -1,5 +1,7 @@
-"""What the workflow plans from a config (specbench.core.plan): model identities and files, server argv, and each
-rule's resources layered over rule, condition and machine; and the rule names, written once."""
+"""What the workflow plans from a config (specbench.core.plan): model identities and files, server argv, and what
+the profiles cannot say of a job's resources (a server job's time limit, keys layered over condition and machine);
+the rules the package and the profiles name are the workflow's, and the default profile keeps the jobs that need the
+machine to themselves apart."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from specbench.core.config import validate_config
 from specbench.core.config_error import ConfigError
@@ -23,17 +26,22 @@ from specbench.core.plan import (
     model_gguf,
     model_id,
     model_note,
-    rule_resources,
     server_args,
+    server_resources,
     usable_cpus,
     used_roles,
     warm_scope,
     warm_scopes,
 )
-from specbench.core.rules import CELL_RULES, EVERY_CPU_RULES, EXPLAIN_RULES, RULES
+from specbench.measure.job import SCOPE_OF_RULE
+from specbench.preflight.gpu import GPU_RULES
 from support.paths import REPO
+from support.rules import rule_names
 
 TINY = REPO / "config" / "tiny.yaml"
+# The rules that run with every CPU when run locally, whatever --cores says (their resource 'cpus')
+EVERY_CPU_RULES = ("llama_cpp_build", "quantize_target")
+PROFILES = REPO / "profiles"
 
 
 def _config(study_config: dict, **changes) -> dict:
@@ -42,15 +50,21 @@ def _config(study_config: dict, **changes) -> dict:
     return validate_config(study_config, REPO)
 
 
-def test_every_rule_of_the_workflow_is_named_once_in_rules_py() -> None:
-    """The names the config may use are the rules the workflow defines (rules/*.smk), cell rules included."""
-    defined = {
-        m
-        for path in (REPO / "rules").glob("*.smk")
-        for m in re.findall(r"^\s*rule (\w+):", path.read_text(), flags=re.MULTILINE)
-    }
-    assert defined - {"all"} == set(RULES) and set(CELL_RULES) <= set(RULES)
-    assert (REPO / "Snakefile").read_text().count("rule all:") == 1
+def test_the_rules_the_package_and_the_profiles_name_are_the_workflows(tmp_path: Path) -> None:
+    """Every rule name written outside the rules (the cell rules' scopes, the rules that start a server, the profiles'
+    per-rule settings) is a rule of the workflow as Snakemake parses it, under either warm scope; the downloads stay
+    on the submitting host of a cluster run, the cells do not."""
+    task = rule_names(tmp_path / "task", [TINY])
+    condition = rule_names(tmp_path / "condition", [TINY], {"warm_scope": "condition"})
+    rules = task.names | condition.names
+    assert {"cell_sequence", "condition_sequence"} & task.names == {"cell_sequence"}
+    assert set(SCOPE_OF_RULE) | set(GPU_RULES) | set(EVERY_CPU_RULES) <= rules
+    for profile in ("default", "slurm"):
+        settings = yaml.safe_load((PROFILES / profile / "config.yaml").read_text())
+        named = {*settings.get("set-threads", {}), *settings.get("set-resources", {})}
+        assert named and named <= rules, (profile, named - rules)
+    assert {"llama_cpp_fetch", "hf_download", "hf_dataset", "aggregate", "report"} <= task.local
+    assert not set(GPU_RULES) & (task.local | condition.local)
 
 
 def test_a_warm_condition_may_set_its_own_scope(study_config: dict) -> None:
@@ -109,50 +123,73 @@ def test_a_chat_template_that_is_no_name_is_refused_naming_the_key(study_config:
         validate_config(study_config, REPO)
 
 
-def test_resources_layer_rule_condition_and_machine(study_config: dict) -> None:
+def test_server_resources_layer_machine_over_condition(study_config: dict) -> None:
     config = _config(
         study_config,
         machines=[
             {"label": "a100", "resources": {"slurm_partition": "gpu-a100"}},
-            {"label": "h200", "resources": {"slurm_partition": "gpu"}},
+            {"label": "h200", "resources": {"slurm_partition": "gpu", "mem_mb": 65536}},
         ],
-        resources={"default": {"mem_mb": 4096}, "rules": {"cell": {"gpu": 1}}, "conditions": {"mtp": {"mem_mb": 8192}}},
+        resources={"conditions": {"mtp": {"mem_mb": 8192}, "off": {"mem_mb": 4096}}},
     )
-    cells = selected_cells(config)
-    planned = rule_resources(config, "cell", cells)
+    planned = server_resources(config, ["off", "mtp"], 1)
     server = config["server"]
     one_cell = int((server["startup_timeout_s"] + server["request_timeout_s"]) / 60) + 1
     wait = -(-config["measurement"]["quiet_timeout_s"] // 60)  # the longest wait for a quiet machine, in minutes
-    assert planned["gpu"] == 1 and planned["runtime"] == one_cell * config["measurement"]["max_attempts"] + wait
+    assert planned["runtime"] == one_cell * config["measurement"]["max_attempts"] + wait
+    assert (
+        server_resources(config, ["off"], 3)["runtime"] == 3 * one_cell * config["measurement"]["max_attempts"] + wait
+    )
     assert planned["mem_mb"]("a100", "mtp") == 8192 and planned["mem_mb"]("a100", "off") == 4096
+    assert planned["mem_mb"]("h200", "off") == 65536  # the machine's over the condition's
     assert planned["slurm_partition"]("h200", "off") == "gpu"
-    assert "gpu" not in rule_resources(config, "aggregate", cells)  # no GPU asked for: none declared
+    assert set(planned) == {"runtime", "mem_mb", "slurm_partition"}  # nothing else declared: the profile's stand
+    with pytest.raises(ConfigError, match=r"\['mem_mb'\].*set them for every machine, or for every condition"):
+        server_resources(config, ["off", "mtp", "dflash"], 1)  # dflash has no mem_mb, nor does a100
     config["machines"][1]["resources"] = {}
-    with pytest.raises(ConfigError, match=r"'machines'.*\['slurm_partition'\].*resources.rules.cell"):
-        rule_resources(config, "cell", cells)
+    with pytest.raises(ConfigError, match=r"'machines'.*\['slurm_partition'\]"):
+        server_resources(config, ["off"], 1)
 
 
-def test_an_explanation_is_planned_as_a_cell_of_the_baseline_on_its_machine(study_config: dict) -> None:
+def test_an_explanation_is_planned_as_a_cell_of_the_baseline_on_its_machine(tmp_path: Path) -> None:
     """An explanation starts a server of the baseline's setup on the cell's machine: the machine's resources pick
     its node, the baseline condition's (not the explained cell's) fill the rest, and its time limit is a cell's."""
-    config = _config(
-        study_config,
-        machines=[
+    override = {
+        "machines": [
             {"label": "a100", "resources": {"slurm_partition": "gpu-a100"}},
             {"label": "h200", "resources": {"slurm_partition": "gpu"}},
         ],
-        resources={
-            "default": {"mem_mb": 4096},
-            "rules": {"explain_divergence": {"gpu": 1}},
-            "conditions": {"off": {"mem_mb": 16384}, "mtp": {"mem_mb": 8192}},
-        },
+        "resources": {"conditions": {"off": {"mem_mb": 16384}, "mtp": {"mem_mb": 8192}}},
+        "select": {"tasks": ["essay"], "conditions": ["off", "mtp"]},
+        "temperatures": [0.0],
+        "repeats": 1,
+    }
+    jobs = _dry_run_jobs(tmp_path, override)
+    explained = [job for job in jobs if job.startswith("explain_divergence:")]
+    cells = {job.split("wildcards: machine=")[1].split(",")[0]: job for job in jobs if job.startswith("cell:")}
+    assert len(explained) == 2, jobs
+    for job in explained:
+        machine = job.split("wildcards: machine=")[1].split(",")[0]
+        assert "condition=mtp" in job and "mem_mb=16384" in job  # the baseline's, whichever cell it explains
+        assert f"slurm_partition={'gpu-a100' if machine == 'a100' else 'gpu'}," in job + ","
+        runtime = re.search(r"runtime=(\d+)", job).group(1)
+        assert re.search(rf"runtime={runtime}\b", cells[machine])  # a cell's time limit
+
+
+def _dry_run_jobs(work: Path, override: dict, *extra: str) -> list[str]:
+    """The jobs of a dry run of the tiny config with ``override`` merged over it, one text per job ('<rule>: ...')."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "override.yaml").write_text(yaml.safe_dump(override))
+    where = ["--snakefile", str(REPO / "Snakefile"), "--directory", str(work)]
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "all", *where, *extra, "--configfile", str(TINY), "override.yaml"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=work,
     )
-    assert set(EXPLAIN_RULES) <= set(RULES)
-    cells = selected_cells(config)
-    planned = rule_resources(config, "explain_divergence", cells)
-    assert planned["gpu"] == 1 and planned["runtime"] == rule_resources(config, "cell", cells)["runtime"]
-    assert planned["slurm_partition"]("h200", "mtp") == "gpu"  # the cell's machine
-    assert planned["mem_mb"]("a100", "mtp") == 16384  # the baseline's, whichever cell it explains
+    assert result.returncode == 0, result.stderr[-3000:]
+    return [job.split("\n[")[0] for job in result.stdout.split("\nrule ")[1:]]
 
 
 def _planned_cpus(work: Path, cpus: set[int] | None = None) -> dict[str, int]:
@@ -196,7 +233,24 @@ def test_every_cpu_is_local_only_and_reaches_the_tools() -> None:
         assert "snakemake.resources.cpus" in text and "snakemake.threads" not in text, script
 
 
-def test_the_config_may_not_set_the_workflows_own_cpus(study_config: dict) -> None:
-    study_config["resources"] = {"rules": {"llama_cpp_build": {"threads": 8, "cpus": 8}}}
-    with pytest.raises(ConfigError, match=r"resources\.rules\.llama_cpp_build.*'cpus' is the workflow's own"):
-        validate_config(study_config, REPO)
+def test_the_default_profile_keeps_what_needs_the_machine_apart(tmp_path: Path) -> None:
+    """Under the default workflow profile a cell, an explanation, the build and the quantization claim the whole of
+    the global resource machine_share, every other job one unit of it; `--workflow-profile none` claims nothing."""
+    profile = yaml.safe_load((PROFILES / "default" / "config.yaml").read_text())
+    whole = profile["resources"]["machine_share"]
+    override = {"select": {"tasks": ["essay"], "conditions": ["off", "mtp"]}, "temperatures": [0.0], "repeats": 2}
+    jobs = _dry_run_jobs(tmp_path / "default", override)
+    claims = {job.split(":", 1)[0]: re.search(r"resources: .*\bmachine_share=(\d+)", job) for job in jobs}
+    assert all(claims.values()), [name for name, match in claims.items() if not match]
+    alone = {name for name, match in claims.items() if int(match.group(1)) == whole}
+    assert alone == {"cell", "explain_divergence", "explain_control", *EVERY_CPU_RULES}, alone
+    assert {int(match.group(1)) for name, match in claims.items() if name not in alone} == {1}
+    bare = _dry_run_jobs(tmp_path / "none", override, "--workflow-profile", "none", "--cores", "1")
+    assert not any("machine_share" in job for job in bare)
+
+
+def test_the_config_may_not_set_the_workflows_own_cpus_or_threads(study_config: dict) -> None:
+    for key in ("cpus", "threads"):
+        study_config["resources"] = {"conditions": {"mtp": {key: 8}}}
+        with pytest.raises(ConfigError, match=r"resources\.conditions\.mtp.*'cpus' is the workflow's own"):
+            validate_config(study_config, REPO)

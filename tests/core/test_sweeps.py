@@ -15,7 +15,7 @@ from specbench.analysis.summaries import tables
 from specbench.core.config import validate_config
 from specbench.core.config_error import ConfigError
 from specbench.core.matrix import selected_cells
-from specbench.core.plan import rule_resources, server_args
+from specbench.core.plan import server_args, server_resources
 from specbench.core.sweeps import sweep_member
 from specbench.report import figure_style
 from specbench.report.figures import sweep_figure, sweeps_of
@@ -77,11 +77,14 @@ def test_the_study_sweeps_config_plans_dflash_and_mtp_draft_lengths(study_config
 def test_resources_set_for_a_sweep_apply_to_each_of_its_conditions(study_config: dict) -> None:
     config = _with_sweep(study_config)
     config["resources"] = {
-        "conditions": {"ngram-n-max": {"slurm_partition": "small"}, "ngram-n-max-128": {"slurm_partition": "big"}}
+        "conditions": {
+            "ngram-n-max": {"slurm_partition": "small"},
+            "ngram-n-max-128": {"slurm_partition": "big"},
+            "off": {"slurm_partition": "default"},
+        }
     }
-    config["resources"]["rules"] = {"cell": {"slurm_partition": "default"}}
     config = validate_config(config, REPO)
-    partition = rule_resources(config, "cell", selected_cells(config))["slurm_partition"]
+    partition = server_resources(config, config["select"]["conditions"], 1)["slurm_partition"]
     assert partition("local", "ngram-n-max-16") == "small" and partition("local", "ngram-n-max-128") == "big"
     assert partition("local", "off") == "default"
 

@@ -21,6 +21,7 @@ from specbench.llama_cpp.source import (
     source_step,
 )
 from support.paths import REPO
+from support.rules import rule_names
 from support.workflow import job_counts, snakemake
 
 
@@ -130,7 +131,7 @@ def test_a_git_checkout_still_reports_its_own_commit(tmp_path: Path) -> None:
 
 
 def test_the_git_clone_is_the_fetch_steps_and_the_source_step_needs_no_network(tmp_path: Path) -> None:
-    """On a cluster the fetch runs on the submitting host (resources.local_rules) and the source step maybe on a
+    """On a cluster the fetch runs on the submitting host (the Snakefile's localrules) and the source step maybe on a
     compute node without internet: after the fetch, the upstream repository can be gone."""
     upstream, (first, _second) = _upstream(tmp_path)
     source = {"kind": "git", "url": str(upstream), "commit": first[:7], "label": "first"}
@@ -159,4 +160,5 @@ def test_the_studys_git_route_plans_the_clone_as_the_local_fetch_job(tmp_path: P
     assert result.returncode == 0, result.stderr[-3000:]
     assert job_counts(result.stdout + result.stderr) == {"llama_cpp_fetch": 1, "llama_cpp_source": 1}
     config = __import__("yaml").safe_load((REPO / "config/config.yaml").read_text())
-    assert config["llama_cpp"]["source"] == "git" and "llama_cpp_fetch" in config["resources"]["local_rules"]
+    rules = rule_names(tmp_path / "parsed", [REPO / "config/config.yaml"])
+    assert config["llama_cpp"]["source"] == "git" and "llama_cpp_fetch" in rules.local

@@ -86,5 +86,38 @@ def report_outputs() -> dict[str, Path]:
     return {path: Path(caption) for fact in _facts() for path, caption in fact["reports"].items()}
 
 
+@dataclass(frozen=True)
+class RuleNames:
+    """The rules one load of the workflow defines, and those kept on the submitting host (localrules)."""
+
+    names: frozenset[str]
+    local: frozenset[str]
+
+
+def rule_names(workdir: Path, configfiles: list[Path], config: dict | None = None) -> RuleNames:
+    """Load the Snakefile in this process with these config files (and ``config`` over them) in ``workdir``."""
+    import contextlib
+    import io
+
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings, StorageSettings
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    here = Path.cwd()
+    with contextlib.redirect_stderr(io.StringIO()), SnakemakeApi(OutputSettings(quiet=None)) as api:
+        try:
+            workflow = api.workflow(
+                resource_settings=ResourceSettings(),
+                config_settings=ConfigSettings(configfiles=configfiles, config=config or {}),
+                storage_settings=StorageSettings(),
+                snakefile=REPO / "Snakefile",
+                workdir=workdir,
+            )._workflow
+            names = frozenset(rule.name for rule in workflow.rules)
+            return RuleNames(names, frozenset(workflow._localrules) & names)
+        finally:
+            os.chdir(here)
+
+
 if __name__ == "__main__":
     print(json.dumps(_load(Path(sys.argv[1]), json.loads(sys.argv[2]))))

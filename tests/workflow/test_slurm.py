@@ -1,6 +1,6 @@
 """The workflow under a real SLURM: a single-node cluster on this machine (slurm/start-cluster.sh beside this file:
 munged, MariaDB, slurmdbd, slurmctld, slurmd, in a loopback-only network namespace) with two partitions standing for two
-kinds of machine, and `snakemake --profile profiles/slurm` (snakemake-executor-plugin-slurm) on a tiny slice of
+kinds of machine, and `snakemake --workflow-profile profiles/slurm` (snakemake-executor-plugin-slurm) on a tiny slice of
 the tiny config with two machines (config 'machines', each selecting its partition): the essay x 2 conditions x
 temperature 0 x 1 repeat on each, one CPU per cell job so that two run at once.
 
@@ -85,15 +85,28 @@ SLICE = {
     "repeats": 1,
     "max_tokens": 32,
     "machines": [{"label": m, "resources": {"slurm_partition": p}} for m, p in PARTITION_OF.items()],
-    # Cells and explanations ask for one CPU each, so the 2-CPU node runs two of them at once.
-    "resources": {
-        "local_rules": ["hf_download", "hf_dataset", *LOCAL],
-        "rules": {rule: {"threads": 1} for rule in ("cell", "explain_divergence", "explain_control")},
-    },
     # One 2-CPU node runs the daemons, each job's Snakemake and up to four jobs: CPU contention between them is
     # expected and not what this test is about (tests/workflow/test_faults.py judges it), so it is recorded, not judged.
     "measurement": {"max_foreign_cpu": None},
 }
+
+
+# The SLURM workflow profile, with this node's partition and account and small requests over the profile's: one CPU,
+# 2 GB and no GPU per job (a flag replaces the profile's key whole), so the 2-CPU node runs two cell jobs at once.
+SLURM_PROFILE = [
+    "--workflow-profile",
+    str(REPO / "profiles" / "slurm"),
+    "--default-resources",
+    "slurm_partition=part-a",
+    "slurm_account=specbench",
+    "mem_mb=2048",
+    "--set-threads",
+    "cell=1",
+    "--set-resources",
+    "cell:gpu=0",
+    "--slurm-init-seconds-before-status-checks",
+    "2",
+]
 
 
 def _unavailable(reason: str) -> None:
@@ -209,15 +222,9 @@ def runs(cluster: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     slurm_work = tmp_path_factory.mktemp("slurm-work")
     slurm, slurm_s = _snakemake(
         slurm_work,
-        "--profile",
-        str(REPO / "profiles" / "slurm"),
+        *SLURM_PROFILE,
         "--jobs",
         "4",
-        "--default-resources",
-        "slurm_partition=part-a",
-        "slurm_account=specbench",
-        "--slurm-init-seconds-before-status-checks",
-        "2",
         env=cluster["env"],
     )
     assert slurm.returncode == 0, fail_message(slurm)
@@ -367,13 +374,7 @@ def test_a_cancelled_cell_job_leaves_no_server_and_only_that_cell_to_remake(runs
         "--directory",
         str(work),
         "--cache",
-        "--profile",
-        str(REPO / "profiles" / "slurm"),
-        "--default-resources",
-        "slurm_partition=part-a",
-        "slurm_account=specbench",
-        "--slurm-init-seconds-before-status-checks",
-        "2",
+        *SLURM_PROFILE,
         "--configfile",
         str(REPO / "config" / "tiny.yaml"),
         str(work / "slice.yaml"),

@@ -9,7 +9,6 @@ from pathlib import Path
 from .backends import backend_options_in
 from .config_error import ConfigError, did_you_mean
 from .prompt_checks import check_task
-from .rules import RULES
 from .sources import check_local_archive, model_source, resolve_path
 
 # --spec-type names known to llama.cpp builds b11223 .. b11434 (common/speculative.cpp).
@@ -92,15 +91,13 @@ def check_config(config: dict, base: Path) -> None:
 
 
 def _check_resources(config: dict) -> None:
-    """What the resources name must exist: each rule (core.rules.RULES), each condition."""
-    resources = config["resources"]
-    named = [("resources.rules", name, RULES) for name in resources["rules"]]
-    named += [(f"resources.local_rules[{i}]", name, RULES) for i, name in enumerate(resources["local_rules"])]
-    named += [("resources.conditions", name, list(config["conditions"])) for name in resources["conditions"]]
-    for key, name, known in named:
+    """The conditions resources.conditions names must exist."""
+    known = list(config["conditions"])
+    for name in config["resources"]["conditions"]:
         if name not in known:
-            what = "rule" if known is RULES else "condition"
-            raise ConfigError(key, f"'{name}' is not a {what} of this workflow{did_you_mean(name, known)}")
+            raise ConfigError(
+                "resources.conditions", f"'{name}' is not a condition of this workflow{did_you_mean(name, known)}"
+            )
 
 
 def _check_machines(config: dict, base: Path) -> None:

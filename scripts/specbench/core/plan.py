@@ -1,7 +1,7 @@
 """What the workflow plans from a validated config, as pure functions: each model's identity and files, each
-condition's server argv and measurement settings, and each rule's resources (built-in < resources.default <
-resources.rules.<rule> < the condition's < the machine's). rules/common.smk turns them into Snakemake's inputs,
-params and resources; the rule names themselves are in core/rules.py (``RULES``)."""
+condition's server argv and measurement settings, and what the profiles cannot say of a job's resources (a server
+job's time limit, keys set per machine or condition). The rules/*.smk files turn them into Snakemake's inputs, params
+and resources."""
 
 from __future__ import annotations
 
@@ -16,11 +16,7 @@ from . import chat_template
 from .config_error import ConfigError
 from .files import sha256_text
 from .matrix import Cell
-from .rules import CELL_RULES, EXPLAIN_RULES
 from .sources import model_source, resolve_path
-
-BUILTIN_RESOURCES = {"threads": 1, "mem_mb": 2048, "runtime": 30, "gpu": 0}
-
 
 # --- models ------------------------------------------------------------------------------------------------------
 
@@ -185,12 +181,9 @@ def conditions_regex(config: dict, server: str, scope: str | None = None) -> str
 
 
 # --- resources ---------------------------------------------------------------------------------------------------
-
-
-def rule_settings(config: dict, name: str) -> dict[str, Any]:
-    """A rule's resources before conditions and machines: built-in < resources.default < resources.rules.<rule>."""
-    res = config["resources"]
-    return {**BUILTIN_RESOURCES, **res["default"], **res["rules"].get(name, {})}
+# Every rule's threads and resources are the workflow profiles' (profiles/default, profiles/slurm); what a profile
+# cannot say is here: the CPUs a local build may use, and the resources of a job that serves cells, which depend on
+# the config (its time limit) and on the job's wildcards (keys set per machine or per condition).
 
 
 def usable_cpus() -> int:
@@ -202,79 +195,58 @@ def usable_cpus() -> int:
 
 
 def every_cpu(local: bool, threads: int) -> int:
-    """What a rule of EVERY_CPU_RULES runs with (its resource 'cpus'): run locally, every usable CPU, whatever
-    --cores says (Snakemake caps a job's threads at --cores); under a cluster executor, the job's threads (its
-    request from the config's resources)."""
+    """What the llama.cpp build and the quantization run with (their resource 'cpus'): run locally, every usable CPU,
+    whatever --cores says (Snakemake caps a job's threads at --cores); under a cluster executor, the job's threads
+    (what the profile asks for)."""
     return usable_cpus() if local else threads
 
 
 def cell_runtime_minutes(config: dict, cells_per_job: int) -> int:
-    """A cell job's default time limit: start-up and request timeouts, per cell it measures, per attempt, plus the
-    longest it may wait for a quiet machine."""
+    """A server job's time limit: start-up and request timeouts, per cell it measures, per attempt, plus the longest
+    it may wait for a quiet machine."""
     server, measurement = config["server"], config["measurement"]
     one = int((server["startup_timeout_s"] + server["request_timeout_s"]) / 60) + 1
     return one * cells_per_job * measurement["max_attempts"] + math.ceil(measurement["quiet_timeout_s"] / 60)
 
 
-def cells_per_job(config: dict, name: str, cells: Sequence[Cell]) -> int:
-    """How many cells one job of a cell rule measures: one, a task's repeats, or the condition's selected cells."""
+def cells_per_job(config: dict, scope: str, cells: Sequence[Cell]) -> int:
+    """How many cells one server measures, by what it answers (a record's server.scope): one cell ('fresh'), a
+    task's repeats at one temperature ('task'), or every selected cell of the condition ('condition')."""
     tasks = {c.task for c in cells}
     return {
-        "cell": 1,
-        "cell_sequence": config["repeats"],
-        "condition_sequence": len(tasks) * len(config["temperatures"]) * config["repeats"],
-    }[name]
+        "fresh": 1,
+        "task": config["repeats"],
+        "condition": len(tasks) * len(config["temperatures"]) * config["repeats"],
+    }[scope]
 
 
 Resource = Any | Callable[[str, str], Any]  # a value, or one per (machine, condition)
 
 
-def rule_resources(config: dict, name: str, cells: Sequence[Cell]) -> dict[str, Resource]:
-    """The resources a rule declares besides threads: mem_mb, runtime, gpu when any is asked for, and any site key
-    the config adds. A cell's runtime defaults to its timeouts x attempts; keys set per condition or machine become
-    functions of (machine, condition): the machine's value, else the condition's, else the rule's. Raises ConfigError
-    when a key set for some machines or conditions has no value for the others. An explanation rule is layered as
-    a cell of the baseline condition on its machine (it serves the baseline's setup)."""
-    base = {k: v for k, v in rule_settings(config, name).items() if k != "threads"}
-    scope = CELL_RULES.get(name, "fresh" if name in EXPLAIN_RULES else None)
-    if scope is not None and "runtime" not in config["resources"]["rules"].get(name, {}):
-        base["runtime"] = cell_runtime_minutes(
-            config, 1 if name in EXPLAIN_RULES else cells_per_job(config, name, cells)
-        )
-    mode = None if scope is None else "fresh" if scope == "fresh" else "warm"
-    served = (
-        [config["baseline"]]
-        if name in EXPLAIN_RULES
-        else [c for c, cond in config["conditions"].items() if cond["server"] == mode]
-    )
+def server_resources(config: dict, served: Sequence[str], cells: int) -> dict[str, Resource]:
+    """The resources of a job that starts a llama-server for ``cells`` cells of one of the ``served`` conditions:
+    its runtime (cell_runtime_minutes), and each key set per machine (``machines[].resources``) or per served
+    condition (``resources.conditions``) as a function of (machine, condition): the machine's value, else the
+    condition's, else the runtime's default. Raises ConfigError when such a key has no value for some machine and
+    served condition."""
+    base: dict[str, Any] = {"runtime": cell_runtime_minutes(config, cells)}
     by_condition = {c: s for c, s in config["resources"]["conditions"].items() if c in served}
-    by_machine = {m["label"]: m["resources"] for m in config["machines"]} if mode else {}
-    varying = {key for layer in (by_condition, by_machine) for settings in layer.values() for key in settings}
-    missing = sorted(
+    by_machine = {m["label"]: m["resources"] for m in config["machines"]}
+    varying = sorted({key for layer in (by_condition, by_machine) for settings in layer.values() for key in settings})
+    missing = [
         key
-        for key in varying - set(base)
-        if any(key not in by_machine[m] and key not in by_condition.get(c, {}) for m in by_machine for c in served)
-    )
+        for key in varying
+        if key not in base
+        and any(key not in by_machine[m] and key not in by_condition.get(c, {}) for m in by_machine for c in served)
+    ]
     if missing:
         where = "machines" if any(k in r for r in by_machine.values() for k in missing) else "resources.conditions"
         raise ConfigError(
             where,
-            f"{missing} set for some machines or conditions need a value for the others: set "
-            f"them under resources.rules.{name} or resources.default",
+            f"{missing} set for some machines or conditions need a value for the others: set them for every "
+            "machine, or for every condition",
         )
-    resources: dict[str, Resource] = {}
-    for key in [*base, *sorted(varying - set(base))]:
-        value = base.get(key)
-        if key == "gpu" and not value and "gpu" not in varying:
-            continue  # asks for no GPU: declare none (no --gpus under SLURM)
-        if key in varying:
-            layered = _layered(key, value, by_machine, by_condition)  # an explanation serves the baseline
-            resources[key] = (
-                (lambda machine, _, f=layered: f(machine, config["baseline"])) if name in EXPLAIN_RULES else layered
-            )
-        else:
-            resources[key] = value
-    return resources
+    return {**base, **{key: _layered(key, base.get(key), by_machine, by_condition) for key in varying}}
 
 
 def _layered(key: str, default: Any, by_machine: dict, by_condition: dict) -> Callable[[str, str], Any]:

@@ -12,10 +12,13 @@ from ..core.entry import fail, logged_to
 from ..core.files import read_json, write_json_atomic
 from ..core.matrix import Cell
 from ..core.ownership import OtherModelsCell, check_cells, setup_models
-from ..core.rules import CELL_RULES
 from .guard import Interrupted, interrupt_guard
 from .runner import CellError, run_cells
 from .setup import job_setup
+
+# The workflow's cell rules (rules/cells.smk), and what one server of each answers (a record's server.scope): one
+# cell, a task's repeats at one temperature, or every selected cell of the condition.
+SCOPE_OF_RULE = {"cell": "fresh", "cell_sequence": "task", "condition_sequence": "condition"}
 
 
 def progress_line(label: str, record: Mapping[str, Any]) -> str:
@@ -42,7 +45,7 @@ def run_job(
     """Measure the cells of one job of a cell rule (``rule``: which one, and so what its server answers;
     ``cell_files``: the job's outputs, its cells in serving order) and write each record; SIGTERM, SIGHUP, Ctrl-C and
     the death of the Snakemake process above stop the server and end the job with one line, writing nothing."""
-    scope = CELL_RULES[rule]
+    scope = SCOPE_OF_RULE[rule]
     cells = [Cell.from_path(path) for path in cell_files]
     labels = ", ".join(c.label for c in cells)
     lines: list[str] = []

@@ -12,11 +12,12 @@ from typing import Any
 
 from ..core import builds as core_builds
 from ..core import plan
-from ..core.rules import CELL_RULES, EXPLAIN_RULES
 from ..core.sources import resolve_path
 from .writes import GB, Job, Write, gb
 
-GPU_RULES = (*CELL_RULES, *EXPLAIN_RULES)
+# The workflow's rules whose jobs start a llama-server: the cell rules (rules/cells.smk) and the explanations
+# (rules/explain.smk, a server of the baseline's setup)
+GPU_RULES = ("cell", "cell_sequence", "condition_sequence", "explain_divergence", "explain_control")
 
 
 @dataclass(frozen=True)
