@@ -26,12 +26,12 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from specbench.core.explanations import explanation_path, reference_repeat  # noqa: E402
-from specbench.core.files import read_json  # noqa: E402
-from specbench.core.matrix import Cell  # noqa: E402
+from specbench.core.plan.cells import Cell  # noqa: E402
+from specbench.core.records.explanations import explanation_path, reference_repeat  # noqa: E402
+from specbench.core.steps.files import read_json  # noqa: E402
+from specbench.measure.condition_setup import job_setup  # noqa: E402
 from specbench.measure.explain import explain  # noqa: E402
 from specbench.measure.runner import run_cells  # noqa: E402
-from specbench.measure.setup import job_setup  # noqa: E402
 
 
 def run_tiny(workdir: Path, cores: int) -> None:

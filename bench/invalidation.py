@@ -4,7 +4,7 @@ Runs a copy of a workflow (this checkout, or any other, e.g. an older commit for
 then for each case makes a real edit, takes the dry run's job counts, and undoes the edit (content and mtime); prints
 a table of the jobs per rule each case would rerun. The back half's cases (the default):
 
-* a figure (report/figures.py)  * a judge (claims/judges.py)  * a summary (analysis/summaries.py)
+* a figure (report/figures/run.py)  * a judge (claims/judges.py)  * a summary (analysis/summaries.py)
 
 and with ``--every-case`` also: measurement code (the client), the GSM8K scorer, the server log's parser, and trying
 another model in the same directory (it fails verification) and switching back. Modules are found by name anywhere in

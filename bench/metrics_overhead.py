@@ -26,7 +26,7 @@ from scipy import stats
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from specbench.core.files import read_json  # noqa: E402
+from specbench.core.steps.files import read_json  # noqa: E402
 from specbench.measure.cell_record import last_log_section, speculative_lines  # noqa: E402
 from specbench.measure.client import stream_completion  # noqa: E402
 from specbench.measure.metrics import METRICS_FLAG  # noqa: E402

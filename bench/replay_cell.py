@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from specbench.core.files import read_json  # noqa: E402
+from specbench.core.steps.files import read_json  # noqa: E402
 from specbench.measure.replay import replay  # noqa: E402
 
 

@@ -11,16 +11,16 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
 from specbench.claims import load as sb_claims  # noqa: E402
-from specbench.core import builds as sb_builds  # noqa: E402
-from specbench.core import chat_template as sb_chat  # noqa: E402
-from specbench.core import config as sb_config  # noqa: E402
-from specbench.core import config_error as sb_config_error  # noqa: E402
-from specbench.core import files as sb_files  # noqa: E402
-from specbench.core import matrix as sb_matrix  # noqa: E402
-from specbench.core import old_layout as sb_old_layout  # noqa: E402
-from specbench.core import plan as sb_plan  # noqa: E402
-from specbench.core import sources as sb_sources  # noqa: E402
-from specbench.core.code import (
+from specbench.core.config import builds as sb_builds  # noqa: E402
+from specbench.core.config import chat_template as sb_chat  # noqa: E402
+from specbench.core.config import load as sb_config  # noqa: E402
+from specbench.core.config import error as sb_config_error  # noqa: E402
+from specbench.core.steps import files as sb_files  # noqa: E402
+from specbench.core.plan import cells as sb_cells  # noqa: E402
+from specbench.core.plan import old_layout as sb_old_layout  # noqa: E402
+from specbench.core.plan import resources as sb_plan  # noqa: E402
+from specbench.core.config import sources as sb_sources  # noqa: E402
+from specbench.core.plan.code import (
     fingerprint,
     import_closure,
     workflow_commit,
@@ -36,8 +36,8 @@ try:
 except sb_config_error.ConfigError as error:
     raise WorkflowError(str(error)) from None
 
-CELLS = sb_matrix.selected_cells(config)
-# Cell files from before models folders stay where they are, unread; one line says so (specbench.core.old_layout)
+CELLS = sb_cells.selected_cells(config)
+# Cell files from before models folders stay where they are, unread; one line says so (specbench.core.plan.old_layout)
 _OLD_LAYOUT = sb_old_layout.old_layout_note(
     sb_old_layout.old_layout_files(CELLS), CELLS
 )
@@ -46,7 +46,7 @@ if _OLD_LAYOUT:
 RUN_ORDER = {
     cell: position
     for position, cell in enumerate(
-        sb_matrix.run_order(CELLS, list(config["tasks"]), list(config["conditions"]))
+        sb_cells.run_order(CELLS, list(config["tasks"]), list(config["conditions"]))
     )
 }
 # What the cells wait for (the builds, models, prompts, code manifests and condition setups) runs first, above
@@ -81,20 +81,20 @@ def build_bin_dir(label):
     return f"{BUILD_OF_LABEL[label].root}/bin"
 
 
-CELL_PATTERN = sb_matrix.cell_pattern(config)
+CELL_PATTERN = sb_cells.cell_pattern(config)
 # Each condition's models folder (the target's name and hash, with the draft's for a condition that loads one)
-MODELS_FOLDERS = sb_matrix.models_folders(config)
+MODELS_FOLDERS = sb_cells.models_folders(config)
 CELL_STEM = CELL_PATTERN.removesuffix(".json")
 SEQUENCE_STEM = CELL_STEM.replace("r{repeat}", "warm")
-REPEATS = sb_matrix.repeats(config)
+REPEATS = sb_cells.repeats(config)
 # What one server of a warm condition answers (config 'warm_scope', or the condition's own): a task's repeats at one
 # temperature (rule cell_sequence), or every selected cell of the condition (rule condition_sequence); only the
 # rules of the scopes some warm condition runs with are defined.
 WARM_SCOPES = sb_plan.warm_scopes(config)
 # The selected prompt keys (a task's name, or <task>.<prompt> for each member of its prompt set), in config order
-SELECTED_PROMPT_KEYS = sb_matrix.prompt_keys(config, sb_matrix.selected_tasks(config))
+SELECTED_PROMPT_KEYS = sb_cells.prompt_keys(config, sb_cells.selected_tasks(config))
 # The cell files of one warm condition's server (rule condition_sequence), in the order it answers them
-CONDITION_SEQUENCE_FILES = sb_matrix.condition_sequence_files(config)
+CONDITION_SEQUENCE_FILES = sb_cells.condition_sequence_files(config)
 # One server for the whole condition: its logs under a folder no task can be named ('_', see schema $defs.name).
 CONDITION_STEM = CELL_STEM.replace("{prompt}", "_all-tasks").replace(
     "t{temperature}/r{repeat}", "warm"
@@ -131,7 +131,7 @@ MODEL_IDS = {role: sb_plan.model_id(config, role, BASE) for role in ROLES}
 
 
 wildcard_constraints:
-    **sb_matrix.wildcard_constraints(config),
+    **sb_cells.wildcard_constraints(config),
     model="|".join(re.escape(i) for i in MODEL_IDS.values()),
     build_dir=BUILD_DIRS_REGEX,
 
@@ -212,7 +212,7 @@ def every_cpu(wildcards, threads):
 
 def prompt_spec(wildcards):
     """One prompt's settings (the task's, with its prompt-set member's over them), from the prompt key wildcard."""
-    return sb_matrix.prompt_spec(config, wildcards.prompt)
+    return sb_cells.prompt_spec(config, wildcards.prompt)
 
 
 def prompt_inputs(wildcards):
@@ -231,7 +231,7 @@ def dataset_file(key, dataset):
     """A prompt's dataset rows come from: a local JSONL file, or its task's split fetched from the hub."""
     if dataset["kind"] == "local-jsonl":
         return config_path(dataset["path"])
-    return f"resources/datasets/{sb_matrix.split_key(key)[0]}.jsonl"
+    return f"resources/datasets/{sb_cells.split_key(key)[0]}.jsonl"
 
 
 # --- helpers of the rules in rules/cells.smk
@@ -266,7 +266,7 @@ def setup_inputs(wildcards):
 
 def setup_cells(wildcards):
     """A condition setup's cell files on every machine (a glob): the cells a new setup makes out of date, which it
-    checks for another model's measurement first (specbench.core.ownership)."""
+    checks for another model's measurement first (specbench.core.records.ownership)."""
     return CELL_PATTERN.format(
         machine="*",
         build=wildcards.get("build", ""),
@@ -295,7 +295,7 @@ def setup_settings(wildcards):
 
 def cell_priority(wildcards):
     """Earlier in the interleaved run order (cells.run_order) = higher priority; a warm sequence by its first cell."""
-    first = sb_matrix.job_cells(config, dict(wildcards.items()))[0]
+    first = sb_cells.job_cells(config, dict(wildcards.items()))[0]
     return len(RUN_ORDER) - RUN_ORDER[first]
 
 
@@ -351,7 +351,7 @@ def report_inputs(wildcards):
 
 
 def server_resources(scope, serving=None):
-    """What a profile cannot say of a job that starts a llama-server (specbench.core.plan.server_resources): its
+    """What a profile cannot say of a job that starts a llama-server (specbench.core.plan.resources.server_resources): its
     time limit, from the config's timeouts and the cells its server answers (scope 'fresh', 'task' or 'condition'),
     and each key set per machine or per condition, as a function of the job's machine and condition (``serving``:
     the condition every job of the rule serves, the baseline's for an explanation). A key set per machine or

@@ -4,7 +4,7 @@
 # condition's setup for the model's own log-probabilities there (specbench.measure.explain); where they are
 # identical it starts no server. The table reads the answers (specbench.analysis.divergence).
 
-from specbench.core import explanations as sb_explanations
+from specbench.core.records import explanations as sb_explanations
 
 EXPLAIN_CODE_MANIFEST = CODE_MANIFEST.format(entry="explain_divergence")
 
@@ -13,7 +13,7 @@ BASELINE_MODELS = MODELS_FOLDERS[BASELINE]
 BASELINE_SETUP = CONDITION_SETUP.replace("{condition}", BASELINE).replace(
     "{models}", BASELINE_MODELS
 )
-GREEDY_CELL = CELL_PATTERN.replace("{temperature}", sb_matrix.format_temperature(0.0))
+GREEDY_CELL = CELL_PATTERN.replace("{temperature}", sb_cells.format_temperature(0.0))
 EXPLANATION_PATTERN = (
     sb_explanations.BUILD_EXPLANATION_PATTERN
     if BUILDS_DECLARED
@@ -21,7 +21,7 @@ EXPLANATION_PATTERN = (
 )
 EXPLANATION_STEM = EXPLANATION_PATTERN.removesuffix(".json")
 # A non-baseline cell's reference is the baseline's cell of the same repeat; the baseline's own (its control), the
-# baseline's first repeat: two plain patterns (specbench.core.explanations.reference_repeat says the same)
+# baseline's first repeat: two plain patterns (specbench.core.records.explanations.reference_repeat says the same)
 SAME_REPEAT_REFERENCE = GREEDY_CELL.replace("{condition}", BASELINE).replace(
     "{models}", BASELINE_MODELS
 )

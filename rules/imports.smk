@@ -32,7 +32,7 @@ rule import_cells:
             "tasks": list(config["tasks"]),
             "conditions": list(config["conditions"]),
             "temperatures": config["temperatures"],
-            "prompts": {t: sb_matrix.task_prompts(config, t) for t in config["tasks"]},
+            "prompts": {t: sb_cells.task_prompts(config, t) for t in config["tasks"]},
         },
     script:
         "../scripts/import_cells.py"

@@ -10,7 +10,7 @@ from specbench.llama_cpp.cmake import host_cpu
 
 HOST_CPU = host_cpu()
 # What llama_cpp_fetch downloads (on the submitting host of a cluster run) - the git checkout, or the archive (every
-# build fetches the same kind: core.builds refuses a mix)
+# build fetches the same kind: core.config.builds refuses a mix)
 FETCHED_GIT = BUILDS[0].llama_cpp["source"] == "git"
 LLAMA_FETCHED = (
     f"{LLAMA_ROOT}/source-git" if FETCHED_GIT else f"{LLAMA_ROOT}/source-archive"

@@ -1,9 +1,9 @@
 """Snakemake entry: the manifest of a rule's code (each file's sha256 and their fingerprint), one input that
-stands for the dozen files of the cells' measurement code (specbench.core.code.code_manifest_step)."""
+stands for the dozen files of the cells' measurement code (specbench.core.plan.code.code_manifest_step)."""
 
 from pathlib import Path
 
-from specbench.core.code import code_manifest_step
+from specbench.core.plan.code import code_manifest_step
 
 snakemake = globals()["snakemake"]
 code_manifest_step(

@@ -1,8 +1,9 @@
-"""Snakemake entry: what every cell of one condition is served with (specbench.measure.setup.condition_setup_step)."""
+"""Snakemake entry: what every cell of one condition is served with
+(specbench.measure.condition_setup.condition_setup_step)."""
 
 from pathlib import Path
 
-from specbench.measure.setup import condition_setup_step
+from specbench.measure.condition_setup import condition_setup_step
 
 snakemake = globals()["snakemake"]
 inp = snakemake.input

@@ -8,8 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .core.files import read_json
-from .report.provenance import describe, unresolved
+from specbench.core.steps.files import read_json
+from specbench.report.provenance import describe, unresolved
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,12 +10,12 @@ import pytest
 from specbench.analysis.build_comparison import compare_builds, separated
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import combined_builds, tables, tables_by_build
-from specbench.report.build_sections import build_sections, fmt_same_tokens
 from specbench.report.comparability import Comparability, Fact
 from specbench.report.document import Facts
 from specbench.report.markdown import render_markdown
 from specbench.report.provenance import row_id
-from specbench.report.sections import build_report
+from specbench.report.sections.builds import build_comparison_sections, fmt_same_tokens
+from specbench.report.sections.run import build_report
 
 
 def _rows() -> list[dict]:
@@ -108,7 +108,7 @@ def _markdown(by_build: dict) -> str:
         device={},
         model_bytes=1_000_000_000,
     )
-    opening = build_sections(by_build, "off", {"old": "the old one", "new": "the new one"})
+    opening = build_comparison_sections(by_build, "off", {"old": "the old one", "new": "the new one"})
     return render_markdown(build_report(first, facts=facts, claims=None, numbers={}, opening=opening))
 
 

@@ -14,7 +14,8 @@ from specbench.analysis.cell_table import cell_table
 from specbench.analysis.divergence import NEAR_TIE_NATS, ExplanationError, divergence
 from specbench.analysis.record_reader import as_current
 from specbench.analysis.summaries import tables
-from specbench.core.explanations import (
+from specbench.core.plan.cells import Cell
+from specbench.core.records.explanations import (
     BATCHED,
     SEQUENTIAL,
     compared_cells,
@@ -23,8 +24,7 @@ from specbench.core.explanations import (
     reference_repeat,
     text_segments,
 )
-from specbench.core.files import sha256_file
-from specbench.core.matrix import Cell
+from specbench.core.steps.files import sha256_file
 from specbench.measure.explain import request_sha256
 from specbench.report.document import fmt_divergence, fmt_outputs, multiplier_cell
 from support.paths import TEST_DATA

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from specbench.analysis.imports import ImportRefused, import_cells
-from specbench.core.files import sha256_file
-from specbench.core.record_version import RECORD_VERSION
+from specbench.core.records.version import RECORD_VERSION
+from specbench.core.steps.files import sha256_file
 
 CONFIG = {"tasks": ["essay", "gsm8k"], "conditions": ["off", "mtp"], "temperatures": [0.0, 1.0]}
 

@@ -8,8 +8,8 @@ import pytest
 from specbench.analysis.cell_table import cell_row, frame_of
 from specbench.analysis.record_reader import as_current
 from specbench.analysis.summaries import tables
-from specbench.core.record_version import RECORD_VERSION
-from specbench.report.variations import prompt_sections
+from specbench.core.records.version import RECORD_VERSION
+from specbench.report.sections.variations import prompt_sections
 
 NOISE = (0.98, 1.0, 1.02)  # each repeat's factor: about +-2 % between repeats
 

@@ -6,7 +6,7 @@ import pytest
 
 from specbench.analysis.cell_table import cell_row
 from specbench.analysis.record_reader import READABLE_VERSIONS, RecordVersionError, as_current
-from specbench.core.record_version import RECORD_VERSION
+from specbench.core.records.version import RECORD_VERSION
 
 V6 = {
     "record_version": 6,

@@ -20,7 +20,7 @@ from specbench.analysis.summaries import (
     tokens_per_step,
     verdict,
 )
-from specbench.core.explanations import first_difference
+from specbench.core.records.explanations import first_difference
 
 BASE = [151644, 872, 198, 2610, 525, 264, 10950, 17847, 13, 151645]
 

@@ -31,7 +31,7 @@ from specbench.claims.claim import (
 )
 from specbench.claims.evaluate import Setup, evaluate
 from specbench.claims.load import load_claims, parse_claims
-from specbench.report import thesis_figure as thesis_figure_module
+from specbench.report.figures import thesis as thesis_figure_module
 from support.config import load_config
 from support.counterfactuals import tables_of, thesis_tables
 from support.paths import REPO

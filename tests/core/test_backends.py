@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.core.backends import (
+from specbench.core.config.backends import (
     BACKENDS,
     backend_of,
     backend_options_in,

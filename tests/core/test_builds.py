@@ -9,11 +9,11 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from specbench.core.builds import builds
-from specbench.core.config import ConfigError, validate_config
-from specbench.core.explanations import compared_cells, explanation_path
-from specbench.core.matrix import Cell, selected_cells, wildcard_constraints
-from specbench.core.model_identity import models_folder
+from specbench.core.config.builds import builds
+from specbench.core.config.load import ConfigError, validate_config
+from specbench.core.plan.cells import Cell, selected_cells, wildcard_constraints
+from specbench.core.plan.model_identity import models_folder
+from specbench.core.records.explanations import compared_cells, explanation_path
 from support.paths import REPO
 from support.workflow import job_counts, snakemake
 

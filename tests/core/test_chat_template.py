@@ -1,4 +1,5 @@
-"""How prompts are rendered (core.chat_template): the flags and words of each setting, the built-in names read from
+"""How prompts are rendered (core.config.chat_template): the flags and words of each setting, the built-in names read
+from
 llama-server's help (recorded from b11223), and the report's line saying what rendered the cells' prompts."""
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from specbench.core import chat_template
-from specbench.report.environment import template_summary
+from specbench.core.config import chat_template
+from specbench.report.sections.environment import template_summary
 from support.paths import TEST_DATA
 
 HELP = TEST_DATA / "llama-server-b11223-help-chat-template.txt"  # recorded, b11223

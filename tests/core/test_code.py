@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.core.code import fingerprint, import_closure, manifest, workflow_commit
+from specbench.core.plan.code import fingerprint, import_closure, manifest, workflow_commit
 from support.paths import REPO
 
 SCRIPTS = REPO / "scripts"
@@ -49,7 +49,7 @@ def _module_graph() -> dict[str, set[str]]:
 
 def import_closure_of_file(path: Path) -> set[Path]:
     """The package modules one file imports directly (not transitively), and no __init__.py it passes through."""
-    from specbench.core.code import _imported_modules, _module_file
+    from specbench.core.plan.code import _imported_modules, _module_file
 
     found = {_module_file(PACKAGE, dotted) for dotted in _imported_modules(path, PACKAGE)}
     return {p for p in found if p is not None and p.name != "__init__.py"}
@@ -230,7 +230,7 @@ def test_fingerprint_names_files_by_their_place_in_the_package(tmp_path: Path) -
 
 
 def test_the_repository_root_is_found_from_any_depth(tmp_path: Path) -> None:
-    from specbench.core.repo import REPO_ROOT, find_repo_root
+    from specbench.core.steps.repo import REPO_ROOT, find_repo_root
 
     assert (REPO_ROOT / "Snakefile").is_file() and REPO_ROOT == REPO
     (tmp_path / "Snakefile").write_text("")

@@ -9,9 +9,9 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from specbench.core.config import validate_config
-from specbench.core.config_error import ConfigError
-from specbench.core.sources import llama_source, model_source
+from specbench.core.config.error import ConfigError
+from specbench.core.config.load import validate_config
+from specbench.core.config.sources import llama_source, model_source
 from support.paths import REPO
 
 
@@ -161,7 +161,7 @@ def test_the_counts_the_documents_state_come_from_the_plan(study_config: dict) -
     a count written by hand once said 96 where the study config plans 144."""
     import re
 
-    from specbench.core.matrix import selected_cells
+    from specbench.core.plan.cells import selected_cells
 
     def text(*names: str) -> str:
         return " ".join(" ".join((REPO / name).read_text().split()) for name in names)

@@ -17,9 +17,9 @@ from snakemake.utils import update_config
 
 from specbench.claims.claim import ClaimError
 from specbench.claims.load import parse_claims
-from specbench.core.config import validate_config
-from specbench.core.config_error import ConfigError
-from specbench.core.templates import fill_template, template_fields
+from specbench.core.config.error import ConfigError
+from specbench.core.config.load import validate_config
+from specbench.core.config.templates import fill_template, template_fields
 from specbench.tasks.render import render_prompt
 from support.paths import REPO
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.core.files import read_json, write_atomic, write_json_atomic
+from specbench.core.steps.files import read_json, write_atomic, write_json_atomic
 
 
 def test_atomic_write_makes_complete_readable_files(tmp_path: Path) -> None:

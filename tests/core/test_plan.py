@@ -1,4 +1,5 @@
-"""What the workflow plans from a config (specbench.core.plan): model identities and files, server argv, and what
+"""What the workflow plans from a config (specbench.core.plan.resources): model identities and files, server argv, and
+what
 the profiles cannot say of a job's resources (a server job's time limit, keys layered over condition and machine);
 the rules the package and the profiles name are the workflow's, and the default profile keeps the jobs that need the
 machine to themselves apart."""
@@ -14,10 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specbench.core.config import validate_config
-from specbench.core.config_error import ConfigError
-from specbench.core.matrix import selected_cells
-from specbench.core.plan import (
+from specbench.core.config.error import ConfigError
+from specbench.core.config.load import validate_config
+from specbench.core.plan.cells import selected_cells
+from specbench.core.plan.resources import (
     checkpoint_dir,
     conditions_regex,
     every_cpu,

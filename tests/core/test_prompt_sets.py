@@ -12,9 +12,9 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from specbench.core.config import validate_config
-from specbench.core.config_error import ConfigError
-from specbench.core.matrix import (
+from specbench.core.config.error import ConfigError
+from specbench.core.config.load import validate_config
+from specbench.core.plan.cells import (
     Cell,
     condition_sequence,
     job_cells,
@@ -26,8 +26,8 @@ from specbench.core.matrix import (
     split_key,
     wildcard_constraints,
 )
-from specbench.core.plan import model_gguf, model_id
-from specbench.measure.setup import job_setup
+from specbench.core.plan.resources import model_gguf, model_id
+from specbench.measure.condition_setup import job_setup
 from specbench.tasks.render import prompt_step
 from support.paths import REPO
 

@@ -12,14 +12,14 @@ from snakemake.utils import update_config
 
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables
-from specbench.core.config import validate_config
-from specbench.core.config_error import ConfigError
-from specbench.core.matrix import selected_cells
-from specbench.core.plan import server_args, server_resources
-from specbench.core.sweeps import sweep_member
-from specbench.report import figure_style
-from specbench.report.figures import sweep_figure, sweeps_of
-from specbench.report.variations import sweep_sections
+from specbench.core.config.error import ConfigError
+from specbench.core.config.load import validate_config
+from specbench.core.config.sweeps import sweep_member
+from specbench.core.plan.cells import selected_cells
+from specbench.core.plan.resources import server_args, server_resources
+from specbench.report.figures import style as figure_style
+from specbench.report.figures.run import sweep_figure, sweeps_of
+from specbench.report.sections.variations import sweep_sections
 from support.paths import REPO
 
 NGRAM_SWEEP = {
@@ -166,7 +166,7 @@ def test_the_report_shows_each_sweep_value_per_task_with_its_interval(monkeypatc
     drawn: list = []
     original = figure_style.render
     monkeypatch.setattr(
-        "specbench.report.figures.render",
+        "specbench.report.figures.run.render",
         lambda fig: drawn.extend(line for ax in fig.axes for line in ax.lines) or original(fig),
     )
     png = sweep_figure(summaries["summary"], "ngram-n-max", swept, "off", ["file-rewrite", "essay"])

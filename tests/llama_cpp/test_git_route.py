@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specbench.core.config import validate_config
-from specbench.core.files import read_json, sha256_file
-from specbench.core.sources import llama_source
+from specbench.core.config.load import validate_config
+from specbench.core.config.sources import llama_source
+from specbench.core.steps.files import read_json, sha256_file
 from specbench.llama_cpp.source import SOURCE_INFO, fetch_step, source_step
 from support.paths import OUTPUT_CACHE, REPO
 from support.prepare import wait_for

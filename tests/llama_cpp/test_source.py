@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.core.files import read_json, sha256_file
+from specbench.core.steps.files import read_json, sha256_file
 from specbench.llama_cpp.cmake import build_env
 from specbench.llama_cpp.source import (
     SOURCE_INFO,

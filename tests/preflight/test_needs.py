@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.core.matrix import selected_cells
+from specbench.core.plan.cells import selected_cells
 from specbench.preflight import planned
 from specbench.preflight.gpu import GGML_DEFAULT_ARCHITECTURES, cuda_architectures
 from specbench.preflight.needs import needs

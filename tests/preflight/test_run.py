@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from specbench.contention.nvml import device_info
-from specbench.core.matrix import selected_cells
+from specbench.core.plan.cells import selected_cells
 from specbench.preflight import planned
 from specbench.preflight.facts import HubAnswer
 from specbench.preflight.run import Machine, preflight, problems, report, timed_preflight

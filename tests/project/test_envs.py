@@ -233,7 +233,7 @@ def reachable_imports(script: Path) -> list[tuple[str, str, str]]:
             target, attribute = parsed.bindings[chain[0]]
             if _is_first_party(target):
                 rest = chain[1:] if attribute is None else (attribute, *chain[1:])
-                while rest and module_path(f"{target}.{rest[0]}"):  # sb.core.config.x -> specbench.core.config, x
+                while rest and module_path(f"{target}.{rest[0]}"):  # sb.core.config.x -> specbench.core.config.load, x
                     target, rest = f"{target}.{rest[0]}", rest[1:]
                 reach_import(target, None)
                 if rest:

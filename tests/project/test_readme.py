@@ -17,7 +17,7 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from specbench.core.schema import load_schema, validate_document
+from specbench.core.config.schema import load_schema, validate_document
 from support.paths import REPO
 
 DOCS = [

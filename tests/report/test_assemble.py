@@ -16,7 +16,7 @@ from specbench.analysis.summary_tables import SUMMARY_FILES, read_tables, write_
 from specbench.report import rule_params
 from specbench.report.assemble import ReportInputs, ReportSettings, assemble, write_report
 from specbench.report.drawing import FigureSettings, read_figures, write_figures
-from specbench.report.figures import FIGURE_FILES
+from specbench.report.figures.run import FIGURE_FILES
 from specbench.report.judging import ClaimInputs, ClaimSettings, read_claims, write_claims
 from support.config import load_config
 from support.paths import REPO

@@ -13,9 +13,11 @@ import pytest
 
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import cell_multipliers, tables
-from specbench.report import figure_style
-from specbench.report import figures as figures_module
-from specbench.report.figure_style import (
+from specbench.report.figures import run as figures_module
+from specbench.report.figures import style as figure_style
+from specbench.report.figures.requests import arrivals_figure, positions_figure
+from specbench.report.figures.run import acceptance_figure, multiplier_figure, report_figures, timeline_figure
+from specbench.report.figures.style import (
     ACCEPTANCE_SIZE,
     BASELINE_STYLE,
     DPI,
@@ -26,9 +28,7 @@ from specbench.report.figure_style import (
     condition_styles,
     png_data_uri,
 )
-from specbench.report.figures import acceptance_figure, multiplier_figure, report_figures, timeline_figure
-from specbench.report.request_figures import arrivals_figure, positions_figure
-from specbench.report.thesis_figure import thesis_figure, thesis_size
+from specbench.report.figures.thesis import thesis_figure, thesis_size
 from support.paths import TEST_DATA
 
 DATA = TEST_DATA / "report"
@@ -201,7 +201,7 @@ def test_sample_tables_render_at_the_fixed_size(sample, tmp_path):
         image = _pixels(png)
         assert image[..., :3].std() > 0.05, f"{name} looks blank"
         (tmp_path / f"{name}.png").write_bytes(png)
-    inside = [  # then the two of report.request_figures
+    inside = [  # then the two of report.figures.requests
         positions_figure(sample["positions"], "off", TASKS, STUDY),
         arrivals_figure(sample["cells"], "off", TASKS, STUDY),
     ]

@@ -10,8 +10,8 @@ import pytest
 
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables
-from specbench.report.environment import missing_cells
 from specbench.report.provenance import describe, number_id, report_numbers, row_id, unresolved
+from specbench.report.sections.environment import missing_cells
 from support.paths import TEST_DATA
 
 
@@ -151,7 +151,7 @@ def test_html_report_of_a_partial_run_lists_what_is_missing() -> None:
     from specbench.report.comparability import Comparability
     from specbench.report.document import Facts
     from specbench.report.html import render_html
-    from specbench.report.sections import build_report
+    from specbench.report.sections.run import build_report
 
     rows = json.loads((TEST_DATA / "report" / "cells.json").read_text())
     dropped = rows[0]["cell_file"]

@@ -28,10 +28,10 @@ from specbench.claims.predictions import stamp as take_stamp
 from specbench.report.assemble import ReportInputs, ReportSettings, write_report
 from specbench.report.document import Report, Section, Table
 from specbench.report.drawing import FigureSettings, write_figures
-from specbench.report.figures import FIGURE_FILES
+from specbench.report.figures.run import FIGURE_FILES
 from specbench.report.judging import ClaimInputs, ClaimSettings, write_claims
 from specbench.report.provenance import describe, row_id, unresolved
-from specbench.report.variations import DECIDING_WORDS
+from specbench.report.sections.variations import DECIDING_WORDS
 from support.cell_tables import STUDY, GeneratedRun, names
 from support.paths import REPO
 

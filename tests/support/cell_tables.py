@@ -16,9 +16,9 @@ import numpy as np
 import yaml
 from hypothesis import strategies as st
 
-from specbench.core.backends import WATCH_NONE
-from specbench.core.matrix import DEFAULT_MACHINE, ONE_PROMPT, Cell
-from specbench.core.sweeps import sweep_member
+from specbench.core.config.backends import WATCH_NONE
+from specbench.core.config.sweeps import sweep_member
+from specbench.core.plan.cells import DEFAULT_MACHINE, ONE_PROMPT, Cell
 from support.paths import REPO
 
 STUDY = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

@@ -7,8 +7,8 @@ from pathlib import Path
 import yaml
 from snakemake.utils import update_config
 
-from specbench.core.config import validate_config
-from specbench.core.repo import REPO_ROOT
+from specbench.core.config.load import validate_config
+from specbench.core.steps.repo import REPO_ROOT
 
 
 def load_config(paths: list[Path], base: Path = REPO_ROOT) -> dict:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from specbench.contention.samples import Verdict
-from specbench.core.matrix import Cell
+from specbench.core.plan.cells import Cell
 from specbench.measure.client import Exchange
-from specbench.measure.setup import Setup
+from specbench.measure.condition_setup import Setup
 
 CELL = Cell("essay", "off", 0.0, 1)
 TIMINGS = {"prompt_n": 10, "prompt_ms": 5.0, "predicted_n": 4, "predicted_ms": 40.0, "predicted_per_second": 100.0}

@@ -18,11 +18,11 @@ import psutil
 import yaml
 from snakemake.utils import update_config
 
-from specbench.core.code import WORKFLOW_FILES
-from specbench.core.config import validate_config
-from specbench.core.files import read_json
-from specbench.core.matrix import NO_MODELS, Cell
-from specbench.core.model_identity import models_folder
+from specbench.core.config.load import validate_config
+from specbench.core.plan.cells import NO_MODELS, Cell
+from specbench.core.plan.code import WORKFLOW_FILES
+from specbench.core.plan.model_identity import models_folder
+from specbench.core.steps.files import read_json
 from support.paths import OUTPUT_CACHE, REPO
 from support.prepare import PREPARED, done, wait_for
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.core.files import sha256_file
+from specbench.core.steps.files import sha256_file
 from specbench.tasks.render import read_dataset_rows, reference_answer, render_prompt
 from support.paths import REPO
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.core.files import sha256_text
+from specbench.core.steps.files import sha256_text
 from specbench.tiny import checkpoints, construction, dflash, layout, weights
 from support.paths import REPO
 
@@ -462,7 +462,7 @@ def test_identity_check_fails_on_a_diverging_pair() -> None:
     same table and summary the report shows."""
     from specbench.analysis.cell_table import frame_of
     from specbench.analysis.summaries import identity
-    from specbench.core.explanations import first_difference
+    from specbench.core.records.explanations import first_difference
 
     off = [248_068, 198, 248_069, 271, 40, 1_079, 3_686, 13, 576, 1_879]
     spec = [248_068, 198, 248_069, 271, 40, 2_121, 3_686, 13, 576, 1_879]
@@ -490,9 +490,9 @@ def test_config_chooses_the_tiny_weights(study_config: dict, weights: str | None
     import yaml
     from snakemake.utils import update_config
 
-    from specbench.core.config import validate_config
-    from specbench.core.config_error import ConfigError
-    from specbench.core.sources import model_source
+    from specbench.core.config.error import ConfigError
+    from specbench.core.config.load import validate_config
+    from specbench.core.config.sources import model_source
 
     repo = REPO
     demo = yaml.safe_load((repo / "config" / "tiny.yaml").read_text())

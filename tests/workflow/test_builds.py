@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from specbench.core.files import read_json
+from specbench.core.steps.files import read_json
 from support.paths import REPO
 from support.workflow import snakemake, write_yaml
 

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from specbench.analysis.cell_table import read_table
-from specbench.core.explanations import BATCHED, SEQUENTIAL, explanation_path
-from specbench.core.files import read_json, sha256_file
-from specbench.core.matrix import Cell
+from specbench.core.plan.cells import Cell
+from specbench.core.records.explanations import BATCHED, SEQUENTIAL, explanation_path
+from specbench.core.steps.files import read_json, sha256_file
 from specbench.measure.explain import request_sha256
 from support.workflow import TWO_THREADS, llama_servers_in, placed, tiny_run
 

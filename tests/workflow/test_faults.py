@@ -25,12 +25,12 @@ from typing import ClassVar
 import psutil
 import pytest
 
-from specbench.core.files import read_json, sha256_text
-from specbench.core.matrix import Cell
+from specbench.core.plan.cells import Cell
+from specbench.core.steps.files import read_json, sha256_text
 from specbench.measure import server as server_module
+from specbench.measure.condition_setup import Setup
 from specbench.measure.runner import run_cells
 from specbench.measure.server import listening_addresses
-from specbench.measure.setup import Setup
 from support.paths import OUTPUT_CACHE, REPO
 from support.workflow import (
     BACK_HALF,

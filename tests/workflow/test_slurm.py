@@ -35,8 +35,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from specbench.core.files import read_json
-from specbench.core.matrix import Cell
+from specbench.core.plan.cells import Cell
+from specbench.core.steps.files import read_json
 from specbench.measure.replay import replay
 from support.paths import OUTPUT_CACHE, REPO, TEST_CACHE
 from support.prepare import wait_for

@@ -18,8 +18,8 @@ import yaml
 from specbench.analysis.cell_table import read_table
 from specbench.analysis.gsm8k import normalise_number
 from specbench.analysis.summaries import tables
-from specbench.core.files import read_json, sha256_file
-from specbench.core.matrix import Cell
+from specbench.core.plan.cells import Cell
+from specbench.core.steps.files import read_json, sha256_file
 from specbench.measure.replay import replay
 from support.paths import REPO
 from support.workflow import TWO_THREADS, greedy_record, llama_servers_in, placed, snakemake, write_yaml

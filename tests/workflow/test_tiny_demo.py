@@ -23,9 +23,9 @@ import pytest
 from specbench.analysis.cell_table import read_table
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.analysis.summaries import tables
-from specbench.core.backends import CMAKE_OPTIONS
-from specbench.core.files import read_json, sha256_file, sha256_text
-from specbench.core.matrix import Cell, run_order, selected_cells
+from specbench.core.config.backends import CMAKE_OPTIONS
+from specbench.core.plan.cells import Cell, run_order, selected_cells
+from specbench.core.steps.files import read_json, sha256_file, sha256_text
 from specbench.tiny.checkpoints import write_tiny_target
 from support.config import load_config
 from support.paths import OUTPUT_CACHE, REPO
@@ -217,7 +217,7 @@ def test_warm_condition_shares_one_server_fresh_ones_do_not(run: dict) -> None:
 
 
 def test_the_cells_ran_in_the_interleaved_order_planned(run: dict) -> None:
-    """Per task, repeat by repeat, every condition in turn (core.matrix.run_order), as measured: each task's fresh
+    """Per task, repeat by repeat, every condition in turn (core.plan.cells.run_order), as measured: each task's fresh
     cells start in the planned order, one task after the other. With the setups at Snakemake's default priority they
     ran condition by condition (a real SmolLM2 run: every 'off' cell, then 20 minutes later every 'ngram-mod' one).
     Which task goes first follows the merged config's key order, which Snakemake and load_config may build apart."""
@@ -794,7 +794,7 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
         "analysis/gsm8k.py": {"aggregate": 1, **BACK_HALF, "all": 1},
         "analysis/server_log.py": {"aggregate": 1, **BACK_HALF, "all": 1},
         "analysis/summaries.py": {**BACK_HALF, "all": 1},
-        "report/figures.py": {"figures": 1, "report": 1, "all": 1},
+        "report/figures/run.py": {"figures": 1, "report": 1, "all": 1},
         "claims/judges.py": {"claims": 1, "report": 1, "all": 1},
     }
     for module, expected in cases.items():

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from specbench.analysis.cell_table import read_table
-from specbench.core.files import read_json, sha256_file
-from specbench.core.matrix import Cell
+from specbench.core.plan.cells import Cell
+from specbench.core.steps.files import read_json, sha256_file
 from support.paths import REPO
 from support.workflow import BACK_HALF, fail_message, job_counts, placed, planned, snakemake, tiny_run, write_yaml
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from specbench.core.files import read_json
-from specbench.core.matrix import Cell
+from specbench.core.plan.cells import Cell
+from specbench.core.steps.files import read_json
 from support.paths import REPO
 from support.workflow import placed, snakemake, write_yaml
 

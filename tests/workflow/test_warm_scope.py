@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from specbench.core.files import read_json
-from specbench.core.matrix import DEFAULT_MACHINE, Cell
+from specbench.core.plan.cells import DEFAULT_MACHINE, Cell
+from specbench.core.steps.files import read_json
 from support.workflow import greedy_record, llama_servers_in, placed, tiny_run
 
 pytestmark = pytest.mark.workflow

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .lines import cells_line, estimate_left, stage_line
 
-CELLS = "results/cells/"  # where the cell records go (one JSON file each, specbench.core.matrix.CELL_PATTERN)
+CELLS = "results/cells/"  # where the cell records go (one JSON file each, specbench.core.plan.cells.CELL_PATTERN)
 
 
 @dataclass

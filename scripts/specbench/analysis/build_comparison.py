@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.explanations import first_difference
+from specbench.core.records.explanations import first_difference
 
 COMPARISON_COLUMNS = [
     "task",

@@ -8,9 +8,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..core.files import read_json
-from ..core.matrix import DEFAULT_MACHINE
-from .record_reader import as_current
+from specbench.analysis.record_reader import as_current
+from specbench.core.plan.cells import DEFAULT_MACHINE
+from specbench.core.steps.files import read_json
 
 
 def cell_chain(record: dict[str, Any], path: str) -> dict[str, Any]:

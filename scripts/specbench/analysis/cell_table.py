@@ -18,17 +18,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..core.builds import ONE_BUILD
-from ..core.explanations import first_difference, reference_repeat
-from ..core.files import write_atomic
-from ..core.matrix import DEFAULT_MACHINE, ONE_PROMPT
-from .derived import derived_figures
-from .divergence import attach
-from .draft_positions import position_columns
-from .gsm8k import score_gsm8k
-from .latency import latency_columns
-from .repetition import text_sources
-from .server_log import parse_speculative_log
+from specbench.analysis.derived import derived_figures
+from specbench.analysis.divergence import attach
+from specbench.analysis.draft_positions import position_columns
+from specbench.analysis.gsm8k import score_gsm8k
+from specbench.analysis.latency import latency_columns
+from specbench.analysis.repetition import text_sources
+from specbench.analysis.server_log import parse_speculative_log
+from specbench.core.config.builds import ONE_BUILD
+from specbench.core.plan.cells import DEFAULT_MACHINE, ONE_PROMPT
+from specbench.core.records.explanations import first_difference, reference_repeat
+from specbench.core.steps.files import write_atomic
 
 COORDINATES = ["task", "prompt", "condition", "temperature", "repeat"]
 GROUP = ["task", "condition", "temperature"]  # a task's figures: over its prompts and repeats

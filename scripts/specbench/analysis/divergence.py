@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.explanations import BATCHED, EXPLANATION_VERSION, SEQUENTIAL
+from specbench.core.records.explanations import BATCHED, EXPLANATION_VERSION, SEQUENTIAL
 
 NEAR_TIE_NATS = 0.1
 NEAR_TIE, DISAGREEMENT, LENGTH, REPLAY_DIFFERS = "near-tie", "disagreement", "length", "replay differs"

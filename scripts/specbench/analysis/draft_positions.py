@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .server_log import parse_speculative_log
+from specbench.analysis.server_log import parse_speculative_log
 
 _LINE_RE = re.compile(r'^llamacpp:(\w+)(?:\{position="(\d+)"\})?\s+(\S+)$')
 _TOTALS = {

@@ -17,11 +17,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.entry import fail, logged_to
-from ..core.files import read_json, sha256_file, write_json_atomic
-from ..core.matrix import DEFAULT_MACHINE, ONE_PROMPT, Cell
-from ..core.ownership import ROLES, describe, served
-from .record_reader import READABLE_VERSIONS
+from specbench.analysis.record_reader import READABLE_VERSIONS
+from specbench.core.plan.cells import DEFAULT_MACHINE, ONE_PROMPT, Cell
+from specbench.core.records.ownership import ROLES, describe, served
+from specbench.core.steps.entry import fail, logged_to
+from specbench.core.steps.files import read_json, sha256_file, write_json_atomic
 
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".zip")
 SIBLINGS = (".server.log", ".gpu.jsonl")  # a cell's logs beside its record: r1.json -> r1.server.log, ...

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.backends import backend_of, watch_of
-from ..core.files import read_json
-from ..core.matrix import ONE_PROMPT
-from ..core.record_version import RECORD_VERSION
+from specbench.core.config.backends import backend_of, watch_of
+from specbench.core.plan.cells import ONE_PROMPT
+from specbench.core.records.version import RECORD_VERSION
+from specbench.core.steps.files import read_json
 
 READABLE_VERSIONS = (6, 7, 8, RECORD_VERSION)
 _TIMING = ("cell_wall_s", "server_ready_s", "request_wall_s", "loadavg_1m_at_end")

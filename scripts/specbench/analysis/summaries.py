@@ -44,14 +44,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.builds import ONE_BUILD
-from ..core.explanations import first_difference
-from ..core.matrix import DEFAULT_MACHINE
-from .cell_table import BUILD, GROUP, MACHINE, PROMPT_GROUP, builds_of, machines_of
-from .draft_positions import accepted_lengths, mean_accepted_length
-from .intervals import ratio_interval, runs_for_precision
-from .prompt_spread import prompt_spread, task_or_prompt
-from .thesis import thesis
+from specbench.analysis.cell_table import BUILD, GROUP, MACHINE, PROMPT_GROUP, builds_of, machines_of
+from specbench.analysis.draft_positions import accepted_lengths, mean_accepted_length
+from specbench.analysis.intervals import ratio_interval, runs_for_precision
+from specbench.analysis.prompt_spread import prompt_spread, task_or_prompt
+from specbench.analysis.thesis import thesis
+from specbench.core.config.builds import ONE_BUILD
+from specbench.core.plan.cells import DEFAULT_MACHINE
+from specbench.core.records.explanations import first_difference
 
 VERDICT_LEVEL = 1 / 20  # the all-runs rule decides only where chance would give its word at most this often
 TOO_FEW_RUNS = "too few runs"

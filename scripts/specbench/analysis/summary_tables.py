@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core.entry import logged_to
-from ..core.files import write_atomic
-from .cell_table import csv_copy, read_table
-from .summaries import combined_builds, tables_by_build
+from specbench.analysis.cell_table import csv_copy, read_table
+from specbench.analysis.summaries import combined_builds, tables_by_build
+from specbench.core.steps.entry import logged_to
+from specbench.core.steps.files import write_atomic
 
 # The summaries written as CSV (every machine's and build's in one file; rule tables' outputs of these names)
 SUMMARY_FILES = ("summary", "acceptance", "positions", "latency", "identity", "prompts", "spread", "thesis")

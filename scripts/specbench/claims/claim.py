@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.repo import REPO_ROOT
-from ..core.schema import load_schema
+from specbench.core.config.schema import load_schema
+from specbench.core.steps.repo import REPO_ROOT
 
 # The verdicts (docs/claims.md says when each is given)
 REPRODUCED = "reproduced"

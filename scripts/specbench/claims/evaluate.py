@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from .claim import (
+from specbench.claims.claim import (
     AGREES,
     CONTRADICTED,
     DIFFERS,
@@ -38,8 +38,8 @@ from .claim import (
     supported_reading,
     variant,
 )
-from .judges import JUDGES
-from .tables import Outcome, Run, format_published
+from specbench.claims.judges import JUDGES
+from specbench.claims.judging import Outcome, Run, format_published
 
 _MAYBE_NONE = [
     "temperature",

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..analysis.summaries import TOO_FEW_RUNS as RULE_TOO_FEW
-from .claim import (
+from specbench.analysis.summaries import TOO_FEW_RUNS as RULE_TOO_FEW
+from specbench.claims.claim import (
     BACKGROUND,
     CONTRADICTED,
     NOT_COMPARABLE,
@@ -24,11 +24,22 @@ from .claim import (
     TOO_FEW_RUNS,
     TOO_WIDE,
 )
-from .tables import METRICS, Metric, Outcome, Run, absent, finite, format_published, listed, per_task, side_of
-from .thesis_judge import judge_thesis
+from specbench.claims.judging import (
+    METRICS,
+    Metric,
+    Outcome,
+    Run,
+    absent,
+    finite,
+    format_published,
+    listed,
+    per_task,
+    side_of,
+)
+from specbench.claims.thesis_judge import judge_thesis
 
 if TYPE_CHECKING:
-    from .claim import Claim
+    from specbench.claims.claim import Claim
 
 FEW_RUNS_DETAIL = "the all-runs rule needs at least 3 runs a side (1 in 20 by chance; 1 in 2 with 1 vs 1)"
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import yaml
 
-from ..core.config_error import ConfigError, did_you_mean
-from ..core.schema import load_schema, validate_document
-from .claim import READINGS, SCHEMA_PATH, SCOPES, Claim, ClaimError, stands_for
+from specbench.claims.claim import READINGS, SCHEMA_PATH, SCOPES, Claim, ClaimError, stands_for
+from specbench.core.config.error import ConfigError, did_you_mean
+from specbench.core.config.schema import load_schema, validate_document
 
 
 def load_claims(path: str | Path, config: Mapping[str, Any]) -> list[Claim]:

@@ -8,8 +8,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from ..core.entry import logged_to
-from ..core.files import write_json_atomic
+from specbench.core.steps.entry import logged_to
+from specbench.core.steps.files import write_json_atomic
 
 
 def _utc(timestamp: float) -> str:

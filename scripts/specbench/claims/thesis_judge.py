@@ -8,12 +8,12 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..analysis import thesis as figure
-from .claim import CONTRADICTED, NOT_MEASURED, NOT_SEPARATED, REPRODUCED, TOO_FEW_RUNS
-from .tables import Outcome, Run, listed
+from specbench.analysis import thesis as figure
+from specbench.claims.claim import CONTRADICTED, NOT_MEASURED, NOT_SEPARATED, REPRODUCED, TOO_FEW_RUNS
+from specbench.claims.judging import Outcome, Run, listed
 
 if TYPE_CHECKING:
-    from .claim import Claim
+    from specbench.claims.claim import Claim
 
 
 def effect_text(row: Mapping[str, Any]) -> str:

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .cpu import cpu_load
-from .samples import Sample
+from specbench.contention.cpu import cpu_load
+from specbench.contention.samples import Sample
 
 _MIB = 1024 * 1024
 

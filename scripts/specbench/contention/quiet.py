@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .samples import Sample, Verdict
+from specbench.contention.samples import Sample, Verdict
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,8 @@ class Verdict:
     failed_samples: int
     nvml: str  # "ok" | "unavailable" | "blind"
     foreign_cpu: dict[str, Any] | None = None  # share, cpu_s, window_s, top (measured even when not judged)
-    # how the cell's GPU was watched (core.backends.watch_of): "nvml" | "unwatched" | "cpu" (a CPU build); and the
+    # how the cell's GPU was watched (core.config.backends.watch_of): "nvml" | "unwatched" | "cpu" (a CPU build); and
+    # the
     # backend of the build that served the cell
     gpu_watch: str = "nvml"
     backend: str = "cuda"

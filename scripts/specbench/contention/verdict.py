@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from ..core.backends import WATCH_CPU, WATCH_NONE, watch_of
-from .samples import Sample, Verdict
+from specbench.contention.samples import Sample, Verdict
+from specbench.core.config.backends import WATCH_CPU, WATCH_NONE, watch_of
 
 
 def _foreign_sightings(

@@ -1,2 +1,3 @@
-"""The shared core every stage uses: file helpers, entry-script helpers, external commands, config validation,
-prompt templates, the cell matrix, the record version and the code closure of each rule."""
+"""The shared core every stage uses, by job: reading and checking a study config (config), what the workflow
+plans from it (plan: cells, models, resources, each rule's code), the files a run writes and reads back (records)
+and the helpers every step runs with (steps: entry scripts, external commands, files, the hub, the repo)."""

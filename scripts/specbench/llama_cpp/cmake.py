@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..core.backends import cmake_options, list_devices
-from ..core.commands import run_command
-from ..core.entry import logged_to
-from ..core.files import read_json, sha256_file, write_json_atomic
-from .source import SOURCE_INFO, SourceError
+from specbench.core.config.backends import cmake_options, list_devices
+from specbench.core.steps.commands import run_command
+from specbench.core.steps.entry import logged_to
+from specbench.core.steps.files import read_json, sha256_file, write_json_atomic
+from specbench.llama_cpp.source import SOURCE_INFO, SourceError
 
 
 def host_cpu() -> str:

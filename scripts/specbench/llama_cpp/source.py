@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx
 
-from ..core.commands import run_command
-from ..core.entry import fail, logged_to
-from ..core.files import read_json, sha256_file, write_json_atomic
+from specbench.core.steps.commands import run_command
+from specbench.core.steps.entry import fail, logged_to
+from specbench.core.steps.files import read_json, sha256_file, write_json_atomic
 
 SOURCE_INFO = ".specbench-source.json"
 

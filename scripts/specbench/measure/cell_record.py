@@ -9,11 +9,11 @@ import os
 import platform
 from typing import Any
 
-from ..contention.samples import Verdict
-from ..core.chat_template import record_entry
-from ..core.matrix import Cell
-from ..core.record_version import RECORD_VERSION
-from .setup import Setup
+from specbench.contention.samples import Verdict
+from specbench.core.config.chat_template import record_entry
+from specbench.core.plan.cells import Cell
+from specbench.core.records.version import RECORD_VERSION
+from specbench.measure.condition_setup import Setup
 
 # What a batch scheduler tells its job about itself (absent when not run by one).
 SCHEDULER_ENV = (

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from ..core.chat_template import EMPTY_THINK, GGUF, raw_prompt, reasoning_off_problem, renders_on_server
+from specbench.core.config.chat_template import EMPTY_THINK, GGUF, raw_prompt, reasoning_off_problem, renders_on_server
 
 
 @dataclass(frozen=True)

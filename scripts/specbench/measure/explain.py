@@ -16,8 +16,7 @@ from typing import Any
 
 import httpx
 
-from ..core.entry import fail, logged_to
-from ..core.explanations import (
+from specbench.core.records.explanations import (
     BATCHED,
     EXPLANATION_VERSION,
     SEQUENTIAL,
@@ -26,10 +25,11 @@ from ..core.explanations import (
     first_difference,
     text_segments,
 )
-from ..core.files import read_json, sha256_file, sha256_text, write_json_atomic
-from .client import RequestRefused, check_response
-from .guard import Interrupted, interrupt_guard
-from .server import ServerError, check_identity, llama_server
+from specbench.core.steps.entry import fail, logged_to
+from specbench.core.steps.files import read_json, sha256_file, sha256_text, write_json_atomic
+from specbench.measure.client import RequestRefused, check_response
+from specbench.measure.guard import Interrupted, interrupt_guard
+from specbench.measure.server import ServerError, check_identity, llama_server
 
 
 def canonical(body: dict[str, Any]) -> str:

@@ -8,13 +8,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.entry import fail, logged_to
-from ..core.files import read_json, write_json_atomic
-from ..core.matrix import Cell
-from ..core.ownership import OtherModelsCell, check_cells, setup_models
-from .guard import Interrupted, interrupt_guard
-from .runner import CellError, run_cells
-from .setup import job_setup
+from specbench.core.plan.cells import Cell
+from specbench.core.records.ownership import OtherModelsCell, check_cells, setup_models
+from specbench.core.steps.entry import fail, logged_to
+from specbench.core.steps.files import read_json, write_json_atomic
+from specbench.measure.condition_setup import job_setup
+from specbench.measure.guard import Interrupted, interrupt_guard
+from specbench.measure.runner import CellError, run_cells
 
 # The workflow's cell rules (rules/cells.smk), and what one server of each answers (a record's server.scope): one
 # cell, a task's repeats at one temperature, or every selected cell of the condition.

@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx
 
-from ..core.explanations import first_difference
-from .client import stream_completion
-from .server import llama_server
+from specbench.core.records.explanations import first_difference
+from specbench.measure.client import stream_completion
+from specbench.measure.server import llama_server
 
 _OWN_FLAGS = ("--host", "--port")  # the cell's address: the replay picks its own
 

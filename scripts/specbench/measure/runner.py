@@ -17,20 +17,20 @@ from typing import Any
 
 import httpx
 
-from ..contention.devices import DeviceError, assigned_devices
-from ..contention.nvml import NVML_NOT_USED, device_info
-from ..contention.quiet import QuietWait, wait_for_quiet
-from ..contention.samples import Sample, Verdict
-from ..contention.verdict import busiest, judge
-from ..contention.watch import GpuWatch, NoGpuSampler
-from ..core.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
-from ..core.chat_template import describe, unknown_builtin
-from ..core.matrix import Cell
-from .cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
-from .client import ReasoningNotOff, RequestRefused, run_exchange
-from .metrics import METRICS_FLAG, scrape
-from .server import RunningServer, ServerError, check_identity, exit_description, llama_server
-from .setup import Setup
+from specbench.contention.devices import DeviceError, assigned_devices
+from specbench.contention.nvml import NVML_NOT_USED, device_info
+from specbench.contention.quiet import QuietWait, wait_for_quiet
+from specbench.contention.samples import Sample, Verdict
+from specbench.contention.verdict import busiest, judge
+from specbench.contention.watch import GpuWatch, NoGpuSampler
+from specbench.core.config.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
+from specbench.core.config.chat_template import describe, unknown_builtin
+from specbench.core.plan.cells import Cell
+from specbench.measure.cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
+from specbench.measure.client import ReasoningNotOff, RequestRefused, run_exchange
+from specbench.measure.condition_setup import Setup
+from specbench.measure.metrics import METRICS_FLAG, scrape
+from specbench.measure.server import RunningServer, ServerError, check_identity, exit_description, llama_server
 
 
 class CellError(RuntimeError):

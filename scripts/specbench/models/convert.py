@@ -6,9 +6,9 @@ import os
 import sys
 from pathlib import Path
 
-from ..core.commands import run_command
-from ..core.entry import logged_to
-from .preparation_error import PreparationError
+from specbench.core.steps.commands import run_command
+from specbench.core.steps.entry import logged_to
+from specbench.models.preparation_error import PreparationError
 
 
 def convert_checkpoint(llama_src: Path, checkpoint: Path, out: Path, outtype: str, extra: list[str]) -> None:

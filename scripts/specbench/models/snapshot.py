@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..core.entry import fail, logged_to
-from ..core.files import sha256_file, write_json_atomic
-from ..core.hf_hub import HubUnreachable, snapshot
-from .preparation_error import PreparationError
+from specbench.core.steps.entry import fail, logged_to
+from specbench.core.steps.files import sha256_file, write_json_atomic
+from specbench.core.steps.hf_hub import HubUnreachable, snapshot
+from specbench.models.preparation_error import PreparationError
 
 # How to run without the hub, for a model (the config's alternatives to models.<role>.source: hf)
 LOCAL_MODEL = (

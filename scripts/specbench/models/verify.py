@@ -7,10 +7,10 @@ from typing import Any
 
 from gguf import LlamaFileType
 
-from ..core.chat_template import GGUF, GGUF_KEY, missing_template
-from ..core.entry import fail, logged_to
-from ..core.files import sha256_file, sha256_text, write_json_atomic
-from .gguf_header import GGUFArray, GGUFHeader, GGUFHeaderError, read_gguf_header
+from specbench.core.config.chat_template import GGUF, GGUF_KEY, missing_template
+from specbench.core.steps.entry import fail, logged_to
+from specbench.core.steps.files import sha256_file, sha256_text, write_json_atomic
+from specbench.models.gguf_header import GGUFArray, GGUFHeader, GGUFHeaderError, read_gguf_header
 
 _KEY_METADATA = (
     "general.name",

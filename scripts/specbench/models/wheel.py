@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.commands import run_command
-from ..core.entry import fail, logged_to
-from ..core.files import sha256_file, write_json_atomic
+from specbench.core.steps.commands import run_command
+from specbench.core.steps.entry import fail, logged_to
+from specbench.core.steps.files import sha256_file, write_json_atomic
 
 
 class WheelError(RuntimeError):

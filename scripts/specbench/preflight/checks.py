@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..contention.devices import DeviceError, arch_covers, parse_visible_devices, select_devices
-from .facts import HubAnswer
-from .gpu import GpuNeed
-from .tools import Tool
-from .writes import Download, Write, gb
+from specbench.contention.devices import DeviceError, arch_covers, parse_visible_devices, select_devices
+from specbench.preflight.facts import HubAnswer
+from specbench.preflight.gpu import GpuNeed
+from specbench.preflight.tools import Tool
+from specbench.preflight.writes import Download, Write, gb
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .writes import Download
+from specbench.preflight.writes import Download
 
 HUB_TIMEOUT_S = 5.0
 
@@ -86,7 +86,7 @@ def xet_cache() -> Path:
 
 def xet_limit() -> float:
     """The hf-xet chunk cache's size limit: HF_XET_CHUNK_CACHE_SIZE_BYTES, its 10 GB default otherwise."""
-    from .writes import XET_CHUNK_CACHE_BYTES
+    from specbench.preflight.writes import XET_CHUNK_CACHE_BYTES
 
     try:
         return float(os.environ["HF_XET_CHUNK_CACHE_SIZE_BYTES"])
@@ -186,6 +186,6 @@ def ask_hub_all(
 
 def gpus() -> Mapping[str, Any]:
     """NVML's view of the NVIDIA GPUs (specbench.contention.nvml.device_info: 'nvml' 'ok' or 'unavailable')."""
-    from ..contention.nvml import device_info
+    from specbench.contention.nvml import device_info
 
     return device_info()

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import builds as core_builds
-from ..core import plan
-from ..core.sources import resolve_path
-from .writes import GB, Job, Write, gb
+from specbench.core.config import builds as core_builds
+from specbench.core.config.sources import resolve_path
+from specbench.core.plan import resources as plan
+from specbench.preflight.writes import GB, Job, Write, gb
 
 # The workflow's rules whose jobs start a llama-server: the cell rules (rules/cells.smk) and the explanations
 # (rules/explain.smk, a server of the baseline's setup)

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .gpu import GPU_RULES, GpuNeed, gpu_need
-from .tools import Tool, build_tools
-from .writes import (
+from specbench.preflight.gpu import GPU_RULES, GpuNeed, gpu_need
+from specbench.preflight.tools import Tool, build_tools
+from specbench.preflight.writes import (
     RESULTS_BYTES,
     XET_CHUNK_CACHE_BYTES,
     Download,

@@ -7,11 +7,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core import builds as core_builds
-from ..core import plan
-from ..core.matrix import Cell
-from ..core.sources import model_source
-from .writes import Job
+from specbench.core.config import builds as core_builds
+from specbench.core.config.sources import model_source
+from specbench.core.plan import resources as plan
+from specbench.core.plan.cells import Cell
+from specbench.preflight.writes import Job
 
 
 def from_dag(jobs: Iterable[Any]) -> list[Job]:

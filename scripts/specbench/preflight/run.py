@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import facts
-from .checks import Row, check_disk, check_gpu, check_hub, check_tools, check_writable
-from .facts import HubAnswer
-from .needs import needs
-from .tools import Tool
-from .writes import Download, Job, hub_downloads
+from specbench.preflight import facts
+from specbench.preflight.checks import Row, check_disk, check_gpu, check_hub, check_tools, check_writable
+from specbench.preflight.facts import HubAnswer
+from specbench.preflight.needs import needs
+from specbench.preflight.tools import Tool
+from specbench.preflight.writes import Download, Job, hub_downloads
 
 PREFIX = "specbench preflight"
 DEFAULT_HEADROOM = 0.1

@@ -1,5 +1,6 @@
 """The programs the planned llama.cpp fetch and build run: git (the git route), CMake, a C++ compiler and the
-backend's toolkit (core/backends.py names the backends), each where the build's cmake_args name it, if they do."""
+backend's toolkit (core/config/backends.py names the backends), each where the build's cmake_args name it, if they
+do."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core import builds as core_builds
-from .writes import Job
+from specbench.core.config import builds as core_builds
+from specbench.preflight.writes import Job
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Tool:
 
 def build_tools(config: Mapping[str, Any], jobs: Sequence[Job]) -> list[Tool]:
     """What the planned llama.cpp fetch and build run: git (the git route), CMake, a C++ compiler and the backend's
-    toolkit (core/backends.py names the backends)."""
+    toolkit (core/config/backends.py names the backends)."""
     rules = {rule for rule, _ in jobs}
     builds = core_builds.builds(dict(config))
     tools: list[Tool] = []

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import builds as core_builds
-from ..core import plan
-from ..core.sources import model_source, resolve_path
+from specbench.core.config import builds as core_builds
+from specbench.core.config.sources import model_source, resolve_path
+from specbench.core.plan import resources as plan
 
 GB = 1e9
 # The bf16 GGUF against the checkpoint it is converted from: the text model only (the converter drops the vision

@@ -1,4 +1,3 @@
-"""The report: the claims judged (judging, rule claims), the figures drawn (drawing, rule figures), and sections built
-from the summaries and claims (document: the report as data; sections, machines, environment, comparability,
-provenance, figures), rendered as Markdown and HTML (markdown, html) and written by rule report (assemble); each
-rule's params from the config (rule_params)."""
+"""The report: a document as data (document), its sections (sections) and figures (figures) built from the summaries
+and claims, whether the run is the study's setup (comparability), the numbers' provenance, rendered as Markdown
+and HTML (markdown, html), assembled and written by the report rule (assemble)."""

@@ -11,23 +11,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..analysis.cell_table import read_table
-from ..analysis.summary_tables import first_tables, read_tables
-from ..core.entry import logged_to
-from ..core.files import read_json, write_atomic, write_json_atomic
-from .build_sections import build_sections
-from .comparability import real_model_note
-from .document import Facts, Figure, Report
-from .drawing import read_figures
-from .environment import environment, missing_cells
-from .figure_style import png_data_uri
-from .figures import FIGURE_FILES
-from .html import render_html
-from .judging import read_claims
-from .machines import machine_view
-from .markdown import render_markdown
-from .provenance import report_numbers
-from .sections import build_report
+from specbench.analysis.cell_table import read_table
+from specbench.analysis.summary_tables import first_tables, read_tables
+from specbench.core.steps.entry import logged_to
+from specbench.core.steps.files import read_json, write_atomic, write_json_atomic
+from specbench.report.comparability import real_model_note
+from specbench.report.document import Facts, Figure, Report
+from specbench.report.drawing import read_figures
+from specbench.report.figures.run import FIGURE_FILES
+from specbench.report.figures.style import png_data_uri
+from specbench.report.html import render_html
+from specbench.report.judging import read_claims
+from specbench.report.markdown import render_markdown
+from specbench.report.provenance import report_numbers
+from specbench.report.sections.builds import build_comparison_sections
+from specbench.report.sections.environment import environment, missing_cells
+from specbench.report.sections.machines import machine_view
+from specbench.report.sections.run import build_report
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, links_from: Path | 
         conditions=settings.condition_order,
         machines=views,
         sweeps=settings.sweeps,
-        opening=build_sections(
+        opening=build_comparison_sections(
             {build: next(iter(machines.values())) for build, machines in by_build.items()},
             settings.baseline,
             settings.build_descriptions,

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..claims.evaluate import Setup
-from ..core.backends import devices_of
+from specbench.claims.evaluate import Setup
+from specbench.core.config.backends import devices_of
 
 MODEL_FACT = "model"
 

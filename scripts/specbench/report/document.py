@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from .comparability import Comparability
+from specbench.report.comparability import Comparability
 
 Row = Mapping[str, Any]
 

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..analysis.summary_tables import first_tables, read_tables
-from ..analysis.thesis import published_figure
-from ..claims.claim import THESIS_CLAIM
-from ..claims.load import load_claims
-from ..core.entry import logged_to
-from ..core.files import read_json, write_atomic, write_json_atomic
-from .figures import FIGURE_FILES, report_figures
+from specbench.analysis.summary_tables import first_tables, read_tables
+from specbench.analysis.thesis import published_figure
+from specbench.claims.claim import THESIS_CLAIM
+from specbench.claims.load import load_claims
+from specbench.core.steps.entry import logged_to
+from specbench.core.steps.files import read_json, write_atomic, write_json_atomic
+from specbench.report.figures.run import FIGURE_FILES, report_figures
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .document import Column, Note, Report, Row, Section, Table, fmt
-from .provenance import row_id
+from specbench.report.document import Column, Note, Report, Row, Section, Table, fmt
+from specbench.report.provenance import row_id
 
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;

@@ -13,15 +13,15 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis.cell_table import csv_copy
-from ..analysis.summary_tables import first_tables, read_tables
-from ..claims.claim import Claim
-from ..claims.evaluate import Setup, evaluate
-from ..claims.load import about_the_study, load_claims
-from ..claims.predictions import integrity
-from ..core.entry import logged_to
-from ..core.files import read_json, write_atomic
-from .comparability import Comparability, assess, device_label
+from specbench.analysis.cell_table import csv_copy
+from specbench.analysis.summary_tables import first_tables, read_tables
+from specbench.claims.claim import Claim
+from specbench.claims.evaluate import Setup, evaluate
+from specbench.claims.load import about_the_study, load_claims
+from specbench.claims.predictions import integrity
+from specbench.core.steps.entry import logged_to
+from specbench.core.steps.files import read_json, write_atomic
+from specbench.report.comparability import Comparability, assess, device_label
 
 
 @dataclass(frozen=True)

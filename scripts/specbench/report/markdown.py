@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .document import Report, Table
+from specbench.report.document import Report, Table
 
 
 def _markdown_cell(text: str) -> str:

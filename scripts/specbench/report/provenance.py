@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.matrix import DEFAULT_MACHINE, format_temperature, prompt_key
+from specbench.core.plan.cells import DEFAULT_MACHINE, format_temperature, prompt_key
 
 
 def number_id(kind: str, *coordinates: Any) -> str:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core import builds as config_builds
-from ..core import chat_template
-from ..core.matrix import machine_labels
-from ..core.plan import model_note
+from specbench.core.config import builds as config_builds
+from specbench.core.config import chat_template
+from specbench.core.plan.cells import machine_labels
+from specbench.core.plan.resources import model_note
 
 Config = Mapping[str, Any]
 

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.entry import fail, logged_to
-from ..core.hf_hub import HubUnreachable, snapshot
+from specbench.core.steps.entry import fail, logged_to
+from specbench.core.steps.hf_hub import HubUnreachable, snapshot
 
 
 class DatasetError(RuntimeError):

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.entry import logged_to
-from ..core.files import sha256_file, sha256_text, write_json_atomic
-from ..core.matrix import split_key
-from ..core.templates import fill_template
+from specbench.core.config.templates import fill_template
+from specbench.core.plan.cells import split_key
+from specbench.core.steps.entry import logged_to
+from specbench.core.steps.files import sha256_file, sha256_text, write_json_atomic
 
 
 def read_dataset_rows(path: Path, rows: list[int]) -> list[dict[str, Any]]:

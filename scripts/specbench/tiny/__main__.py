@@ -1,5 +1,5 @@
 """``python -m specbench.tiny``: write a tiny checkpoint (see ``checkpoints.main``)."""
 
-from .checkpoints import main
+from specbench.tiny.checkpoints import main
 
 raise SystemExit(main())

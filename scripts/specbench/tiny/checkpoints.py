@@ -8,10 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-from ..core.entry import logged_to
-from .construction import KINDS, Construction, constructed_target_tensors
-from .dflash import constructed_dflash_tensors, dflash_constructed_layers, dflash_geometry
-from .layout import (
+from specbench.core.steps.entry import logged_to
+from specbench.tiny.construction import KINDS, Construction, constructed_target_tensors
+from specbench.tiny.dflash import constructed_dflash_tensors, dflash_constructed_layers, dflash_geometry
+from specbench.tiny.layout import (
     CHAT_TEMPLATE,
     DFLASH_TARGET_LAYER_IDS,
     HIDDEN,
@@ -26,7 +26,7 @@ from .layout import (
     tokenizer_json,
     vocab_json,
 )
-from .weights import (
+from specbench.tiny.weights import (
     dflash_tensors,
     target_tensors,
     write_safetensors,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .layout import (
+from specbench.tiny.layout import (
     HIDDEN,
     LAYER_TYPES,
     LM_PREFIX,
@@ -18,7 +18,7 @@ from .layout import (
     MTP_LAYERS,
     VOCAB_SIZE,
 )
-from .weights import (
+from specbench.tiny.weights import (
     Init,
     const,
     fixed,

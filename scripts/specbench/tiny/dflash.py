@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .layout import (
+from specbench.tiny.layout import (
     DFLASH_BLOCK_SIZE,
     DFLASH_TARGET_LAYER_IDS,
     HEAD_DIM,
@@ -22,7 +22,7 @@ from .layout import (
     ROPE_THETA,
     WEIGHT_STD,
 )
-from .weights import (
+from specbench.tiny.weights import (
     Init,
     const,
     fixed,

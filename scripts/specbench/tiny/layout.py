@@ -7,7 +7,7 @@ import functools
 import json
 from pathlib import Path
 
-from .qwen3_5_template import QWEN3_5_CHAT_TEMPLATE
+from specbench.tiny.qwen3_5_template import QWEN3_5_CHAT_TEMPLATE
 
 CHAT_TEMPLATE = QWEN3_5_CHAT_TEMPLATE  # the real template, written to chat_template.jinja as the real checkpoints do
 # The random target's template: ChatML with Qwen3's enable_thinking switch (off: an empty think block, as the real

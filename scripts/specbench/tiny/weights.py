@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .layout import (
+from specbench.tiny.layout import (
     CONV_KERNEL,
     DFLASH_LAYERS,
     HEAD_DIM,

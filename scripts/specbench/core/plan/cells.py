@@ -1,0 +1,304 @@
+"""Cells: one machine (x build) x task (x prompt) x condition x temperature x repeat, and the file path that names it.
+
+A cell's path names the models that serve it too (its models folder, ``core.plan.model_identity``: the target, with the
+draft for a condition that loads one), after the machine (and build), so another model's cells never share a file.
+A task holds one prompt (its ``prompt`` template: the study's case) or a prompt set (``prompts``: each prompt its own
+cell coordinate). In paths and wildcards the two are one component, the prompt key: the task's name for its one
+prompt, ``<task>.<prompt>`` for a member of a set ('.' is in no name). A run that names ``builds`` has a build
+component after the machine's; one that does not has none (build '', no such component)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from specbench.core.config.builds import ONE_BUILD, build_labels, declared
+from specbench.core.plan.model_identity import models_folder
+
+CELLS_DIR = "results/cells"
+CELL_PATTERN = CELLS_DIR + "/{machine}/{models}/{prompt}/{condition}/t{temperature}/r{repeat}.json"
+BUILD_CELL_PATTERN = CELL_PATTERN.replace("{machine}/", "{machine}/{build}/")  # a run with builds
+# A cell without a models folder: the layout of working directories from before it (and of imported cells, whose
+# records name their models)
+NO_MODELS = ""
+DEFAULT_MACHINE = "local"  # the machine the workflow runs on, when the config names no machines
+ONE_PROMPT = ""  # the prompt coordinate of a task without a prompt set
+KEY_SEPARATOR = "."
+
+
+def prompt_key(task: str, prompt: str = ONE_PROMPT) -> str:
+    """The path component of a task's prompt: the task's name for its one prompt, else ``<task>.<prompt>``."""
+    return f"{task}{KEY_SEPARATOR}{prompt}" if prompt else task
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """(task, prompt) of a prompt key (``prompt_key``'s inverse)."""
+    task, _, prompt = key.partition(KEY_SEPARATOR)
+    return task, prompt
+
+
+def format_temperature(value: float) -> str:
+    """Temperature as it appears in paths: always with a decimal point (0 -> '0.0', 1 -> '1.0', 0.7 -> '0.7')."""
+    text = repr(float(value))
+    if "e" in text or "inf" in text or "nan" in text:
+        raise ValueError(f"temperature {value!r} cannot be written as a path component")
+    return text
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    """The coordinates of one measurement; ``machine`` is the label of the machine (kind of device) it runs on,
+    ``prompt`` the member of the task's prompt set ('' for a task of one prompt), ``build`` the label of the
+    llama.cpp build that serves it ('' for the one build of a run without ``builds``), ``models`` the folder naming
+    the models that serve it (``core.plan.model_identity.models_folder``; '' for a path without one)."""
+
+    task: str
+    condition: str
+    temperature: float
+    repeat: int
+    machine: str = DEFAULT_MACHINE
+    prompt: str = ONE_PROMPT
+    build: str = ONE_BUILD
+    models: str = NO_MODELS
+
+    @property
+    def key(self) -> str:
+        """The task and prompt as one path component (``prompt_key``)."""
+        return prompt_key(self.task, self.prompt)
+
+    @property
+    def path(self) -> str:
+        """The cell's result file, relative to the working directory."""
+        pattern = BUILD_CELL_PATTERN if self.build else CELL_PATTERN
+        return (pattern if self.models else pattern.replace("{models}/", "")).format(
+            machine=self.machine,
+            build=self.build,
+            models=self.models,
+            prompt=self.key,
+            condition=self.condition,
+            temperature=format_temperature(self.temperature),
+            repeat=self.repeat,
+        )
+
+    @property
+    def label(self) -> str:
+        """Short human name, e.g. ``file-rewrite/ngram-mod/t0.0/r2`` (``a100:file-rewrite/...`` on a named machine,
+        ``b11434:file-rewrite/...`` of a named build)."""
+        name = f"{self.key}/{self.condition}/t{format_temperature(self.temperature)}/r{self.repeat}"
+        where = [p for p in (self.machine if self.machine != DEFAULT_MACHINE else "", self.build) if p]
+        return ":".join([*where, name])
+
+    def seed(self, base_seed: int) -> int:
+        """Sampling seed, derived from the repeat index so a rerun reproduces the cell."""
+        return base_seed + self.repeat
+
+    @classmethod
+    def from_wildcards(
+        cls,
+        key: str,
+        condition: str,
+        temperature: str,
+        repeat: str | int,
+        machine: str = DEFAULT_MACHINE,
+        build: str = ONE_BUILD,
+        models: str = NO_MODELS,
+    ) -> Cell:
+        """Build a cell from Snakemake wildcard strings (``key``: the prompt key, wildcard ``prompt``)."""
+        task, prompt = split_key(key)
+        return cls(task, condition, float(temperature), int(repeat), machine, prompt, build, models)
+
+    @classmethod
+    def from_path(cls, path: str) -> Cell:
+        """The cell whose result file is ``path`` (``Cell.path``'s inverse; with a build component or without)."""
+        match = _CELL_PATH.fullmatch(path) or _BUILD_CELL_PATH.fullmatch(path)
+        if match is None:
+            raise ValueError(f"'{path}' is not a cell file ({CELL_PATTERN} or {BUILD_CELL_PATTERN})")
+        found = match.groupdict()
+        return cls.from_wildcards(
+            found["prompt"],
+            found["condition"],
+            found["temperature"],
+            found["repeat"],
+            found["machine"],
+            found.get("build", ONE_BUILD),
+            found["models"],
+        )
+
+
+def _path_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(pattern)))
+
+
+_CELL_PATH = _path_regex(CELL_PATTERN)
+_BUILD_CELL_PATH = _path_regex(BUILD_CELL_PATTERN)
+
+
+def cell_pattern(config: dict) -> str:
+    """The cell file pattern of a run: with a build component when the config names builds."""
+    return BUILD_CELL_PATTERN if declared(config) else CELL_PATTERN
+
+
+def machine_labels(config: dict) -> list[str]:
+    """The labels of the machines this run measures on (``machines``; the one it runs on when none are named)."""
+    return [m["label"] for m in config.get("machines") or [{"label": DEFAULT_MACHINE}]]
+
+
+def repeats(config: dict) -> list[int]:
+    """The repeat indices of a validated config: 1 .. ``repeats``."""
+    return list(range(1, config["repeats"] + 1))
+
+
+def task_prompts(config: dict, task: str) -> list[str]:
+    """The prompt coordinates of a task: its prompt set's names in config order, or [''] for its one prompt."""
+    return list(config["tasks"][task].get("prompts") or {}) or [ONE_PROMPT]
+
+
+def prompt_keys(config: dict, tasks: list[str] | None = None) -> list[str]:
+    """The prompt keys of ``tasks`` (default: every task of the config), in config order."""
+    return [
+        prompt_key(t, p)
+        for t in (tasks if tasks is not None else list(config["tasks"]))
+        for p in task_prompts(config, t)
+    ]
+
+
+def prompt_spec(config: dict, key: str) -> dict[str, Any]:
+    """What one prompt of a task is made of: the task's settings with its prompt-set member's over them (``prompt``
+    replaces the template, ``inputs`` and ``dataset`` are merged key by key, ``description`` replaces)."""
+    task, prompt = split_key(key)
+    spec = {k: v for k, v in config["tasks"][task].items() if k != "prompts"}
+    members = config["tasks"][task].get("prompts") or {}
+    if prompt and prompt not in members:
+        raise KeyError(f"task '{task}' has no prompt '{prompt}'")
+    for field, value in (members.get(prompt) or {}).items():
+        if field in ("inputs", "dataset") and isinstance(value, Mapping):
+            spec[field] = {**(spec.get(field) or {}), **value}
+        else:
+            spec[field] = value
+    return spec
+
+
+def selected_tasks(config: dict) -> list[str]:
+    """The tasks ``select`` keeps, in its order (every task of the config when it names none)."""
+    return list(config.get("select", {}).get("tasks") or config["tasks"])
+
+
+def models_folders(config: dict) -> dict[str, str]:
+    """Each condition's models folder (``core.plan.model_identity.models_folder``)."""
+    return {condition: models_folder(config, condition) for condition in config["conditions"]}
+
+
+def selected_cells(config: dict) -> list[Cell]:
+    """The cells of a validated config (restricted by ``select`` where it names tasks or conditions), stably ordered."""
+    select = config.get("select", {})
+    conditions = select.get("conditions") or list(config["conditions"])
+    folders = models_folders(config)
+    return [
+        Cell(task, condition, float(temperature), repeat, machine, prompt, build, folders[condition])
+        for machine in machine_labels(config)
+        for build in build_labels(config)
+        for task in selected_tasks(config)
+        for prompt in task_prompts(config, task)
+        for condition in conditions
+        for temperature in config["temperatures"]
+        for repeat in repeats(config)
+    ]
+
+
+def run_order(cells: list[Cell], tasks: list[str], conditions: list[str]) -> list[Cell]:
+    """The order cells should run in: per task and temperature, repeat by repeat, prompt by prompt, every condition
+    in turn, so that drift of a noisy machine is spread over the conditions instead of turning a block of runs into
+    a multiplier (machines and builds side by side: each one's cells keep this order among themselves)."""
+    prompts = _prompt_order(cells)
+    return sorted(
+        cells,
+        key=lambda c: (
+            tasks.index(c.task),
+            c.temperature,
+            c.repeat,
+            prompts[c.task, c.prompt],
+            conditions.index(c.condition),
+            c.machine,
+            c.build,
+        ),
+    )
+
+
+def _prompt_order(cells: list[Cell]) -> dict[tuple[str, str], int]:
+    """Each (task, prompt)'s position among its task's prompts, in the order the cells first name them."""
+    seen = dict.fromkeys((c.task, c.prompt) for c in cells)
+    return {key: [k for k in seen if k[0] == key[0]].index(key) for key in seen}
+
+
+def condition_sequence(
+    cells: list[Cell], condition: str, tasks: list[str], machine: str, build: str = ONE_BUILD
+) -> list[Cell]:
+    """The cells of ``condition`` on ``machine`` and ``build`` in the order one server (of them) answers them all
+    (``warm_scope: condition``), the study's order as we read it: tasks in config order (``tasks``), per task its
+    prompts in order, per prompt its temperatures ascending, per temperature its repeats one after another (the
+    study's "faster with each repeat" is one task's repeats back to back)."""
+    own = [c for c in cells if c.condition == condition and c.machine == machine and c.build == build]
+    prompts = _prompt_order(own)
+    return sorted(own, key=lambda c: (tasks.index(c.task), prompts[c.task, c.prompt], c.temperature, c.repeat))
+
+
+def condition_sequence_files(config: dict) -> list[str]:
+    """The cell files one server of a warm condition answers (``warm_scope: condition``), in the order it answers
+    them (``condition_sequence``), with ``{machine}``, ``{models}``, ``{condition}`` (and ``{build}``) left as
+    wildcards: every condition, machine and build has the same selected prompts, temperatures and repeats, so one
+    order serves them all."""
+    cells = selected_cells(config)
+    first = cells[0]
+    return [
+        cell_pattern(config).format(
+            machine="{machine}",
+            build="{build}",
+            models="{models}",
+            prompt=c.key,
+            condition="{condition}",
+            temperature=format_temperature(c.temperature),
+            repeat=c.repeat,
+        )
+        for c in condition_sequence(cells, first.condition, list(config["tasks"]), first.machine, first.build)
+    ]
+
+
+def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:
+    """The cells of one cell job, in the order its server answers them, from the job's wildcards: one cell (a
+    fresh server), a prompt's repeats at one temperature (warm_scope task), or every selected cell of the condition
+    (warm_scope condition: ``condition_sequence``); all on the job's machine and build."""
+    condition, machine = wildcards["condition"], wildcards["machine"]
+    build, models = wildcards.get("build", ONE_BUILD), wildcards["models"]
+    if "repeat" in wildcards:
+        return [
+            Cell.from_wildcards(
+                wildcards["prompt"], condition, wildcards["temperature"], wildcards["repeat"], machine, build, models
+            )
+        ]
+    if "prompt" in wildcards:
+        return [
+            Cell.from_wildcards(
+                wildcards["prompt"], condition, wildcards["temperature"], repeat, machine, build, models
+            )
+            for repeat in repeats(config)
+        ]
+    return condition_sequence(selected_cells(config), condition, list(config["tasks"]), machine, build)
+
+
+def wildcard_constraints(config: dict) -> dict[str, str]:
+    """Regexes that accept only the config's own names, so a typo in a target fails at once."""
+
+    def alternatives(values: list[str]) -> str:
+        return "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
+
+    return {
+        "machine": alternatives(machine_labels(config)),
+        **({"build": alternatives(build_labels(config))} if declared(config) else {}),
+        "models": alternatives(sorted(set(models_folders(config).values()))),
+        "prompt": alternatives(prompt_keys(config)),
+        "condition": alternatives(list(config["conditions"])),
+        "temperature": alternatives([format_temperature(t) for t in config["temperatures"]]),
+        "repeat": alternatives([str(r) for r in repeats(config)]),
+    }

@@ -1,0 +1,129 @@
+"""What every cell of a condition is served with (``Setup``): resolved once per condition by the workflow
+(``condition_setup``, rule condition_setup) and completed per cell job with its prompts and logs (``job_setup``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specbench.core.config.chat_template import GGUF
+from specbench.core.plan.cells import prompt_key
+from specbench.core.records.ownership import OtherModelsCell, check_cells, setup_models
+from specbench.core.steps.entry import fail, logged_to
+from specbench.core.steps.files import read_json, write_json_atomic
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every cell of one condition needs, resolved by the workflow (``server_args``: the argv after the
+    binary, model and draft paths included; the cell adds only the loopback host and the port). Prompts and
+    max_tokens are keyed by prompt key (``Cell.key``), so one server can answer cells of several tasks and prompts;
+    ``scope`` says what one server answers: 'fresh' (one cell), 'task' (a prompt's repeats at one temperature) or
+    'condition' (every cell of it)."""
+
+    condition: str
+    server_binary: Path
+    build_manifest: dict[str, Any]
+    model_path: Path
+    model_manifest: dict[str, Any]
+    draft_path: Path | None
+    draft_manifest: dict[str, Any] | None
+    prompt_manifests: dict[str, dict[str, Any]]  # prompt key -> its prompt manifest
+    server_args: list[str]
+    requires: list[str]
+    max_tokens: dict[str, int]  # prompt key -> its max_tokens
+    reasoning: bool
+    base_seed: int
+    startup_timeout_s: float
+    request_timeout_s: float
+    server_log: Path
+    gpu_samples: Path
+    code_fingerprint: str
+    sample_interval_s: float = 2.0
+    max_attempts: int = 3
+    max_load_per_cpu: float | None = None
+    max_foreign_cpu: float | None = None
+    quiet_window_s: float = 10.0  # after a contended attempt: how long the machine must be measured quiet
+    quiet_timeout_s: float = 600.0  # ... and how long a cell waits for that at most, in all (0: no waiting)
+    scope: str = "fresh"
+    chat_template: str = GGUF  # how prompts are rendered (models.target.chat_template; core.config.chat_template)
+    watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
+    gpu_watch: str = "nvml"  # how the GPU is watched (core.config.backends.watch_of), set by run_cells
+
+
+# The Setup fields resolved once per condition (rule condition_setup writes them as JSON); a cell job adds its
+# tasks' prompt manifests (which carry max_tokens), its logs and its scope.
+_PATH_FIELDS = ("server_binary", "model_path", "draft_path")
+
+
+def condition_setup(
+    condition: str,
+    build_dir: Path,
+    model_manifest: dict[str, Any],
+    draft_manifest: dict[str, Any] | None,
+    code_manifest: dict[str, Any],
+    settings: dict[str, Any],
+) -> dict[str, Any]:
+    """What every cell of a condition is served with, as JSON: the binary and its build, the verified models, the
+    code's fingerprint, and ``settings`` (server_args, requires and the measurement settings of Setup)."""
+    return {
+        "condition": condition,
+        "server_binary": str(build_dir / "llama-server"),
+        "build_manifest": read_json(build_dir / "manifest.json"),
+        "model_path": model_manifest["path"],
+        "model_manifest": model_manifest,
+        "draft_path": draft_manifest["path"] if draft_manifest else None,
+        "draft_manifest": draft_manifest,
+        "code_fingerprint": code_manifest["fingerprint"],
+        **settings,
+    }
+
+
+def job_setup(
+    served: dict[str, Any], prompt_manifests: list[dict[str, Any]], *, scope: str, server_log: Path, gpu_samples: Path
+) -> Setup:
+    """A cell job's Setup: its condition's setup file, the prompt manifests of its tasks, its own logs."""
+    fields = {k: Path(v) if k in _PATH_FIELDS and v is not None else v for k, v in served.items()}
+    keyed = {prompt_key(m["task"], m.get("prompt", "")): m for m in prompt_manifests}
+    return Setup(
+        **fields,
+        prompt_manifests=keyed,
+        max_tokens={key: m["max_tokens"] for key, m in keyed.items()},
+        scope=scope,
+        server_log=server_log,
+        gpu_samples=gpu_samples,
+    )
+
+
+def condition_setup_step(
+    condition: str,
+    build_dir: Path,
+    model_manifest: Path,
+    draft_manifest: Path | None,
+    code_manifest: Path,
+    settings: dict[str, Any],
+    out: Path,
+    log: Path,
+    cells: str | None = None,
+) -> None:
+    """Rule condition_setup: what every cell of ``condition`` is served with, as one JSON file. ``cells`` (a glob,
+    relative to the working directory) finds the condition's cell files that a new setup makes out of date: when one
+    holds another model's measurement, no setup is written (so Snakemake remakes none of them) and one line says
+    which."""
+    with logged_to(log):
+        setup = condition_setup(
+            condition,
+            build_dir,
+            read_json(model_manifest),
+            read_json(draft_manifest) if draft_manifest else None,
+            read_json(code_manifest),
+            dict(settings),
+        )
+        if cells:
+            try:
+                check_cells(Path().glob(cells), setup_models(setup))
+            except OtherModelsCell as error:
+                fail(f"condition {condition}: {error}", log)
+        write_json_atomic(out, setup)
+        print(f"condition {setup['condition']}: {setup['server_binary']} {' '.join(setup['server_args'])}")

@@ -1,0 +1,182 @@
+"""The report's opening "Builds compared" (a run with two or more llama.cpp builds): what each build is, and per task
+and condition each build's multiplier with its interval, whether the builds are separated, the baseline's tokens/s
+per build, the temperature-0 outputs between builds and the speculative settings each build's server logged."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from specbench.analysis.build_comparison import compare_builds
+from specbench.report.document import (
+    CONDITION,
+    TASK,
+    TEMPERATURE,
+    Column,
+    Note,
+    Section,
+    Table,
+    digits,
+    fmt_interval,
+    fmt_multiplier,
+    is_missing,
+    records,
+    verdict_tone,
+)
+
+
+def fmt_separated(value: Any) -> str:
+    """A later build's interval against the first build's: separated, not separated, or no interval."""
+    if value is None or is_missing(value):
+        return "no interval"
+    return "separated" if value else "not separated"
+
+
+def fmt_same_tokens(outputs: Any) -> str:
+    """A later build's temperature-0 outputs against the first build's: 'yes (2/2)', or which differ and where."""
+    if not isinstance(outputs, Mapping) or not outputs.get("compared"):
+        return ""
+    compared, identical = outputs["compared"], outputs["identical"]
+    if identical == compared:
+        return f"yes ({identical}/{compared})"
+    where = ", ".join(str(at) for at in outputs["first_differences"])
+    return f"no: {compared - identical}/{compared} differ (first at token {where})"
+
+
+def _multiplier(row: Mapping[str, Any], build: str, baseline: str) -> str:
+    if row["condition"] == baseline:
+        return "baseline"
+    if build not in row["speedup"]:
+        return "not measured"
+    interval = fmt_interval((row["ci_low"][build], row["ci_high"][build]))
+    return f"{fmt_multiplier(row['speedup'][build])} [{interval}] {row['verdict'][build]}"
+
+
+def _columns(builds: Sequence[str], baseline: str) -> list[Column]:
+    first, later = builds[0], builds[1:]
+    several = len(later) > 1
+    columns = [TASK, CONDITION, TEMPERATURE]
+    columns += [
+        Column(
+            f"{b} multiplier [95 %]",
+            lambda r, b=b: _multiplier(r, b, baseline),
+            str,
+            text=True,
+            tone=lambda v: verdict_tone(str(v).rsplit(" ", 1)[-1]),
+        )
+        for b in builds
+    ]
+    columns += [
+        Column(
+            f"{b} vs {first}" if several else "separated?",
+            lambda r, b=b: r["separated"].get(b),
+            fmt_separated,
+            text=True,
+        )
+        for b in later
+    ]
+    columns += [
+        Column(f"{b} {baseline} tokens/s", lambda r, b=b: r["baseline_tokens_per_s"].get(b), digits(1)) for b in builds
+    ]
+    columns += [
+        Column(
+            f"same tokens as {first}" + (f" ({b})" if several else ""),
+            lambda r, b=b: r["outputs"].get(b),
+            fmt_same_tokens,
+            text=True,
+        )
+        for b in later
+    ]
+    columns += [Column("settings changed", lambda r: "; ".join(r["changed_settings"]) or "none", str, text=True)]
+    return columns
+
+
+def _settings_rows(comparison: pd.DataFrame, builds: Sequence[str], baseline: str) -> list[dict[str, Any]]:
+    """One row per condition but the baseline: the speculative settings each build's log reported for it."""
+    rows: dict[str, dict[str, Any]] = {}
+    for r in records(comparison[comparison.condition != baseline]):
+        row = rows.setdefault(r["condition"], {"condition": r["condition"], "values": {b: {} for b in builds}})
+        for build, settings in r["settings"].items():
+            row["values"][build].update(settings)
+    return list(rows.values())
+
+
+def _settings_note(comparison: pd.DataFrame) -> Note:
+    """What the logs say about the settings: the ones that differ (a default that changed: the flags are the
+    same), that they agree, or that no server logged any."""
+    changed = list(dict.fromkeys(c for cs in comparison.changed_settings for c in cs))
+    if changed:
+        return Note(
+            "Settings the builds' logs report differently for the same condition (the same flags: a default that "
+            "changed): " + "; ".join(changed) + ".",
+            "warn",
+        )
+    if not any(s for settings in comparison.settings for s in settings.values()):
+        return Note(
+            "No build's server logged its effective speculative settings (no settings lines among the log lines "
+            "the cells kept): the logs name no changed default."
+        )
+    return Note("Every speculative setting the servers logged is the same in every build.")
+
+
+def _settings_text(settings: Mapping[str, str]) -> str:
+    return "; ".join(f"{k}={v}" for k, v in settings.items()) or "none logged"
+
+
+def build_comparison_sections(
+    by_build: Mapping[str, Mapping[str, pd.DataFrame]],
+    baseline: str,
+    descriptions: Mapping[str, str] | None = None,
+) -> list[Section]:
+    """The "Builds compared" sections from each build's tables (one machine's), builds in mapping order; none for
+    fewer than two builds."""
+    builds = list(by_build)
+    if len(builds) < 2:
+        return []
+    comparison = compare_builds(by_build, baseline)
+    descriptions = descriptions or {}
+
+    def sha(build: str) -> str:
+        values = sorted(set(by_build[build]["cells"].server_sha256.dropna()))
+        return ", ".join(v[:12] for v in values) or "n/a"
+
+    facts = [
+        Note(
+            f"**{b}**: {descriptions.get(b) or 'no description'}; {len(by_build[b]['cells'])} cells; llama-server "
+            f"sha256 {sha(b)}"
+        )
+        for b in builds
+    ]
+    settings_rows = _settings_rows(comparison, builds, baseline)
+    return [
+        Section(
+            "builds",
+            "Builds compared",
+            [
+                Note(
+                    f"{len(builds)} llama.cpp builds, each summarised on its own cells only: a multiplier divides a "
+                    f"build's tokens/s by the same build's {baseline} (mean over mean, its 95 % interval and the "
+                    f"study's verdict rule). Builds are *separated* where their intervals do not overlap. Outputs "
+                    f"at temperature 0 are compared token by token with {builds[0]}'s of the same prompt and repeat. "
+                    f"The sections after this one show the first build, **{builds[0]}**."
+                ),
+                _settings_note(comparison),
+            ],
+            Table(_columns(builds, baseline), records(comparison)),
+            items=facts,
+        ),
+        Section(
+            "builds-settings",
+            "Speculative settings each build's server logged",
+            [Note("The effective values from each server's start-up log lines (as logged), per condition.")],
+            Table(
+                [
+                    CONDITION,
+                    *[Column(b, lambda r, b=b: r["values"][b], _settings_text, text=True) for b in builds],
+                ],
+                settings_rows,
+            ),
+        ),
+    ]
