@@ -9,17 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from specbench.analysis.acceptance import acceptance, tokens_per_step
 from specbench.analysis.cell_table import csv_copy, frame_of, read_table, write_table
+from specbench.analysis.identity import identity
 from specbench.analysis.intervals import ratio_interval, runs_for_precision
-from specbench.analysis.summaries import (
-    acceptance,
-    cell_multipliers,
-    identity,
-    summary,
-    tables,
-    tokens_per_step,
-    verdict,
-)
+from specbench.analysis.speed import cell_multipliers, summary
+from specbench.analysis.summaries import tables
+from specbench.analysis.verdict import verdict
 from specbench.core.records.explanations import first_difference
 
 BASE = [151644, 872, 198, 2610, 525, 264, 10950, 17847, 13, 151645]

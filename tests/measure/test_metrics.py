@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+from specbench.analysis.acceptance import positions
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.draft_positions import (
     Counts,
@@ -21,8 +22,8 @@ from specbench.analysis.draft_positions import (
     request_counts,
 )
 from specbench.analysis.latency import expanded, latency_columns, token_arrivals
+from specbench.analysis.latency_summary import latency
 from specbench.analysis.server_log import parse_speculative_log
-from specbench.analysis.summaries import latency, positions
 from specbench.measure.client import assemble_stream, run_lengths
 from specbench.measure.metrics import kept_lines
 from specbench.report.figures.requests import arrivals_figure, example_requests, positions_figure

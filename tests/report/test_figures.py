@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from specbench.analysis.cell_table import frame_of
-from specbench.analysis.summaries import cell_multipliers, tables
+from specbench.analysis.speed import cell_multipliers
+from specbench.analysis.summaries import tables
 from specbench.report.figures import run as figures_module
 from specbench.report.figures import style as figure_style
 from specbench.report.figures.requests import arrivals_figure, positions_figure
@@ -113,7 +114,7 @@ def sample() -> dict[str, pd.DataFrame]:
     return tables(frame_of(json.loads((DATA / "cells.json").read_text()), "off"), "off")
 
 
-# -- multipliers (the figure draws summaries.cell_multipliers) -------------------------------------------------------
+# -- multipliers (the figure draws speed.cell_multipliers) -------------------------------------------------------
 
 
 def test_multipliers_divide_by_the_mean_baseline_of_the_same_task_and_temperature(hand_runs):

@@ -19,10 +19,10 @@ from typing import Any
 import pandas as pd
 from hypothesis import HealthCheck, Phase, settings
 
-from specbench.analysis import summaries as summary_words
 from specbench.analysis import thesis as thesis_words
 from specbench.analysis.cell_table import frame_of, write_table
 from specbench.analysis.summary_tables import SUMMARY_FILES, write_tables
+from specbench.analysis.verdict import VERDICTS
 from specbench.claims import claim as claim_words
 from specbench.claims.predictions import stamp as take_stamp
 from specbench.report.assemble import ReportInputs, ReportSettings, write_report
@@ -308,8 +308,8 @@ def check_verdicts(done: BackHalf) -> None:
         if section.id == "machines-claims":
             judged += [v for r in rows for v in r["values"].values() if v is not None]
     assert set(judged) <= words, set(judged) - words
-    assert set(done.summaries["summary"].verdict) <= set(summary_words.VERDICTS)
-    assert set(done.summaries["prompts"].verdict) <= set(summary_words.VERDICTS)
+    assert set(done.summaries["summary"].verdict) <= set(VERDICTS)
+    assert set(done.summaries["prompts"].verdict) <= set(VERDICTS)
     decisions = {thesis_words.TASK, thesis_words.METHOD, thesis_words.SEPARATED_NOT, thesis_words.TOO_FEW}
     assert set(done.summaries["thesis"].decides) <= decisions | {thesis_words.CANNOT}
     assert set(done.summaries["spread"].deciding) <= set(DECIDING_WORDS)

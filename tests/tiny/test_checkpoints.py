@@ -461,7 +461,7 @@ def test_identity_check_fails_on_a_diverging_pair() -> None:
     """The lossless check must be able to fail: a recorded off / DFlash pair that diverged at token 5, through the
     same table and summary the report shows."""
     from specbench.analysis.cell_table import frame_of
-    from specbench.analysis.summaries import identity
+    from specbench.analysis.identity import identity
     from specbench.core.records.explanations import first_difference
 
     off = [248_068, 198, 248_069, 271, 40, 1_079, 3_686, 13, 576, 1_879]

@@ -20,7 +20,7 @@ matrix of log multipliers (one temperature, one machine) split into a task part,
   blocks; 'too few runs' where a cell (or a prompt of it) has one run: its figures are then not debiased.
 
 A multiplier is a condition's mean tokens/s over the baseline's mean of the same task and temperature, as
-``summaries.summary`` computes it. ``published_figure`` computes the same figures from published multipliers (no
+``speed.summary`` computes it. ``published_figure`` computes the same figures from published multipliers (no
 noise), where a cell may be a number, a [low, high] range (read at points across it) or missing."""
 
 from __future__ import annotations

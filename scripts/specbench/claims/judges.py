@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from specbench.analysis.summaries import TOO_FEW_RUNS as RULE_TOO_FEW
+from specbench.analysis.verdict import TOO_FEW_RUNS as RULE_TOO_FEW
 from specbench.claims.claim import (
     BACKGROUND,
     CONTRADICTED,

@@ -10,9 +10,11 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from specbench.analysis.acceptance import ACCEPTANCE_COLUMNS, POSITION_COLUMNS
 from specbench.analysis.cell_table import SCHEMA
+from specbench.analysis.identity import IDENTITY_COLUMNS
 from specbench.analysis.intervals import mean_interval, rate_interval
-from specbench.analysis.summaries import ACCEPTANCE_COLUMNS, IDENTITY_COLUMNS, POSITION_COLUMNS, SUMMARY_COLUMNS
+from specbench.analysis.speed import SUMMARY_COLUMNS
 from specbench.claims.claim import Claim
 
 COLUMNS = {

@@ -31,7 +31,7 @@ from matplotlib.ticker import (
     PercentFormatter,
 )
 
-from specbench.analysis.summaries import cell_multipliers
+from specbench.analysis.speed import cell_multipliers
 from specbench.report.figures.requests import arrivals_figure, positions_figure
 from specbench.report.figures.style import (
     ACCEPTANCE_SIZE,
@@ -69,7 +69,7 @@ def multiplier_figure(
 ) -> bytes:
     """Per temperature a panel: for each task, one column of points per condition (every repeat a point, their
     mean a short bar, the multiplier's 95 % interval from ``summary`` an error bar), as a multiple of the mean
-    baseline tokens/s of that task and temperature (summaries.cell_multipliers); a ring marks a cell whose
+    baseline tokens/s of that task and temperature (speed.cell_multipliers); a ring marks a cell whose
     temperature-0 output differs from the baseline's."""
     title = f"Decode throughput as a multiple of the '{baseline}' baseline"
     if is_empty(cells):

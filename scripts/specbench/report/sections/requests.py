@@ -1,6 +1,6 @@
 """The report's sections on what happens inside a request: acceptance by draft position and the mean accepted length
-(summaries.positions, the server's own counts), and time to first token and inter-token latency (summaries.latency,
-the stream's chunk arrivals)."""
+(analysis.acceptance.positions, the server's own counts), and time to first token and inter-token latency
+(analysis.latency_summary, the stream's chunk arrivals)."""
 
 from __future__ import annotations
 

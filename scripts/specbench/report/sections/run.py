@@ -11,8 +11,10 @@ from typing import Any
 import pandas as pd
 
 from specbench.analysis.repetition import WINDOW
-from specbench.analysis.summaries import NOISE_LIMIT, VERDICT_LEVEL, methods
+from specbench.analysis.speed import NOISE_LIMIT
+from specbench.analysis.summaries import methods
 from specbench.analysis.thesis import settings_beside
+from specbench.analysis.verdict import VERDICT_LEVEL
 from specbench.core.config.backends import WATCH_NONE
 from specbench.core.records.explanations import TOP_K
 from specbench.report.comparability import Comparability
