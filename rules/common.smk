@@ -18,7 +18,9 @@ from specbench.core.config import error as sb_config_error  # noqa: E402
 from specbench.core.steps import files as sb_files  # noqa: E402
 from specbench.core.plan import cells as sb_cells  # noqa: E402
 from specbench.core.plan import old_layout as sb_old_layout  # noqa: E402
+from specbench.core.plan import models as sb_models  # noqa: E402
 from specbench.core.plan import resources as sb_plan  # noqa: E402
+from specbench.core.plan import server as sb_server  # noqa: E402
 from specbench.core.config import sources as sb_sources  # noqa: E402
 from specbench.core.plan.code import (
     fingerprint,
@@ -90,7 +92,7 @@ REPEATS = sb_cells.repeats(config)
 # What one server of a warm condition answers (config 'warm_scope', or the condition's own): a task's repeats at one
 # temperature (rule cell_sequence), or every selected cell of the condition (rule condition_sequence); only the
 # rules of the scopes some warm condition runs with are defined.
-WARM_SCOPES = sb_plan.warm_scopes(config)
+WARM_SCOPES = sb_server.warm_scopes(config)
 # The selected prompt keys (a task's name, or <task>.<prompt> for each member of its prompt set), in config order
 SELECTED_PROMPT_KEYS = sb_cells.prompt_keys(config, sb_cells.selected_tasks(config))
 # The cell files of one warm condition's server (rule condition_sequence), in the order it answers them
@@ -125,9 +127,9 @@ def model_source(role):
     return sb_sources.model_source(config, role)
 
 
-ROLES = sb_plan.roles(config)
-USED_ROLES = sb_plan.used_roles(config, CELLS)
-MODEL_IDS = {role: sb_plan.model_id(config, role, BASE) for role in ROLES}
+ROLES = sb_models.roles(config)
+USED_ROLES = sb_models.used_roles(config, CELLS)
+MODEL_IDS = {role: sb_models.model_id(config, role, BASE) for role in ROLES}
 
 
 wildcard_constraints:
@@ -279,17 +281,17 @@ def setup_cells(wildcards):
 
 
 def conditions_regex(server, scope=None):
-    return sb_plan.conditions_regex(config, server, scope)
+    return sb_server.conditions_regex(config, server, scope)
 
 
 def setup_settings(wildcards):
     """A condition's serving settings (params of condition_setup): the server's argv, what the condition
     requires, the measurement settings."""
     return {
-        "server_args": sb_plan.server_args(config, wildcards.condition, BASE),
+        "server_args": sb_server.server_args(config, wildcards.condition, BASE),
         "requires": list(config["conditions"][wildcards.condition]["requires"]),
         "chat_template": sb_chat.setting(config),
-        **sb_plan.measurement_settings(config),
+        **sb_server.measurement_settings(config),
     }
 
 

