@@ -298,7 +298,7 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
     dependent = {c.id for c in claims if c.prompt_dependent}
     assert {c.id for c in claims if c.kind in ("acceptance", "gsm8k")} | {"dflash-token-counts"} <= dependent
     assert not dependent & {c.id for c in claims if c.kind in ("speedup", "verdict", "ordering", "background")}
-    # the kinds the brief lists are all used
+    # every kind the claims schema allows is used by some claim
     assert {c.kind for c in claims} == set(KINDS)
 
 
@@ -2218,7 +2218,7 @@ def test_bands_exclude_the_figures_beside_them(claims: list[Claim]) -> None:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# What the "Done when" asks for, one by one
+# Verdicts at the edges: overlapping intervals, a single repeat, a missed size, equal token counts
 # --------------------------------------------------------------------------------------------------------------
 
 
