@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from specbench.analysis.intervals import mean_interval, rate_interval
+from specbench.analysis.intervals import mean_interval, rate_interval, ratio_interval, runs_for_precision
 
 
 def test_interval_of_a_mean_speed_by_hand_and_against_a_simulation() -> None:
@@ -41,3 +41,29 @@ def test_interval_of_a_pooled_rate_by_hand_and_against_a_simulation() -> None:
         lo, hi = rate_interval(accepted.sum() / 3000, list(accepted / 1000))
         hits += lo <= 0.41 <= hi
     assert 0.93 <= hits / trials <= 0.97
+
+
+def test_interval_of_a_ratio_against_a_simulation() -> None:
+    # Known data: 3 runs a side with CV 5 % around a true ratio of 2. The Welch t-interval on the log ratio:
+    low, high = ratio_interval(2.0, 0.05, 3, 0.05, 3)
+    se = math.sqrt(2 * 0.05**2 / 3)  # df = 4 by Welch-Satterthwaite for equal CVs and n
+    assert (low, high) == pytest.approx((2.0 * math.exp(-2.776445 * se), 2.0 * math.exp(2.776445 * se)), rel=1e-5)
+    # Its coverage on simulated normal runs is close to 95 % (the delta method on 3 runs is a little liberal).
+    rng = np.random.default_rng(7)
+    hits, trials = 0, 2000
+    for _ in range(trials):
+        a, b = rng.normal(200, 10, 3), rng.normal(100, 5, 3)
+        ratio = a.mean() / b.mean()
+        lo, hi = ratio_interval(ratio, a.std(ddof=1) / a.mean(), 3, b.std(ddof=1) / b.mean(), 3)
+        hits += lo <= 2.0 <= hi
+    assert 0.90 <= hits / trials <= 0.98
+
+
+def test_runs_needed_for_a_five_percent_interval() -> None:
+    assert runs_for_precision(0.0, 0.0) == 2.0
+    assert runs_for_precision(0.01, 0.01) == 2.0
+    needed = runs_for_precision(0.05, 0.05)
+    _, high = ratio_interval(1.0, 0.05, int(needed), 0.05, int(needed))
+    assert high <= 1.05 + 1e-9 and ratio_interval(1.0, 0.05, int(needed) - 1, 0.05, int(needed) - 1)[1] > 1.05
+    assert runs_for_precision(0.18, 0.18) > 50  # the noisiest CPU group seen: ~100 runs, not 3
+    assert math.isnan(runs_for_precision(math.nan, 0.05))
