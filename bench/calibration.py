@@ -36,7 +36,7 @@ from specbench.analysis import thesis  # noqa: E402
 from specbench.analysis.intervals import ratio_interval  # noqa: E402
 from specbench.analysis.verdict import verdict  # noqa: E402
 from specbench.claims.judges import _Measured  # noqa: E402
-from specbench.claims.judging import METRICS  # noqa: E402
+from specbench.claims.metrics import METRICS  # noqa: E402
 
 NOISE = (0.025, 0.25)  # CV of tokens/s between repeats: the study's level and ten times it
 RUNS = (2, 3)

@@ -46,8 +46,8 @@ from specbench.claims.claim import (
 )
 from specbench.claims.evaluate import Setup, evaluate
 from specbench.claims.judges import tolerance_band
-from specbench.claims.judging import METRICS
 from specbench.claims.load import about_the_study, load_claims, parse_claims
+from specbench.claims.metrics import METRICS
 from specbench.report.document import Note
 from specbench.report.judging import predictions_setup
 from specbench.report.sections.claims import claim_notes, sentence_text

@@ -53,7 +53,7 @@ def test_the_rules_the_package_and_the_profiles_name_are_the_workflows(tmp_path:
     task = rule_names(tmp_path / "task", [TINY])
     condition = rule_names(tmp_path / "condition", [TINY], {"warm_scope": "condition"})
     rules = task.names | condition.names
-    assert {"cell_sequence", "condition_sequence"} & task.names == {"cell_sequence"}
+    assert "cell_sequence" in task.names and "condition_sequence" in condition.names
     assert set(SCOPE_OF_RULE) | set(GPU_RULES) | set(EVERY_CPU_RULES) <= rules
     for profile in ("default", "slurm"):
         settings = yaml.safe_load((PROFILES / profile / "config.yaml").read_text())

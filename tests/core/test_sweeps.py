@@ -53,7 +53,15 @@ def test_a_sweep_becomes_one_ordinary_condition_per_value(study_config: dict) ->
 
 def test_the_study_config_keeps_its_published_conditions(study_config: dict) -> None:
     config = validate_config(study_config, REPO)
-    assert list(config["conditions"]) == ["off", "ngram-mod", "mtp", "dflash", "ngram-mod-warm", "dflash-n15"]
+    assert list(config["conditions"]) == [
+        "off",
+        "ngram-mod",
+        "mtp",
+        "dflash",
+        "ngram-mod-warm",
+        "ngram-mod-warm-all",
+        "dflash-n15",
+    ]
     assert not any("swept" in c for c in config["conditions"].values())
 
 

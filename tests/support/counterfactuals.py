@@ -27,7 +27,7 @@ from specbench.claims.claim import (
     Claim,
 )
 from specbench.claims.judges import tolerance_band
-from specbench.claims.judging import METRICS
+from specbench.claims.metrics import METRICS
 from support.config import load_config
 from support.paths import REPO
 

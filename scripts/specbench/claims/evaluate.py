@@ -39,7 +39,7 @@ from specbench.claims.claim import (
     variant,
 )
 from specbench.claims.judges import JUDGES
-from specbench.claims.judging import Outcome, Run, format_published
+from specbench.claims.metrics import Outcome, Run, format_published
 
 _MAYBE_NONE = [
     "temperature",

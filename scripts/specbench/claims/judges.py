@@ -24,7 +24,7 @@ from specbench.claims.claim import (
     TOO_FEW_RUNS,
     TOO_WIDE,
 )
-from specbench.claims.judging import (
+from specbench.claims.metrics import (
     METRICS,
     Metric,
     Outcome,

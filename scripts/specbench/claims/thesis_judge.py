@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from specbench.analysis import thesis as figure
 from specbench.claims.claim import CONTRADICTED, NOT_MEASURED, NOT_SEPARATED, REPRODUCED, TOO_FEW_RUNS
-from specbench.claims.judging import Outcome, Run, listed
+from specbench.claims.metrics import Outcome, Run, listed
 
 if TYPE_CHECKING:
     from specbench.claims.claim import Claim
