@@ -112,13 +112,22 @@ def _edit_and_plan(path: Path, workflow: Path, work: Path, configs: list[Path]) 
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
-def _module(package: Path, name: str) -> Path | None:
-    """The package module of that file name, at the top or in a sub-package (None when there is none)."""
-    return next(iter(sorted(package.rglob(name))), None)
+def _module(package: Path, names: str) -> Path | None:
+    """The first package module (at the top or in a sub-package) that one of these '|'-separated file names or
+    relative paths ends with, so an older checkout's layout finds its own (None when there is none)."""
+    for name in names.split("|"):
+        found = sorted(p for p in package.rglob("*.py") if p.as_posix().endswith("/" + name))
+        if found:
+            return found[0]
+    return None
 
 
-# (row label, module file name) of each edit case
-BACK_HALF_CASES = (("a figure", "figures.py"), ("a judge", "judges.py"), ("a summary", "summaries.py"))
+# (row label, module file names) of each edit case: today's layout first, then an older checkout's
+BACK_HALF_CASES = (
+    ("a figure", "figures/run.py|figures.py"),
+    ("a judge", "judges.py"),
+    ("a summary", "analysis/speed.py|summaries.py"),
+)
 OTHER_CASES = (("measurement code", "client.py"), ("GSM8K scorer", "gsm8k.py"), ("server-log parser", "server_log.py"))
 
 
