@@ -72,6 +72,7 @@ class Run:
     cells_every_s: float = 10.0
     planned: dict[str, int] = field(default_factory=dict)  # jobs per rule (RUN_INFO)
     jobs: dict[int, Job] = field(default_factory=dict)
+    cell_rules: set[str] = field(default_factory=set)  # the rules of the jobs that write cell records
     started: dict[int, float] = field(default_factory=dict)  # running jobs: when they started
     shown: dict[int, float] = field(default_factory=dict)  # running jobs: when their last line came
     done: dict[str, int] = field(default_factory=dict)  # the finished cell jobs, by rule
@@ -84,7 +85,9 @@ class Run:
         self.planned = {rule: int(n) for rule, n in stats.items() if rule != "total"}
 
     def job_info(self, jobid: int, rule: str, outputs: Sequence[str], logs: Sequence[str], wildcards: Mapping) -> None:
-        self.jobs[jobid] = Job(rule, list(outputs), list(logs), dict(wildcards))
+        job = self.jobs[jobid] = Job(rule, list(outputs), list(logs), dict(wildcards))
+        if job.cells:
+            self.cell_rules.add(rule)
 
     def job_started(self, jobid: int, now: float) -> None:
         self.started[jobid] = now
@@ -102,13 +105,10 @@ class Run:
         self.cells += len(job.cells)
         self.walls += [w for w in (cell_wall(self.workdir / c) for c in job.cells) if w is not None]
 
-    def _cell_rules(self) -> set[str]:
-        return {job.rule for job in self.jobs.values() if job.cells}
-
     def cells_now(self, now: float, last: bool = False) -> str | None:
         """The cells line, when the cell jobs done changed (at most every ``cells_every_s``, unless they are all
         done or ``last``)."""
-        rules = self._cell_rules()
+        rules = self.cell_rules
         total = sum(self.planned.get(rule, 0) for rule in rules)
         done = sum(self.done.get(rule, 0) for rule in rules)
         shown, at = self._cells_shown
