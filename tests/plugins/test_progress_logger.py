@@ -4,13 +4,18 @@ measured with the time left."""
 
 from __future__ import annotations
 
+import io
+import logging
 import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
+from snakemake.logging import ColorizingTextHandler
+from snakemake_logger_plugin_specbench import write_between
 from snakemake_logger_plugin_specbench.lines import PREFIX, cells_line, duration, estimate_left, last_progress
 
 from support.paths import REPO
@@ -45,6 +50,39 @@ def test_the_cells_line() -> None:
     assert line == f"{PREFIX} cells 31 measured in 12 of 40 jobs (4.1 s a cell); about 7 min left"
     assert cells_line(0, [], 0, 4, None).endswith("in 0 of 4 jobs; time left: after the first job")
     assert cells_line(4, [1.0], 3, 3, 0.0) == f"{PREFIX} cells 4 measured in 3 of 3 jobs (1.0 s a cell)"
+
+
+class _HeldStream(io.StringIO):
+    """A stream whose first write waits until it is let go: Snakemake's handler caught between a line's message
+    and its newline."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside, self.go = threading.Event(), threading.Event()
+
+    def write(self, text: str) -> int:
+        if not self.inside.is_set():
+            self.inside.set()
+            self.go.wait(10)
+        return super().write(text)
+
+
+def test_a_progress_line_never_lands_inside_one_of_snakemakes_lines() -> None:
+    stream = _HeldStream()
+    handler = ColorizingTextHandler(nocolor=True, stream=stream)
+    logger = logging.Logger("snakemake.logging.test")
+    logger.addHandler(handler)
+    record = logger.makeRecord(logger.name, logging.INFO, __file__, 0, "Finished jobid: 3", None, None)
+    snakemake_line = threading.Thread(target=handler.handle, args=(record,))
+    ours = threading.Thread(target=write_between, args=(stream, f"{PREFIX} cells 2\n", logger))
+    snakemake_line.start()
+    assert stream.inside.wait(10)
+    ours.start()
+    ours.join(0.5)  # were it not held back, it would write now, between the message and its newline
+    stream.go.set()
+    snakemake_line.join(10)
+    ours.join(10)
+    assert stream.getvalue().splitlines() == ["Finished jobid: 3", f"{PREFIX} cells 2"]
 
 
 # A build that writes its log, then nothing for a while; two fresh cells and a sequence job of two cells, each

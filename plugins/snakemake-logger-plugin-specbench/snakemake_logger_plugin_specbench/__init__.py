@@ -2,9 +2,11 @@
 each running job's last log line with the time so far and the log's path, and the cells measured with the time
 left. It reads the run's events and the files they name, and prints beside Snakemake's own output."""
 
+import logging
 import sys
 import threading
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from logging import LogRecord
 from pathlib import Path
@@ -30,6 +32,17 @@ class LogHandlerSettings(LogHandlerSettingsBase):
     )
 
 
+def write_between(stream, text: str, logger: logging.Logger = logging.getLogger("snakemake.logging")) -> None:
+    """Write ``text`` to ``stream`` between two of Snakemake's own lines, never inside one: Snakemake's stream handler
+    writes a line's message and its newline in two calls, from another thread than ours, holding its handler lock."""
+    with ExitStack() as held:
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is stream:
+                held.enter_context(handler.lock)
+        stream.write(text)
+        stream.flush()
+
+
 class LogHandler(LogHandlerBase):
     """Feeds Snakemake's job events to a ``Run`` and prints its lines: on each event, and from a thread every
     ``interval`` seconds (a long compile writes nothing for minutes)."""
@@ -45,9 +58,8 @@ class LogHandler(LogHandlerBase):
         self.thread.start()
 
     def _print(self, lines: list[str]) -> None:
-        if lines:  # one write: Snakemake's own lines come from another thread
-            sys.stderr.write("".join(f"{line}\n" for line in lines))
-            sys.stderr.flush()
+        if lines:
+            write_between(sys.stderr, "".join(f"{line}\n" for line in lines))
 
     def _watch(self, interval: float) -> None:
         while not self.stop.wait(interval):
