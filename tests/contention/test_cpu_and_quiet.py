@@ -90,6 +90,23 @@ def test_cpu_sampler_sees_another_process_burn_a_core() -> None:
     assert second["cpu_busy_s"] - first["cpu_busy_s"] >= burner["cpu_s"] - 0.05
 
 
+def test_cpu_sampler_counts_a_process_started_just_after_its_previous_look() -> None:
+    """psutil dates a process's start from the boot time in whole seconds: one started just after a look may be
+    dated before it, and must still count."""
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    sampler = CpuSampler(root=idle.pid)  # the tree being watched: the idle process; the busy one is foreign
+    sampler()
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(1.5)
+        second = sampler()
+    finally:
+        for proc in (busy, idle):
+            proc.kill()
+            proc.wait()
+    assert [p["pid"] for p in second["cpu_top"]][:1] == [busy.pid], second["cpu_top"]
+
+
 def _busy_until(t_quiet: float, share: float = 0.5) -> object:
     """Samples one second apart on 2 CPUs: other processes use ``share`` of the machine until ``t_quiet``."""
     state = {"t": 0.0, "busy": 0.0}

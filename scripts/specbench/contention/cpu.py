@@ -31,6 +31,7 @@ class _Proc(NamedTuple):
     reaped_s: float
 
 
+CREATED_SLACK_S = 1.0  # psutil's process start times: the boot time (whole seconds) plus the start in ticks
 _FIELDS = ["pid", "ppid", "name", "create_time", "cpu_times"]
 
 
@@ -90,18 +91,19 @@ class CpuSampler:
         self._previous_t: float | None = None
 
     def __call__(self) -> dict[str, Any]:
-        busy = machine_busy_s()
+        busy, now = machine_busy_s(), time.time()
         procs = _processes()
         own = _tree(procs, self.root)
         own_s = sum(procs[pid].own_s + procs[pid].reaped_s for pid in own)
-        now, current, deltas = time.time(), {}, []
+        current, deltas = {}, []
         for pid, proc in procs.items():
             if pid in own:
                 continue
             current[(pid, proc.created)] = proc.own_s
             before = self._previous.get((pid, proc.created))
-            # a process first seen now counts whole if it started after the previous call (else it was missed: skip)
-            if self._previous_t is None or (before is None and proc.created < self._previous_t):
+            # a process first seen now counts whole if it started after the previous call began (else it was
+            # missed: skip); psutil dates a start from the boot time in whole seconds, so up to 1 s early
+            if self._previous_t is None or (before is None and proc.created < self._previous_t - CREATED_SLACK_S):
                 continue
             delta = proc.own_s - (before or 0.0)
             if delta > 0.005:
