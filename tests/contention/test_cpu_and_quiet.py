@@ -104,7 +104,7 @@ def test_cpu_sampler_counts_a_process_started_just_after_its_previous_look() -> 
         for proc in (busy, idle):
             proc.kill()
             proc.wait()
-    assert [p["pid"] for p in second["cpu_top"]][:1] == [busy.pid], second["cpu_top"]
+    assert any(p["pid"] == busy.pid and p["cpu_s"] > 0.1 for p in second["cpu_top"]), second["cpu_top"]
 
 
 def _busy_until(t_quiet: float, share: float = 0.5) -> object:
