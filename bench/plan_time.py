@@ -1,7 +1,7 @@
 """Benchmark: how long Snakemake takes to plan (``snakemake -n all``) large matrices, and how many jobs it plans.
 
 Synthetic matrices are merged over config/tiny.yaml: N tasks that all reuse config/tasks/essay.txt, the config's
-six conditions (five fresh-server ones and the warm ngram-mod-warm), two temperatures, R repeats, so
+six conditions (``CONDITIONS``: five fresh-server ones and the warm ngram-mod-warm), two temperatures, R repeats, so
 cells = N x 6 x 2 x R. Each size is planned in a fresh scratch directory (nothing exists yet: every job
 is planned), several times; the median wall time, CPU time (steadier on a shared machine) and peak RSS are
 printed. With several ``--snakefile``s (e.g. a reference copy: ``git worktree add --detach /tmp/plan-base
@@ -33,7 +33,10 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-CONDITIONS_PER_TASK = 6
+# config/tiny.yaml's selected conditions (five fresh-server ones and the warm ngram-mod-warm), named here so that a
+# condition added to the config does not change what a size means
+CONDITIONS = ["off", "ngram-mod", "ngram-mod-warm", "mtp", "dflash", "dflash-n15"]
+CONDITIONS_PER_TASK = len(CONDITIONS)
 TEMPERATURES = [0.0, 1.0]
 DEFAULT_SIZES = ["5x2", "20x5", "20x40"]  # 120, 1,200 and 9,600 cells
 
@@ -69,7 +72,7 @@ def override(size: Size) -> dict:
     }
     return {
         "tasks": tasks,
-        "select": {"tasks": list(tasks), "conditions": []},
+        "select": {"tasks": list(tasks), "conditions": CONDITIONS},
         "temperatures": TEMPERATURES,
         "repeats": size.repeats,
     }

@@ -91,8 +91,8 @@ SEQUENCE_STEM = CELL_STEM.replace("r{repeat}", "warm")
 REPEATS = sb_cells.repeats(config)
 # What one server of a warm condition answers (config 'warm_scope', or the condition's own): a task's repeats at one
 # temperature (rule cell_sequence), or every selected cell of the condition (rule condition_sequence); only the
-# rules of the scopes some warm condition runs with are defined.
-WARM_SCOPES = sb_server.warm_scopes(config)
+# rules of the scopes some selected warm condition runs with are defined.
+WARM_SCOPES = sb_server.warm_scopes(config, sb_cells.selected_conditions(config))
 # The selected prompt keys (a task's name, or <task>.<prompt> for each member of its prompt set), in config order
 SELECTED_PROMPT_KEYS = sb_cells.prompt_keys(config, sb_cells.selected_tasks(config))
 # The cell files of one warm condition's server (rule condition_sequence), in the order it answers them

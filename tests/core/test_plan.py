@@ -68,13 +68,16 @@ def test_a_warm_condition_may_set_its_own_scope(study_config: dict) -> None:
     warm_scope), ngram-mod-warm-all with one server for the whole condition; each cell rule serves only its own."""
     config = _config(study_config)
     assert (warm_scope(config, "ngram-mod-warm"), warm_scope(config, "ngram-mod-warm-all")) == ("task", "condition")
-    assert warm_scopes(config) == {"task", "condition"}
+    everything = list(config["conditions"])
+    assert warm_scopes(config, everything) == {"task", "condition"}
+    # a scope's rule only where the run has a condition of it
+    assert warm_scopes(config, ["off", "ngram-mod-warm"]) == {"task"} and warm_scopes(config, ["off"]) == set()
     assert re.fullmatch(conditions_regex(config, "warm", "task"), "ngram-mod-warm")
     assert not re.fullmatch(conditions_regex(config, "warm", "task"), "ngram-mod-warm-all")
     assert re.fullmatch(conditions_regex(config, "warm", "condition"), "ngram-mod-warm-all")
     assert not re.fullmatch(conditions_regex(config, "warm", "condition"), "ngram-mod-warm")
     config = _config(study_config, warm_scope="condition")  # the config's scope: the one of conditions naming none
-    assert warm_scopes(config) == {"condition"} and conditions_regex(config, "warm", "task") == "(?!)"
+    assert warm_scopes(config, everything) == {"condition"} and conditions_regex(config, "warm", "task") == "(?!)"
 
 
 def test_models_are_named_by_their_source_not_their_role(study_config: dict, tmp_path: Path) -> None:

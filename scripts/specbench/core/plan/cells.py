@@ -190,10 +190,14 @@ def models_folders(config: dict) -> dict[str, str]:
     return {condition: models_folder(config, condition) for condition in config["conditions"]}
 
 
+def selected_conditions(config: dict) -> list[str]:
+    """The conditions ``select`` keeps, in its order (every condition of the config when it names none)."""
+    return list(config.get("select", {}).get("conditions") or config["conditions"])
+
+
 def selected_cells(config: dict) -> list[Cell]:
     """The cells of a validated config (restricted by ``select`` where it names tasks or conditions), stably ordered."""
-    select = config.get("select", {})
-    conditions = select.get("conditions") or list(config["conditions"])
+    conditions = selected_conditions(config)
     folders = models_folders(config)
     return [
         Cell(task, condition, float(temperature), repeat, machine, prompt, build, folders[condition])

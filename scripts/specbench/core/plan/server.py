@@ -52,9 +52,11 @@ def warm_scope(config: dict, condition: str) -> str:
     return config["conditions"][condition].get("warm_scope") or config["warm_scope"]
 
 
-def warm_scopes(config: dict) -> set[str]:
-    """The scopes the config's warm conditions run with (one cell rule each)."""
-    return {warm_scope(config, n) for n, c in config["conditions"].items() if c["server"] == "warm"}
+def warm_scopes(config: dict, conditions: list[str]) -> set[str]:
+    """The scopes the warm ones among ``conditions`` (the run's) run with: one cell rule each, defined only where a
+    condition of the run needs it (a rule's outputs are matched against every file Snakemake plans, and one warm
+    condition's server writes all its cells: thousands of output patterns in a large run)."""
+    return {warm_scope(config, n) for n in conditions if config["conditions"][n]["server"] == "warm"}
 
 
 def conditions_regex(config: dict, server: str, scope: str | None = None) -> str:
