@@ -19,6 +19,7 @@ from specbench.core.plan.cells import (
     wildcard_constraints,
 )
 from specbench.core.plan.model_identity import models_folder
+from support.config import STUDY_CONDITIONS
 from support.paths import REPO
 
 
@@ -108,15 +109,7 @@ def test_run_order_interleaves_the_conditions_of_a_task(study_config: dict) -> N
     config = validate_config(study_config, REPO)
     order = run_order(selected_cells(config), list(config["tasks"]), list(config["conditions"]))
     first = order[:8]
-    assert [c.condition for c in first[:7]] == [
-        "off",
-        "ngram-mod",
-        "mtp",
-        "dflash",
-        "ngram-mod-warm",
-        "ngram-mod-warm-all",
-        "dflash-n15",
-    ]
+    assert [c.condition for c in first[:7]] == STUDY_CONDITIONS
     assert {(c.task, c.temperature, c.repeat) for c in first[:7]} == {("file-rewrite", 0.0, 1)}
     assert (first[7].repeat, first[7].condition) == (2, "off")  # then the next repeat, every condition again
 

@@ -21,6 +21,7 @@ from specbench.core.plan.server import server_args
 from specbench.report.figures import style as figure_style
 from specbench.report.figures.run import sweep_figure, sweeps_of
 from specbench.report.sections.variations import sweep_sections
+from support.config import STUDY_CONDITIONS
 from support.paths import REPO
 
 NGRAM_SWEEP = {
@@ -53,15 +54,7 @@ def test_a_sweep_becomes_one_ordinary_condition_per_value(study_config: dict) ->
 
 def test_the_study_config_keeps_its_published_conditions(study_config: dict) -> None:
     config = validate_config(study_config, REPO)
-    assert list(config["conditions"]) == [
-        "off",
-        "ngram-mod",
-        "mtp",
-        "dflash",
-        "ngram-mod-warm",
-        "ngram-mod-warm-all",
-        "dflash-n15",
-    ]
+    assert list(config["conditions"]) == STUDY_CONDITIONS
     assert not any("swept" in c for c in config["conditions"].values())
 
 

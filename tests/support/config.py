@@ -10,6 +10,10 @@ from snakemake.utils import update_config
 from specbench.core.config.load import validate_config
 from specbench.core.steps.repo import REPO_ROOT
 
+# config/config.yaml's conditions in its order (the interleaved run order follows it): the study's four, its warm
+# n-gram column under both readings of "one server", and DFlash at 15 draft tokens
+STUDY_CONDITIONS = ["off", "ngram-mod", "mtp", "dflash", "ngram-mod-warm", "ngram-mod-warm-all", "dflash-n15"]
+
 
 def load_config(paths: list[Path], base: Path = REPO_ROOT) -> dict:
     """Merge YAML files left to right (later ones override keys, recursively) and validate the result."""

@@ -71,8 +71,13 @@ class Cell:
     @property
     def path(self) -> str:
         """The cell's result file, relative to the working directory."""
-        pattern = BUILD_CELL_PATTERN if self.build else CELL_PATTERN
-        return (pattern if self.models else pattern.replace("{models}/", "")).format(
+        return self.fill(CELL_PATTERN, BUILD_CELL_PATTERN)
+
+    def fill(self, pattern: str, build_pattern: str) -> str:
+        """A per-cell path pattern filled with the cell's coordinates: ``build_pattern`` for a cell of a named build,
+        without the ``{models}`` component for a cell that has none."""
+        chosen = build_pattern if self.build else pattern
+        return (chosen if self.models else chosen.replace("{models}/", "")).format(
             machine=self.machine,
             build=self.build,
             models=self.models,

@@ -67,12 +67,4 @@ def compared_cells(cells: Iterable[Cell], baseline: str) -> list[Cell]:
 
 def explanation_path(cell: Cell) -> str:
     """The explanation record of a temperature-0 cell (with its build and models components, as its cell's path)."""
-    pattern = BUILD_EXPLANATION_PATTERN if cell.build else EXPLANATION_PATTERN
-    return (pattern if cell.models else pattern.replace("{models}/", "")).format(
-        machine=cell.machine,
-        build=cell.build,
-        models=cell.models,
-        prompt=cell.key,
-        condition=cell.condition,
-        repeat=cell.repeat,
-    )
+    return cell.fill(EXPLANATION_PATTERN, BUILD_EXPLANATION_PATTERN)
