@@ -59,10 +59,11 @@ PREPARE_PRIORITY = len(RUN_ORDER) + 1
 # The llama.cpp builds (config 'builds'; the one build of llama_cpp without it). Each build's folders are
 # resources/llama.cpp{build_dir}/ with build_dir empty for the top-level llama_cpp build (its folders as they
 # always were) and builds/<label> below it for another: the llama_cpp rules are one pattern over that wildcard.
-BUILDS = sb_builds.builds(config)
+# An endpoint build (a server the user runs) has no folders: it is in BUILD_OF_LABEL only.
+BUILDS = sb_builds.llama_builds(config)
 BUILDS_DECLARED = sb_builds.declared(config)
 BUILD_OF_DIR = {b.suffix: b for b in BUILDS}
-BUILD_OF_LABEL = {b.label: b for b in BUILDS}
+BUILD_OF_LABEL = {b.label: b for b in sb_builds.builds(config)}
 # The builds' labels as the tables and the report name them (none for the one build of a run without builds)
 BUILD_LABELS = sb_back_half.build_labels(config)
 LLAMA_ROOT = f"{sb_builds.LLAMA_DIR}{{build_dir}}"
@@ -251,12 +252,15 @@ def setup_inputs(wildcards):
             f"not '{wildcards.models}'"
         )
     inputs = {
-        "build": (build_bin_dir(wildcards.build) if BUILDS_DECLARED else LLAMA_BIN_DIR),
         # The verified manifests stand for the GGUFs (verify_model reads each GGUF; a changed or missing one makes
         # its manifest again)
         "model_manifest": model_manifest("target"),
         "code": CELL_CODE_MANIFEST,
     }
+    if endpoint_url(wildcards) is None:  # an endpoint is not built here
+        inputs["build"] = (
+            build_bin_dir(wildcards.build) if BUILDS_DECLARED else LLAMA_BIN_DIR
+        )
     if "draft" in config["conditions"][wildcards.condition]["requires"]:
         inputs["draft_manifest"] = model_manifest("draft")
     if PREDICTIONS:
@@ -284,11 +288,21 @@ def conditions_regex(server, scope=None):
     return sb_server.conditions_regex(config, server, scope)
 
 
+def endpoint_url(wildcards):
+    """The URL of the server an endpoint build names for the condition; None for a llama.cpp build."""
+    build = BUILD_OF_LABEL.get(wildcards.get("build", ""))
+    return build.urls.get(wildcards.condition) if build is not None else None
+
+
 def setup_settings(wildcards):
     """A condition's serving settings (params of condition_setup): the server's argv, what the condition
     requires, the measurement settings."""
+    url = endpoint_url(wildcards)
     return {
-        "server_args": sb_server.server_args(config, wildcards.condition, BASE),
+        "server_args": (
+            [] if url else sb_server.server_args(config, wildcards.condition, BASE)
+        ),
+        **({"endpoint": url} if url else {}),
         "requires": list(config["conditions"][wildcards.condition]["requires"]),
         "chat_template": sb_chat.setting(config),
         **sb_server.measurement_settings(config),
@@ -388,10 +402,13 @@ def server_resources(scope, serving=None):
 
 
 def explanation_files():
-    """One explanation per temperature-0 cell that has a reference among this run's cells."""
+    """One explanation per temperature-0 cell that has a reference among this run's cells (a llama.cpp build's:
+    an explanation asks a llama-server of the build for its log-probabilities, which an endpoint is not).
+    """
     return [
         sb_explanations.explanation_path(cell)
         for cell in sb_explanations.compared_cells(CELLS, BASELINE)
+        if BUILD_OF_LABEL[cell.build].engine == sb_builds.LLAMA_CPP
     ]
 
 

@@ -9,7 +9,7 @@ snakemake = globals()["snakemake"]
 inp = snakemake.input
 condition_setup_step(
     snakemake.wildcards.condition,
-    Path(inp.build),
+    Path(inp.build) if hasattr(inp, "build") else None,
     Path(inp.model_manifest),
     Path(inp.draft_manifest) if hasattr(inp, "draft_manifest") else None,
     Path(inp.code),

@@ -84,7 +84,7 @@ def test_builds_compared_on_constructed_data() -> None:
     assert mtp.speedup == pytest.approx({"old": 1.5, "new": 1.05})
     assert mtp.ci_low["old"] > mtp.ci_high["new"] and mtp.separated == {"new": True}
     assert mtp.baseline_tokens_per_s == pytest.approx({"old": 100.0, "new": 200.0})
-    assert mtp.outputs == {"new": {"compared": 3, "identical": 2, "first_differences": [2]}}
+    assert mtp.outputs == {"new": {"compared": 3, "identical": 2, "first_differences": [2], "by": "tokens"}}
     assert comparison.loc["off"].outputs["new"]["identical"] == 3
     assert mtp.changed_settings == ["draft-mtp: n_max: 3 (old) -> 4 (new)"]
     assert comparison.loc["off"].changed_settings == [] and comparison.loc["off"].separated == {"new": None}
@@ -128,3 +128,30 @@ def test_the_report_opens_with_builds_compared() -> None:
     assert "draft-mtp: n_max=3" in settings and "draft-mtp: n_max=4" in settings
     one = {"old": by_build["old"]}
     assert "Builds compared" not in _markdown(one)  # one build: no comparison
+
+
+def test_an_endpoint_without_token_ids_is_compared_by_its_text() -> None:
+    """An endpoint that sends no ids ('new' here) is compared by text, the whitespace at its ends aside (a chat API
+    trims it): same words, same output; its own identity with its baseline is not judged (no ids to compare)."""
+    words = {(1, 2, 3): " one two three", (1, 2, 4): " one two four"}
+    rows = []
+    for row in _rows():
+        if row["build"] == "new":
+            text = words[tuple(row["tokens"])].strip()
+            row = {**row, "tokens": [], "token_ids": False, "content": text, "engine": "endpoint"}
+        else:
+            row = {**row, "token_ids": True, "content": words[tuple(row["tokens"])], "engine": "llama.cpp"}
+        rows.append(row)
+    by_build = {
+        b: t["local"] for b, t in tables_by_build(frame_of(rows, "off"), "off", ["local"], ["old", "new"]).items()
+    }
+    comparison = compare_builds(by_build, "off").set_index("condition")
+    assert comparison.loc["off"].outputs == {
+        "new": {"compared": 3, "identical": 3, "first_differences": [], "by": "text"}
+    }
+    assert comparison.loc["mtp"].outputs == {
+        "new": {"compared": 3, "identical": 2, "first_differences": [8], "by": "text"}
+    }
+    assert fmt_same_tokens(comparison.loc["mtp"].outputs["new"]) == "no: 1/3 differ by text (first at character 8)"
+    new_cells = by_build["new"]["cells"]
+    assert new_cells.identical.isna().all()  # not compared with its own baseline: it sent no ids

@@ -109,7 +109,7 @@ def test_what_cannot_be_imported_is_refused_naming_the_file(other_run: Path, tmp
         import_cells(other_run, dest, "x", CONFIG)
     old = tmp_path / "old"
     _write(old, "essay", "off", 1, version=5)
-    refused = r"a record version this workflow cannot read \(it reads 6, 7, 8, 9\).*essay/off/t0.0/r1.json"
+    refused = r"a record version this workflow cannot read \(it reads 6, 7, 8, 9, 10\).*essay/off/t0.0/r1.json"
     with pytest.raises(ImportRefused, match=refused):
         import_cells(old, dest, "x", CONFIG)
     twice = tmp_path / "twice"

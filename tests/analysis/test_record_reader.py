@@ -142,3 +142,16 @@ def test_a_version_8_record_is_read_without_counters_or_arrivals() -> None:
     assert row["verification_steps"] is None and row["accepted_per_position"] == []
     assert row["mean_accepted_length"] is None and row["ttft_ms"] is None and row["chunk_ms"] == []
     assert "metrics" not in v8["server"]  # the record itself is not changed
+
+
+def test_a_version_9_record_was_served_by_llama_cpp_through_completion() -> None:
+    """Version 10 names the engine and the API that answered; a version 9 record had only llama.cpp's /completion."""
+    v9 = {**as_current(V6), "record_version": 9}
+    v9["provenance"] = {k: v for k, v in v9["provenance"].items() if k != "engine"}
+    v9["response"] = {k: v for k, v in v9["response"].items() if k != "api"}
+    record = as_current(v9)
+    assert record["record_version"] == RECORD_VERSION
+    assert (record["provenance"]["engine"], record["response"]["api"]) == ("llama.cpp", "completion")
+    row = cell_row(record, "c.json")
+    assert (row["engine"], row["timings_source"], row["token_ids"]) == ("llama.cpp", "server", True)
+    assert row["tokens_per_s"] == record["response"]["timings"]["predicted_per_second"]

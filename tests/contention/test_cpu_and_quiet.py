@@ -4,6 +4,7 @@ holds a listening socket."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -293,3 +294,33 @@ def test_a_socket_that_cannot_be_checked_is_a_final_error(monkeypatch: pytest.Mo
         f"cannot check that llama-server (pid {os.getpid()}) is what listens on "
         f"port 1: the sockets of pid {os.getpid()} cannot be read here (AccessDenied"
     )
+
+
+def test_an_endpoints_processes_count_as_the_cells_own(tmp_path: Path) -> None:
+    """A server the cell did not start (an endpoint on this machine) is not in the cell's process tree: named with
+    ``also``, its CPU time (and its children's) is the cell's own, not another process's."""
+    script = tmp_path / "server.py"
+    script.write_text(
+        "import os, time\n"
+        "if os.fork() == 0:\n    t = time.time()\n    while time.time() - t < 5: pass\n"
+        "else:\n    time.sleep(5)\n"
+    )
+    # started by a shell that exits at once: the server is nobody's child here, as a server the user started
+    out = subprocess.run(
+        ["sh", "-c", f"{sys.executable} {script} >/dev/null 2>&1 & echo $!"], capture_output=True, text=True
+    )
+    server, busy_child = int(out.stdout.strip()), None
+    try:
+        time.sleep(0.3)
+        busy_child = psutil.Process(server).children()[0].pid
+        plain, endpoint = CpuSampler(), CpuSampler(also=[server])
+        plain(), endpoint()
+        time.sleep(1.0)
+        seen, own = plain(), endpoint()
+        assert busy_child in {p["pid"] for p in seen["cpu_top"]}  # another process's, to a cell that did not start it
+        assert busy_child not in {p["pid"] for p in own["cpu_top"]}
+        assert own["cpu_own_s"] - seen["cpu_own_s"] > 0.5  # the spinning child's second or so is the cell's own
+    finally:
+        for pid in (server, busy_child):
+            with contextlib.suppress(ProcessLookupError, TypeError):
+                os.kill(pid, signal.SIGKILL)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from specbench.core.config.builds import builds
+from specbench.core.config.builds import builds, left_out, llama_builds
 from specbench.core.config.load import ConfigError, validate_config
 from specbench.core.plan.cells import Cell, selected_cells, wildcard_constraints
 from specbench.core.plan.model_identity import models_folder
@@ -113,3 +113,72 @@ def test_each_build_is_fetched_and_built_once_and_serves_its_own_cells(tmp_path)
     for job in (job for job in jobs if job.startswith("condition_setup:")):
         build = job.split("output: results/setup/")[1].split("/")[0]
         assert f"{BUILD_ROOTS[build]}/bin" in job.split("output:")[0]  # a build's setup reads its own binary
+
+
+# --- an endpoint build (a server the user runs): the config's checks and the cells it has
+
+ENDPOINT = {
+    "label": "mine",
+    "engine": "endpoint",
+    "endpoint": {"urls": {"off": "http://127.0.0.1:8080", "mtp": "http://127.0.0.1:8081/"}},
+}
+
+
+def test_an_endpoint_build_has_the_cells_of_its_servers_conditions_only(tiny_config: dict) -> None:
+    tiny_config["select"] = {"tasks": ["essay"], "conditions": ["off", "ngram-mod", "mtp"]}
+    tiny_config["temperatures"], tiny_config["repeats"] = [0.0], 2
+    config = _with_builds(tiny_config, [{"label": "b11223"}, ENDPOINT])
+    _, mine = builds(config)
+    assert mine.engine == "endpoint" and mine.urls == {"off": "http://127.0.0.1:8080", "mtp": "http://127.0.0.1:8081"}
+    assert [b.label for b in llama_builds(config)] == ["b11223"]
+    cells = selected_cells(config)
+    assert {c.condition for c in cells if c.build == "b11223"} == {"off", "ngram-mod", "mtp"}
+    assert sorted((c.condition, c.repeat) for c in cells if c.build == "mine") == [
+        ("mtp", 1),
+        ("mtp", 2),
+        ("off", 1),
+        ("off", 2),
+    ]
+    assert left_out(config, ["off", "ngram-mod", "mtp"]) == [
+        ("mine", "ngram-mod", "endpoint build 'mine' names no server for it (endpoint.urls)")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entries", "error"),
+    [
+        ([ENDPOINT, {"label": "b11223"}], r"builds\[0\]\.engine.*first build converts and quantizes"),
+        ([{"label": "b1"}, {**ENDPOINT, "llama_cpp": B11434}], r"builds\[1\]\.llama_cpp.*not built here"),
+        ([{"label": "b1"}, {"label": "mine", "engine": "endpoint"}], r"builds\[1\]\.endpoint.*needs endpoint\.urls"),
+        (
+            [{"label": "b1", "endpoint": ENDPOINT["endpoint"]}, ENDPOINT],
+            r"builds\[0\]\.endpoint.*engine: endpoint only",
+        ),
+        (
+            [{"label": "b1"}, {**ENDPOINT, "endpoint": {"urls": {"mpt": "http://127.0.0.1:1"}}}],
+            r"builds\[1\]\.endpoint\.urls\.mpt.*not a condition",
+        ),
+        (
+            [{"label": "b1"}, {**ENDPOINT, "endpoint": {"urls": {"off": "127.0.0.1:8080"}}}],
+            r"builds\.1\.endpoint\.urls\.off",
+        ),
+        ([{"label": "b1"}, {**ENDPOINT, "engine": "vllm"}], r"builds\.1\.engine"),
+    ],
+)
+def test_endpoint_config_errors_name_the_key(tiny_config: dict, entries: list[dict], error: str) -> None:
+    with pytest.raises(ConfigError, match=error):
+        _with_builds(tiny_config, entries)
+
+
+def test_an_endpoint_build_plans_no_build_and_no_explanation(tmp_path) -> None:
+    configs = [REPO / "config" / "tiny.yaml", REPO / "config" / "tiny-endpoint.yaml"]
+    result = snakemake(tmp_path, ["all"], configs, "-n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts = job_counts(result.stdout)
+    assert counts["llama_cpp_build"] == 1 and counts["cell"] == 10  # 6 of b11223, 4 of the endpoint's two servers
+    assert counts["explain_divergence"] + counts["explain_control"] == 5  # b11223's t0 cells but off r1
+    jobs = result.stdout.split("\nrule ")
+    explained = [job.split("output: ")[1].split()[0] for job in jobs if job.startswith("explain_")]
+    assert len(explained) == 5 and not [path for path in explained if "/mine/" in path]
+    for job in (job for job in jobs if job.startswith("condition_setup:") and "results/setup/mine/" in job):
+        assert "resources/llama.cpp" not in job.split("output:")[0]  # nothing built is read for it

@@ -381,6 +381,25 @@ def check_outputs(run: GeneratedRun, done: BackHalf, out: Written) -> None:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def check_engines(run: GeneratedRun, done: BackHalf, out: Written) -> None:
+    """Cells an endpoint served are counted in the report's first words (none: no such words); the builds compared
+    say an output was compared by text only where an endpoint sent no token ids, and then for every one of its
+    compared outputs."""
+    served = [r for r in run.rows if r.get("engine") == "endpoint"]
+    banner = done.report.banner.text if done.report.banner else ""
+    if not served:
+        assert "did not start" not in banner
+        return
+    assert banner.startswith(f"{len(served)} cells were measured on a server this run did not start"), banner
+    markdown = out.markdown.read_text()
+    if "\n## Builds compared" not in markdown:
+        return
+    table = markdown.split("\n## Builds compared", 1)[1].split("\n## ", 1)[0]
+    compared = re.findall(r"\| (yes \(\d+/\d+[^)]*\)|no: \d+/\d+ differ[^|]*) \|", table)
+    by_text = [c for c in compared if "by text" in c]
+    assert len(by_text) == (len(compared) if run.draws.endpoint == "text" else 0), compared
+
+
 def check_back_half(run: GeneratedRun, root: Path, setup: str) -> BackHalf:
     """Run the whole back half on ``run`` under ``root`` and check every property (see the module docstring)."""
     done, out = run_back_half(run, root, setup)
@@ -388,4 +407,5 @@ def check_back_half(run: GeneratedRun, root: Path, setup: str) -> BackHalf:
     check_intervals(done)
     check_verdicts(done)
     check_provenance(run, done, out)
+    check_engines(run, done, out)
     return done

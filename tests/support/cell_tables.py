@@ -139,6 +139,7 @@ class _Draws:
     machines: tuple[str, ...]
     imported: bool
     builds: tuple[str, ...]
+    endpoint: str  # the last of several builds: 'no' (llama.cpp), 'ids' or 'text' (an endpoint, sending ids or not)
     repeats: int
     uneven: bool  # some cells' repeats missing
     empty_answers: bool  # some cells answered nothing (0 tokens/s)
@@ -175,6 +176,7 @@ def _draws(draw: st.DrawFn) -> _Draws:
         machines=draw(st.sampled_from(MACHINES)),
         imported=draw(st.integers(0, 4)) == 0,
         builds=draw(st.sampled_from(BUILDS)),
+        endpoint=draw(st.sampled_from(["no", "ids", "text"])),
         repeats=draw(st.integers(1, 5)),
         uneven=draw(st.integers(0, 3)) == 0,
         empty_answers=draw(st.integers(0, 5)) == 0,
@@ -220,6 +222,10 @@ def _row(
         "draft_n_accepted": accepted,
         "acceptance_rate": accepted / drafted if drafted else None,
         "tokens": tokens,
+        "content": "".join(f" w{t}" for t in tokens) + (" " if tokens and cell.repeat % 2 else ""),
+        "engine": "llama.cpp",
+        "timings_source": "server",
+        "token_ids": True,
         "seed": 1000 + cell.repeat,
         "attempt": 1 + (int(rng.integers(0, 2)) if d.contention else 0),
         "rejected_attempts": int(rng.integers(0, 3)) if d.contention else 0,
@@ -242,6 +248,11 @@ def _row(
     }
     if row["rejected_attempts"]:
         row["rejected_reasons"] = ["cpu busy"] * row["rejected_attempts"]
+    if _endpoint(d, cell):  # a server the user runs: no binary of ours; its text trimmed, its ids sent or not
+        row.update(engine="endpoint", server_sha256=None, content=row["content"].strip())
+        row["timings_source"] = str(rng.choice(["server", "client stream"]))
+        if d.endpoint == "text":
+            row.update(token_ids=False, tokens=[])
 
     def present(group: str) -> bool:
         return group not in d.absent or (d.partly_absent and bool(rng.integers(0, 2)))
@@ -279,9 +290,17 @@ def _row(
     return row
 
 
+def _endpoint(d: _Draws, cell: Cell) -> bool:
+    """Whether an endpoint served the cell: the last of several builds, when the draws make it one."""
+    return d.endpoint != "no" and len(d.builds) > 1 and cell.build == d.builds[-1]
+
+
 def _divergence(row: dict[str, Any], reference: list[int], d: _Draws, rng: np.random.Generator) -> None:
-    """What an explanation says of a temperature-0 output that differs from its reference (when it was explained)."""
+    """What an explanation says of a temperature-0 output that differs from its reference (when it was explained:
+    never an endpoint's)."""
     if row["temperature"] != 0.0 or row["tokens"] == reference or "divergence" in d.absent:
+        return
+    if row["engine"] == "endpoint":
         return
     kind = str(rng.choice(["near-tie", "disagreement", "length", "replay differs"]))
     row.update(

@@ -1,7 +1,8 @@
-"""Builds side by side (a run with two or more llama.cpp builds): per task, condition and temperature each build's
-multiplier with its 95 % interval (each against its own build's baseline), whether each later build's interval is
-separated from the first build's, the baseline's tokens/s per build, the temperature-0 outputs of each later build
-against the first build's (same prompt and repeat), and the speculative settings each build's server logged."""
+"""Builds side by side (a run with two or more builds: llama.cpp builds, or a server the user runs): per task,
+condition and temperature each build's multiplier with its 95 % interval (each against its own build's baseline),
+whether each later build's interval is separated from the first build's, the baseline's tokens/s per build, the
+tokens each verification step yielded per build, the temperature-0 outputs of each later build against the first
+build's (same prompt and repeat), and the speculative settings each build's server logged."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from specbench.analysis.cell_table import token_ids_known
 from specbench.core.records.explanations import first_difference
 
 COMPARISON_COLUMNS = [
@@ -23,6 +25,7 @@ COMPARISON_COLUMNS = [
     "verdict",  # build -> the study's verdict rule on its own build
     "separated",  # later build -> True / False (its interval and the first build's overlap), None: no interval
     "baseline_tokens_per_s",  # build -> the baseline's mean tokens/s on that task and temperature
+    "accepted_length",  # build -> tokens one verification step yielded, mean over its cells (the server's counts)
     "outputs",  # later build -> {"compared", "identical", "first_differences"} against the first build (t = 0)
     "settings",  # build -> the speculative settings its server logged, 'implementation: key=value'
     "changed_settings",  # settings that differ between builds, 'key: value (build) -> value (build)'
@@ -48,20 +51,41 @@ def _settings(cells: pd.DataFrame) -> dict[str, str]:
 
 def _outputs(cells: pd.DataFrame, first: pd.DataFrame) -> dict[str, Any]:
     """Temperature-0 cells against the first build's of the same prompt and repeat: how many compared, how many
-    identical, and where each other one first differs."""
-    reference = {(r.prompt, int(r.repeat)): list(r.tokens) for r in first.itertuples()}
-    compared, identical, differences = 0, 0, []
+    identical, and where each other one first differs (``by`` 'tokens'; 'text' where either side sent no token
+    ids, e.g. an endpoint: then the first differing character of the texts, ``_text``)."""
+    reference = {(r.prompt, int(r.repeat)): r._asdict() for r in first.itertuples()}
+    compared, identical, differences, by = 0, 0, [], "tokens"
     for r in cells.itertuples():
-        tokens = reference.get((r.prompt, int(r.repeat)))
-        if tokens is None:
+        other = reference.get((r.prompt, int(r.repeat)))
+        if other is None:
             continue
         compared += 1
-        at = first_difference(list(r.tokens), tokens)
+        own = r._asdict()
+        if token_ids_known(own) and token_ids_known(other):
+            at = first_difference(list(own["tokens"]), list(other["tokens"]))
+        else:
+            by = "text"
+            at = first_difference(_text(own), _text(other))
         if at is None:
             identical += 1
         else:
             differences.append(int(at))
-    return {"compared": compared, "identical": identical, "first_differences": differences}
+    return {"compared": compared, "identical": identical, "first_differences": differences, "by": by}
+
+
+def _mean_length(cells: pd.DataFrame) -> float | None:
+    """The mean of the cells' tokens per verification step (None where no cell has one: no counts, or no step)."""
+    if "mean_accepted_length" not in cells:
+        return None
+    values = pd.to_numeric(cells.mean_accepted_length, errors="coerce").dropna()
+    values = values[values.map(math.isfinite)]
+    return float(values.mean()) if len(values) else None
+
+
+def _text(row: Mapping[str, Any]) -> list[str]:
+    """A row's text as compared between builds: without the whitespace at its ends, which a chat API trims from the
+    message it returns and llama-server's ``/completion`` keeps."""
+    return list((row.get("content") or "").strip())
 
 
 def compare_builds(by_build: Mapping[str, Mapping[str, pd.DataFrame]], baseline: str) -> pd.DataFrame:
@@ -98,6 +122,7 @@ def compare_builds(by_build: Mapping[str, Mapping[str, pd.DataFrame]], baseline:
                     if b in bounds
                 },
                 "baseline_tokens_per_s": {b: r["baseline_mean_tokens_per_s"] for b, r in own.items()},
+                "accepted_length": {b: _mean_length(g) for b, g in group.items() if _mean_length(g) is not None},
                 "outputs": {
                     b: _outputs(group[b], group[first]) for b in labels[1:] if temperature == 0.0 and len(group[b])
                 },

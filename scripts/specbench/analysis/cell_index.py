@@ -33,7 +33,9 @@ def cell_chain(record: dict[str, Any], path: str) -> dict[str, Any]:
             "archive_sha256": source.get("sha256"),
             "cmake_args": prov["llama_cpp"].get("cmake_args"),
         },
-        "server_binary_sha256": prov["server_binary"]["sha256"],
+        "engine": prov["engine"],
+        "endpoint": (record["server"].get("endpoint") or {}).get("url"),  # an endpoint's URL (not started here)
+        "server_binary_sha256": (prov["server_binary"] or {}).get("sha256"),
         "model": prov["model"],
         "draft": prov["draft"],
         "prompt_sha256": prov["prompt_sha256"],

@@ -28,6 +28,7 @@ from specbench.analysis.server_log import parse_speculative_log
 from specbench.core.config.builds import ONE_BUILD
 from specbench.core.plan.cells import DEFAULT_MACHINE, ONE_PROMPT
 from specbench.core.records.explanations import first_difference, reference_repeat
+from specbench.core.records.timings import record_timings
 from specbench.core.steps.files import write_atomic
 
 COORDINATES = ["task", "prompt", "condition", "temperature", "repeat"]
@@ -83,6 +84,8 @@ SCHEMA = pa.schema(
         ("loadavg_1m_at_end", FLOAT),
         # the tokens and their identity with the baseline's
         ("tokens", pa.list_(INT)),
+        ("token_ids", FLAG),  # whether the server sent the token ids (an endpoint may not: then tokens is empty)
+        ("content", TEXT),  # the generated text (what a cell without token ids is compared by)
         ("identical", FLAG),
         ("compared_repeat", INT),
         ("first_difference", INT),
@@ -129,6 +132,8 @@ SCHEMA = pa.schema(
         ("quiet_waits", INT),
         ("quiet_wait_s", FLOAT),
         ("backend", TEXT),
+        ("engine", TEXT),  # what served it: llama.cpp (started here) or endpoint (a server the user runs)
+        ("timings_source", TEXT),  # the speed's source: the server's own timings, or the client's view of the stream
         ("gpu_watch", TEXT),
         ("server_pid", INT),
         ("server_shared", FLAG),
@@ -204,7 +209,8 @@ def _gsm8k(record: dict[str, Any]) -> dict[str, Any]:
 def _figures(record: dict[str, Any]) -> dict[str, Any]:
     """The server's figures (``derived_figures`` of its timings), the wall times, the client's decode rate, and the
     overhead: the cell's wall time beyond the server's own prompt and decode time."""
-    figures = derived_figures(record["response"]["timings"])
+    timings = record_timings(record)
+    figures = {**derived_figures(timings), "source": timings["source"]}
     timing = record["timing"]
     server_s = (figures["prompt_ms"] + figures["decode_ms"]) / 1000.0
     wall = timing.get("cell_wall_s")
@@ -253,6 +259,8 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         "prompt": record["cell"].get("prompt", ONE_PROMPT),
         **{key: figures.get(key) for key in _FIGURES},
         "tokens": list(record["response"].get("tokens", [])),
+        "token_ids": record["response"]["api"] == "completion" or bool(record["response"].get("token_ids_sent")),
+        "content": record["response"].get("content") or "",
         **position_columns(record),
         **latency_columns(record),
         **_text_sources(record),
@@ -267,6 +275,8 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         "quiet_waits": len(record["quiet_waits"]),
         "quiet_wait_s": sum(w["waited_s"] for w in record["quiet_waits"]),
         "backend": record.get("machine", {}).get("backend"),
+        "engine": prov["engine"],
+        "timings_source": figures["source"],
         "gpu_watch": (record.get("contention") or {}).get("gpu_watch"),
         "server_pid": server["pid"],
         "server_shared": bool(server.get("shared", False)),
@@ -274,7 +284,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         "server_scope": server["scope"],
         "started_at": record["started_at"],
         "ended_at": record["ended_at"],
-        "server_sha256": prov["server_binary"]["sha256"],
+        "server_sha256": (prov["server_binary"] or {}).get("sha256"),
         "model_sha256": prov["model"]["sha256"],
         "draft_sha256": (prov.get("draft") or {}).get("sha256"),
         "prompt_sha256": prov["prompt_sha256"],
@@ -301,10 +311,17 @@ def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
             continue
         reference = base.get((row[MACHINE], row[BUILD], row["task"], row["prompt"], repeat))
         row["compared_repeat"] = repeat
-        if reference is None:
+        if reference is None or not (token_ids_known(row) and token_ids_known(reference)):
             continue
         first = first_difference(row["tokens"], reference["tokens"])
         row.update(identical=first is None, first_difference=first, baseline_length=len(reference["tokens"]))
+
+
+def token_ids_known(row: Mapping[str, Any]) -> bool:
+    """Whether a row holds the token ids it generated (a table from before the column: it does); an endpoint that
+    sends none leaves them empty, and its text is what it can be compared by."""
+    known = row.get("token_ids", True)
+    return True if known is None or known is pd.NA else bool(known)
 
 
 def machines_of(cells: pd.DataFrame, order: Sequence[str] = ()) -> list[str]:
@@ -391,8 +408,9 @@ def read_table(path: Path) -> pd.DataFrame:
 
 
 def csv_copy(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy for people who open CSV files: list and mapping columns as JSON, token ids and chunk arrivals left out."""
-    out = frame.drop(columns=["tokens", "chunk_ms", "chunk_tokens"], errors="ignore").copy()
+    """A copy for people who open CSV files: list and mapping columns as JSON, token ids, text and chunk arrivals
+    left out."""
+    out = frame.drop(columns=["tokens", "content", "chunk_ms", "chunk_tokens"], errors="ignore").copy()
     for column in out.columns:
         if out[column].map(lambda v: isinstance(v, (list, dict))).any():
             out[column] = out[column].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)

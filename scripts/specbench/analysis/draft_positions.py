@@ -1,4 +1,4 @@
-"""Acceptance by draft position and the mean accepted length per verification step, from llama-server's own counts.
+"""Acceptance by draft position and the mean accepted length per verification step, from the server's own counts.
 
 What the counters mean (llama-server b11223, ``tools/server/server-context.cpp`` and ``server-task.cpp``): each
 verification step of a draft adds its accepted tokens to ``spec_decode_num_accepted_tokens_total``, one to
@@ -9,7 +9,11 @@ at draft position i + 1. The server adds a request's counts when its slot is rel
 is sent, so the scrapes a cell keeps before and after its request differ by that request's counts alone (a warm
 server's earlier requests are in both). Its log line ``draft acceptance = r (a accepted / g generated), mean len = m``
 gives m = 1 + a / steps, to two decimals. Counters are printed as doubles (6 significant digits): a total of 10^6 or
-more is not read exactly, and its differences are left empty."""
+more is not read exactly, and its differences are left empty.
+
+An endpoint's vLLM reports the same counts with each answer (``--per-request-spec-decode-metrics``): its
+``acceptance_histogram[k]`` is the number of verification steps that accepted k drafted tokens, so position i counts
+the steps of the bins above i (``reported_counts``); a record whose scrapes give no llama-server counts is read so."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specbench.analysis.server_log import parse_speculative_log
+from specbench.core.records.timings import record_timings
 
 _LINE_RE = re.compile(r'^llamacpp:(\w+)(?:\{position="(\d+)"\})?\s+(\S+)$')
 _TOTALS = {
@@ -87,6 +92,23 @@ def request_counts(metrics: dict[str, Any] | None) -> Counts | None:
     return None if first is None or last is None else last - first
 
 
+def reported_counts(response: dict[str, Any]) -> Counts | None:
+    """One request's counts as the server reported them with its answer (vLLM's per-request
+    ``metrics.speculative_decoding``): its acceptance histogram (steps by how many drafts they accepted) gives how
+    many steps accepted a draft at each position; None when it reported none."""
+    spec = (response.get("metrics") or {}).get("speculative_decoding")
+    if not spec:
+        return None
+    histogram = [int(n) for n in spec.get("acceptance_histogram") or []]
+    return Counts(
+        drafted=int(spec.get("num_draft_tokens") or 0),
+        accepted=int(spec.get("num_accepted_draft_tokens") or 0),
+        steps=int(spec.get("num_spec_steps") or 0),
+        predicted=int((response.get("usage") or {}).get("completion_tokens") or 0),
+        per_position=tuple(sum(histogram[k] for k in range(p + 1, len(histogram))) for p in range(len(histogram) - 1)),
+    )
+
+
 def mean_accepted_length(accepted: float, steps: float) -> float:
     """Tokens one verification step yields on average, as the server computes it: 1 + accepted / steps."""
     return 1.0 + accepted / steps if steps and steps > 0 else math.nan
@@ -106,8 +128,8 @@ def logged_acceptance(log_lines: Sequence[str], accepted: int, drafted: int, pos
 
 def position_columns(record: dict[str, Any]) -> dict[str, Any]:
     """A cell's columns from the counters its record kept and its log line (empty where it kept none)."""
-    counts = request_counts(record["server"].get("metrics"))
-    timings = record["response"]["timings"]
+    counts = request_counts(record["server"].get("metrics")) or reported_counts(record["response"])
+    timings = record_timings(record)
     logged = logged_acceptance(
         record["server"].get("log_lines") or [],
         int(timings.get("draft_n_accepted", 0) or 0),

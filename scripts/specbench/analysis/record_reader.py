@@ -1,5 +1,10 @@
 """Reading cell records: every record version the table can read, as the current one.
 
+Version 10 records say which engine served the cell (``provenance.engine``: llama.cpp, or an endpoint the user runs)
+and which API answered (``response.api``: llama-server's ``completion``, or an endpoint's ``chat-completions``, whose
+response holds the chat stream's own fields); version 9 records are read as version 10 served by llama.cpp through
+``completion``.
+
 Version 9 records keep the server's speculative counters before and after the request and the arrival of every
 streamed chunk; version 8 records are read as version 9 without them (``server.metrics`` None, no chunk arrivals:
 the columns made from them are empty). Version 8 records name the build's backend, the devices llama.cpp listed and
@@ -23,7 +28,7 @@ from specbench.core.plan.cells import ONE_PROMPT
 from specbench.core.records.version import RECORD_VERSION
 from specbench.core.steps.files import read_json
 
-READABLE_VERSIONS = (6, 7, 8, RECORD_VERSION)
+READABLE_VERSIONS = (6, 7, 8, 9, RECORD_VERSION)
 _TIMING = ("cell_wall_s", "server_ready_s", "request_wall_s", "loadavg_1m_at_end")
 
 
@@ -37,34 +42,48 @@ def as_current(record: dict[str, Any]) -> dict[str, Any]:
     version = record.get("record_version")
     if version == RECORD_VERSION:
         return record
+    if version == 9:
+        return _from_9(record)
     if version == 8:
-        return _from_8(record)
+        return _from_9(_from_8(record))
     if version == 7:
-        return _from_8(_from_7(record))
+        return _from_9(_from_8(_from_7(record)))
     if version != 6:
         raise RecordVersionError(f"record version {version} cannot be read (readable: {list(READABLE_VERSIONS)})")
     server = {k: v for k, v in record["server"].items() if k != "speculative"}
     server["log_lines"] = list((record["server"].get("speculative") or {}).get("lines") or [])
     check = record.get("task_check")
     upgraded = {k: v for k, v in record.items() if k not in ("task_check", "figures")}
-    return _from_8(
-        _from_7(
-            {
-                **upgraded,
-                "record_version": 7,
-                "server": server,
-                "references": [{"row": None, "reference": p["reference"]} for p in check["per_problem"]]
-                if check
-                else None,
-                "timing": {key: record["figures"].get(key) for key in _TIMING},
-            }
+    return _from_9(
+        _from_8(
+            _from_7(
+                {
+                    **upgraded,
+                    "record_version": 7,
+                    "server": server,
+                    "references": [{"row": None, "reference": p["reference"]} for p in check["per_problem"]]
+                    if check
+                    else None,
+                    "timing": {key: record["figures"].get(key) for key in _TIMING},
+                }
+            )
         )
     )
 
 
+def _from_9(record: dict[str, Any]) -> dict[str, Any]:
+    """A version 9 record as version 10: served by llama.cpp, answered by llama-server's ``/completion``."""
+    return {
+        **record,
+        "record_version": RECORD_VERSION,
+        "provenance": {**record["provenance"], "engine": "llama.cpp"},
+        "response": {**record["response"], "api": "completion"},
+    }
+
+
 def _from_8(record: dict[str, Any]) -> dict[str, Any]:
     """A version 8 record as version 9: no counters read from the server, no chunk arrivals."""
-    return {**record, "record_version": RECORD_VERSION, "server": {**record["server"], "metrics": None}}
+    return {**record, "record_version": 9, "server": {**record["server"], "metrics": None}}
 
 
 def _from_7(record: dict[str, Any]) -> dict[str, Any]:

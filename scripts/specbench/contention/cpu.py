@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Collection
 from typing import Any, NamedTuple
 
 import psutil
@@ -81,19 +82,20 @@ def _tree(procs: dict[int, _Proc], root: int) -> set[int]:
 
 
 class CpuSampler:
-    """The machine's busy CPU time and the share of it used by one process tree (``root``: the cell script,
-    whose descendants include the server), plus the biggest other users since the previous call (with their
-    command lines)."""
+    """The machine's busy CPU time and the share of it used by the cell's own process trees (``root``: the cell
+    script, whose descendants include a server it started; ``also``: the processes of a server it did not start,
+    an endpoint on this machine), plus the biggest other users since the previous call (with their command lines)."""
 
-    def __init__(self, root: int | None = None) -> None:
+    def __init__(self, root: int | None = None, also: Collection[int] = ()) -> None:
         self.root = os.getpid() if root is None else root
+        self.also = tuple(also)
         self._previous: dict[tuple[int, float], float] = {}
         self._previous_t: float | None = None
 
     def __call__(self) -> dict[str, Any]:
         busy, now = machine_busy_s(), time.time()
         procs = _processes()
-        own = _tree(procs, self.root)
+        own = set().union(*(_tree(procs, root) for root in (self.root, *self.also)))
         own_s = sum(procs[pid].own_s + procs[pid].reaped_s for pid in own)
         current, deltas = {}, []
         for pid, proc in procs.items():

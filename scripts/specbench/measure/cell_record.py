@@ -49,15 +49,21 @@ def machine_info(
 
 
 def provenance(setup: Setup) -> dict[str, Any]:
+    """What served the cell: the llama.cpp build and its binary (an endpoint: its URL, no binary of ours), and the
+    models as this run verified them (an endpoint's weights are its own: the record's ``server.endpoint`` says what
+    it reported)."""
+    built = setup.server_binary is not None
     return {
+        "engine": "llama.cpp" if built else "endpoint",
         "llama_cpp": {
             key: setup.build_manifest.get(key)
             for key in ("source", "cmake_args", "backend", "compiler", "server_version")
         },
-        "server_binary": {
-            "path": str(setup.server_binary),
-            "sha256": setup.build_manifest["binaries"]["llama-server"]["sha256"],
-        },
+        "server_binary": (
+            {"path": str(setup.server_binary), "sha256": setup.build_manifest["binaries"]["llama-server"]["sha256"]}
+            if built
+            else None
+        ),
         "model": {"path": str(setup.model_path), "sha256": setup.model_manifest["sha256"]},
         "draft": (
             {"path": str(setup.draft_path), "sha256": setup.draft_manifest["sha256"]}
@@ -137,15 +143,7 @@ def cell_record(
             "prompt": exchange.prompt,
             "completion": exchange.request,
         },
-        "response": {
-            "content": response.get("content", ""),
-            "tokens": response.get("tokens", []),
-            "stop_type": response.get("stop_type"),
-            "timings": response["timings"],
-            "tokens_predicted": response.get("tokens_predicted"),
-            "tokens_evaluated": response.get("tokens_evaluated"),
-            "client_timing": exchange.client_timing,
-        },
+        "response": {**response_fields(response), "client_timing": exchange.client_timing},
         "timing": {
             "cell_wall_s": result["wall_s"],
             "server_ready_s": result["ready_s"],
@@ -156,6 +154,34 @@ def cell_record(
         "machine": shared["machine"],
         "started_at": result["started_at"],
         "ended_at": result["ended_at"],
+    }
+
+
+# What an endpoint's chat stream may carry beside its text, kept as sent: the usage, llama-server's timings, vLLM's
+# per-request metrics (drafted and accepted tokens), the prompt's token ids
+CHAT_FIELDS = ("usage", "timings", "metrics", "prompt_token_ids", "model", "system_fingerprint")
+
+
+def response_fields(response: dict[str, Any]) -> dict[str, Any]:
+    """The response as received: llama-server's ``/completion`` fields, or an endpoint's chat stream joined
+    (``api`` says which)."""
+    if "finish_reason" in response:
+        return {
+            "api": "chat-completions",
+            "content": response.get("content", ""),
+            "tokens": response.get("tokens", []),
+            "token_ids_sent": response.get("token_ids_sent", False),
+            "finish_reason": response["finish_reason"],
+            **{key: response.get(key) for key in CHAT_FIELDS},
+        }
+    return {
+        "api": "completion",
+        "content": response.get("content", ""),
+        "tokens": response.get("tokens", []),
+        "stop_type": response.get("stop_type"),
+        "timings": response["timings"],
+        "tokens_predicted": response.get("tokens_predicted"),
+        "tokens_evaluated": response.get("tokens_evaluated"),
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,23 +153,41 @@ def run_exchange(
         check = None
         if template_body is not None and not reasoning:
             on = _post(client, f"{base_url}/apply-template", template_request(messages, reasoning=True))["prompt"]
-            problem = reasoning_off_problem(prompt, on)
-            if problem:
-                raise ReasoningNotOff(problem)
-            check = {"thinking_switch": on != prompt, "empty_think_block": bool(EMPTY_THINK.search(prompt))}
+            check = checked_reasoning_off(prompt, on)
         body = completion_request(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed)
         response, timing = stream_completion(client, base_url, body)
     return Exchange(template_body, prompt, body, response, timing, check)
+
+
+def checked_reasoning_off(off: str, on: str) -> dict[str, bool]:
+    """How reasoning off was verified, from the prompt rendered with thinking off and on: whether the template has a
+    thinking switch and whether the prompt ends with the empty think block; ReasoningNotOff when it does not end as
+    reasoning off (``reasoning_off_problem``)."""
+    problem = reasoning_off_problem(off, on)
+    if problem:
+        raise ReasoningNotOff(problem)
+    return {"thinking_switch": on != off, "empty_think_block": bool(EMPTY_THINK.search(off))}
+
+
+Assemble = Callable[[Iterable[tuple[float, dict[str, Any]]]], tuple[dict[str, Any], dict[str, Any]]]
+
+
+def timed_stream(
+    client: httpx.Client, url: str, body: dict[str, Any], assemble: Assemble
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """POST a streamed body to ``url``; the response ``assemble`` joins from its events (each with its arrival, in s
+    after the request was sent) and the client's timing of it, with the request's wall time."""
+    start = time.perf_counter()
+    with client.stream("POST", url, json=body) as stream:
+        check_response(stream, url)
+        timed = ((time.perf_counter() - start, event) for event in sse_events(stream.iter_lines()))
+        response, timing = assemble(timed)
+    timing["request_wall_s"] = time.perf_counter() - start
+    return response, timing
 
 
 def stream_completion(
     client: httpx.Client, base_url: str, body: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """POST a streamed ``/completion`` body; the joined response and the client's timing of it."""
-    start = time.perf_counter()
-    with client.stream("POST", f"{base_url}/completion", json=body) as stream:
-        check_response(stream, f"{base_url}/completion")
-        timed = ((time.perf_counter() - start, event) for event in sse_events(stream.iter_lines()))
-        response, timing = assemble_stream(timed)
-    timing["request_wall_s"] = time.perf_counter() - start
-    return response, timing
+    return timed_stream(client, f"{base_url}/completion", body, assemble_stream)

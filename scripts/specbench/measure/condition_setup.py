@@ -23,7 +23,7 @@ class Setup:
     'condition' (every cell of it)."""
 
     condition: str
-    server_binary: Path
+    server_binary: Path | None  # None for an endpoint (not started here)
     build_manifest: dict[str, Any]
     model_path: Path
     model_manifest: dict[str, Any]
@@ -50,6 +50,7 @@ class Setup:
     chat_template: str = GGUF  # how prompts are rendered (models.target.chat_template; core.config.chat_template)
     watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
     gpu_watch: str = "nvml"  # how the GPU is watched (core.config.backends.watch_of), set by run_cells
+    endpoint: str | None = None  # an endpoint build's server for this condition (its base URL): measured, not started
 
 
 # The Setup fields resolved once per condition (rule condition_setup writes them as JSON); a cell job adds its
@@ -59,18 +60,23 @@ _PATH_FIELDS = ("server_binary", "model_path", "draft_path")
 
 def condition_setup(
     condition: str,
-    build_dir: Path,
+    build_dir: Path | None,
     model_manifest: dict[str, Any],
     draft_manifest: dict[str, Any] | None,
     code_manifest: dict[str, Any],
     settings: dict[str, Any],
 ) -> dict[str, Any]:
-    """What every cell of a condition is served with, as JSON: the binary and its build, the verified models, the
-    code's fingerprint, and ``settings`` (server_args, requires and the measurement settings of Setup)."""
+    """What every cell of a condition is served with, as JSON: the binary and its build (an endpoint's URL instead,
+    ``build_dir`` None), the verified models, the code's fingerprint, and ``settings`` (server_args, requires and the
+    measurement settings of Setup)."""
+    served = (
+        {"server_binary": str(build_dir / "llama-server"), "build_manifest": read_json(build_dir / "manifest.json")}
+        if build_dir is not None
+        else {"server_binary": None, "build_manifest": endpoint_manifest(settings["endpoint"])}
+    )
     return {
         "condition": condition,
-        "server_binary": str(build_dir / "llama-server"),
-        "build_manifest": read_json(build_dir / "manifest.json"),
+        **served,
         "model_path": model_manifest["path"],
         "model_manifest": model_manifest,
         "draft_path": draft_manifest["path"] if draft_manifest else None,
@@ -78,6 +84,11 @@ def condition_setup(
         "code_fingerprint": code_manifest["fingerprint"],
         **settings,
     }
+
+
+def endpoint_manifest(url: str) -> dict[str, Any]:
+    """What stands for a build manifest when an endpoint serves the condition: its URL, nothing built here."""
+    return {"engine": "endpoint", "url": url, "backend": "endpoint"}
 
 
 def job_setup(
@@ -98,7 +109,7 @@ def job_setup(
 
 def condition_setup_step(
     condition: str,
-    build_dir: Path,
+    build_dir: Path | None,
     model_manifest: Path,
     draft_manifest: Path | None,
     code_manifest: Path,
@@ -126,4 +137,5 @@ def condition_setup_step(
             except OtherModelsCell as error:
                 fail(f"condition {condition}: {error}", log)
         write_json_atomic(out, setup)
-        print(f"condition {setup['condition']}: {setup['server_binary']} {' '.join(setup['server_args'])}")
+        served = setup["server_binary"] or f"endpoint {setup['endpoint']} (not started here)"
+        print(f"condition {setup['condition']}: {served} {' '.join(setup['server_args'])}")

@@ -10,6 +10,7 @@ from typing import Any
 
 from specbench.core.plan.cells import Cell
 from specbench.core.records.ownership import OtherModelsCell, check_cells, setup_models
+from specbench.core.records.timings import record_timings
 from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import read_json, write_json_atomic
 from specbench.measure.condition_setup import job_setup
@@ -23,8 +24,8 @@ SCOPE_OF_RULE = {"cell": "fresh", "cell_sequence": "task", "condition_sequence":
 
 def progress_line(label: str, record: Mapping[str, Any]) -> str:
     """'cell essay/off/t0.0/r1: 52.3 tok/s, 256 tokens, drafted 0 accepted 0, attempt 1, wall 6.1 s' (as the server
-    reported it)."""
-    timings = record["response"]["timings"]
+    reported it; an endpoint without timings: as its stream arrived, ``record_timings``)."""
+    timings = record_timings(record)
     return (
         f"cell {label}: {float(timings['predicted_per_second']):.1f} tok/s, {timings['predicted_n']} tokens, "
         f"drafted {timings.get('draft_n', 0) or 0} accepted {timings.get('draft_n_accepted', 0) or 0}, attempt "

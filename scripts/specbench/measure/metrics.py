@@ -1,5 +1,5 @@
-"""llama-server's own counters, read from ``/metrics`` (the server runs with ``--metrics``) before and after each
-request, outside the request's timed window: the lines of the scrape that count speculation, as served."""
+"""The server's own counters, read from ``/metrics`` (a llama-server started here runs with ``--metrics``) before and
+after each request, outside the request's timed window: the lines of the scrape that count speculation, as served."""
 
 from __future__ import annotations
 
@@ -9,8 +9,14 @@ import httpx
 
 METRICS_FLAG = "--metrics"
 # The counter lines a cell keeps: every speculative counter (drafted, accepted, verification steps, accepted per
-# draft position) and the predicted tokens, which show that a pair of scrapes brackets exactly one request.
-KEPT_PREFIXES = ("llamacpp:spec_decode_", "llamacpp:tokens_predicted_total")
+# draft position) and the predicted tokens, which show that a pair of scrapes brackets exactly one request; an
+# endpoint's vLLM counts the same under its own names.
+KEPT_PREFIXES = (
+    "llamacpp:spec_decode_",
+    "llamacpp:tokens_predicted_total",
+    "vllm:spec_decode_",
+    "vllm:generation_tokens_total",
+)
 
 
 def kept_lines(text: str) -> list[str]:

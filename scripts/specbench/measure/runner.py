@@ -11,12 +11,14 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from specbench.contention.cpu import CpuSampler
 from specbench.contention.devices import DeviceError, assigned_devices
 from specbench.contention.nvml import NVML_NOT_USED, device_info
 from specbench.contention.quiet import QuietWait, wait_for_quiet
@@ -27,8 +29,10 @@ from specbench.core.config.backends import WATCH_NVML, backend_of, check_drivabl
 from specbench.core.config.chat_template import describe, unknown_builtin
 from specbench.core.plan.cells import Cell
 from specbench.measure.cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
-from specbench.measure.client import ReasoningNotOff, RequestRefused, run_exchange
+from specbench.measure.chat_client import run_chat_exchange
+from specbench.measure.client import Exchange, ReasoningNotOff, RequestRefused, run_exchange
 from specbench.measure.condition_setup import Setup
+from specbench.measure.endpoint import Endpoint, local_pids, open_endpoint
 from specbench.measure.metrics import METRICS_FLAG, scrape
 from specbench.measure.server import RunningServer, ServerError, check_identity, exit_description, llama_server
 
@@ -71,8 +75,10 @@ class AttemptFailed(RuntimeError):
         self.reason, self.server_pid = reason, server_pid
 
 
-def _request_failure(error: Exception, server: RunningServer) -> str:
+def _request_failure(error: Exception, server: RunningServer | Endpoint) -> str:
     """Why a request failed: the server died (and how), or the error itself."""
+    if isinstance(server, Endpoint):
+        return f"the request to endpoint {server.url} failed: {type(error).__name__}: {error}"
     code = server.process.poll()
     if code is None:  # it may be dying right now: give it a moment to say so
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -97,36 +103,17 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
     try:
         with watch:
             t0 = time.perf_counter()
-            with llama_server(
-                setup.server_binary,
-                [*setup.server_args, METRICS_FLAG],
-                setup.server_log,
-                setup.startup_timeout_s,
-                log_header=header,
-            ) as server:
+            with _serving(setup, header) as server:
                 ready_s = time.perf_counter() - t0
-                server_info = {
-                    "pid": server.pid,
-                    "port": server.port,
-                    "argv": server.argv,
-                    "started_at": dt.datetime.fromtimestamp(server.started_at, dt.UTC).isoformat(),
-                }
+                server_info = _server_info(server)
                 for position, cell in enumerate(cells, start=1):
-                    check_identity(server)  # the port is still this server's (it may have died and been taken)
+                    if isinstance(server, RunningServer):
+                        check_identity(server)  # the port is still this server's (it may have died and been taken)
                     before = scrape(server.url)  # the server's counters, read outside the timed window
                     started_at, c0 = _now(), time.perf_counter()
                     watch.sample_now("during", mark="request-start")
                     try:
-                        exchange = run_exchange(
-                            server.url,
-                            setup.prompt_manifests[cell.key]["messages"],
-                            reasoning=setup.reasoning,
-                            max_tokens=setup.max_tokens[cell.key],
-                            temperature=cell.temperature,
-                            seed=cell.seed(setup.base_seed),
-                            timeout_s=setup.request_timeout_s,
-                            chat_template=setup.chat_template,
-                        )
+                        exchange = _ask(setup, server, cell)
                     except RequestRefused as error:
                         raise CellError(f"cell {cell.label}: {error}; read {setup.server_log}") from error
                     except ReasoningNotOff as error:
@@ -162,8 +149,65 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
         _keep_samples(setup.gpu_samples, watch, attempt)
         with contextlib.suppress(OSError):  # a read-only folder: the record's own write reports it
             scratch.unlink(missing_ok=True)
-    verdict = _judge(setup, watch, watch.samples, {server_info["pid"]})
+    verdict = _judge(setup, watch, watch.samples, set(server_info.get("local_pids") or [server_info["pid"]]))
     return [{**r, "server": server_info} for r in results], verdict
+
+
+@contextlib.contextmanager
+def _serving(setup: Setup, header: str) -> Iterator[RunningServer | Endpoint]:
+    """The cell's server for the ``with`` block: a fresh llama-server (stopped after), or the endpoint as it is."""
+    if setup.endpoint is not None:
+        yield open_endpoint(setup.endpoint, setup.server_log, setup.startup_timeout_s, header)
+        return
+    assert setup.server_binary is not None
+    with llama_server(
+        setup.server_binary,
+        [*setup.server_args, METRICS_FLAG],
+        setup.server_log,
+        setup.startup_timeout_s,
+        log_header=header,
+    ) as server:
+        yield server
+
+
+def _server_info(server: RunningServer | Endpoint) -> dict[str, Any]:
+    """What the record says about the server: the process started (pid, port, argv, start), or the endpoint (its
+    URL, its processes on this machine, what it reported; no argv: it was not started here)."""
+    if isinstance(server, Endpoint):
+        return {
+            "pid": server.pid,
+            "port": server.port,
+            "argv": None,
+            "started_at": None,
+            "endpoint": {
+                "url": server.url,
+                "model": server.model,
+                "local_pids": server.pids,
+                "reported": server.reported,
+            },
+            "local_pids": server.pids,
+        }
+    return {
+        "pid": server.pid,
+        "port": server.port,
+        "argv": server.argv,
+        "started_at": dt.datetime.fromtimestamp(server.started_at, dt.UTC).isoformat(),
+    }
+
+
+def _ask(setup: Setup, server: RunningServer | Endpoint, cell: Cell) -> Exchange:
+    """The cell's one request: llama-server's own ``/completion``, or an endpoint's ``/v1/chat/completions``."""
+    common = {
+        "reasoning": setup.reasoning,
+        "max_tokens": setup.max_tokens[cell.key],
+        "temperature": cell.temperature,
+        "seed": cell.seed(setup.base_seed),
+        "timeout_s": setup.request_timeout_s,
+    }
+    messages = setup.prompt_manifests[cell.key]["messages"]
+    if isinstance(server, Endpoint):
+        return run_chat_exchange(server.url, server.model, messages, **common)
+    return run_exchange(server.url, messages, chat_template=setup.chat_template, **common)
 
 
 def _scratch(samples: Path, attempt: str) -> Path:
@@ -172,9 +216,14 @@ def _scratch(samples: Path, attempt: str) -> Path:
 
 
 def _watch(setup: Setup, scratch: Path) -> GpuWatch:
-    """The cell's watch, writing to ``scratch``: NVML where the GPU is watched per process, else the CPU load only."""
+    """The cell's watch, writing to ``scratch``: NVML where the GPU is watched per process, else the CPU load only;
+    an endpoint's processes on this machine count as the cell's own, like a server it started."""
+    endpoint = {"cpu_sampler": CpuSampler(also=local_pids(setup.endpoint))} if setup.endpoint else {}
     return GpuWatch(
-        scratch, interval_s=setup.sample_interval_s, sampler=None if setup.gpu_watch == WATCH_NVML else NoGpuSampler()
+        scratch,
+        interval_s=setup.sample_interval_s,
+        sampler=None if setup.gpu_watch == WATCH_NVML else NoGpuSampler(),
+        **endpoint,
     )
 
 
@@ -202,15 +251,18 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
     """Run ``cells`` on one server, in the order given (one cell: the fresh-server case); measure again after a
     contended or failed attempt, up to ``max_attempts``; return the records (each says which attempt it is and why
     others were not)."""
-    check_requirements(setup, cells[0].label)
+    if setup.server_binary is not None:  # an endpoint's model and template are its own
+        check_requirements(setup, cells[0].label)
     unknown = sorted({c.key for c in cells} - (set(setup.prompt_manifests) & set(setup.max_tokens)))
     if unknown:
         raise CellError(f"cell {cells[0].label}: no prompt or max_tokens given for prompt(s) {unknown}")
     backend = backend_of(setup.build_manifest)
-    listed = list_devices(setup.server_binary)  # what this build can drive here, in llama.cpp's own words
+    # what this build can drive here, in llama.cpp's own words (an endpoint's devices are not ours to list)
+    listed = list_devices(setup.server_binary) if setup.server_binary is not None else {"devices": []}
     gpu = device_info() if backend == "cuda" else dict(NVML_NOT_USED)
     try:  # a device of the build's backend; for CUDA the GPU(s) SLURM or the user assigned, which it has code for
-        check_drivable(backend, listed)
+        if setup.endpoint is None:
+            check_drivable(backend, listed)
         devices = assigned_devices(gpu, os.environ, setup.build_manifest.get("cuda_architectures"), backend == "cuda")
     except (DeviceError, ValueError) as error:
         raise CellError(f"cell {cells[0].label}: {error}") from error
@@ -265,7 +317,9 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
                 "foreign_pids": verdict.foreign_pids,
                 "busiest": busiest(verdict) or _unnamed(verdict),
                 "server_pid": results[0]["server"]["pid"] if results else None,
-                "tokens_per_s": [r["exchange"].response["timings"]["predicted_per_second"] for r in results],
+                "tokens_per_s": [
+                    (r["exchange"].response.get("timings") or {}).get("predicted_per_second") for r in results
+                ],
             }
         )
         print(

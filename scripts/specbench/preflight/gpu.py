@@ -76,7 +76,7 @@ def gpu_need(
     draft's when a planned condition loads it, and ``preflight.gpu_overhead_gb`` (KV cache at the server's -c,
     recurrent state, compute buffers); the architectures each build covers."""
     cells = [w for rule, w in jobs if rule in GPU_RULES]
-    builds = core_builds.builds(dict(config))
+    builds = core_builds.llama_builds(dict(config))
     if not cells or all(b.llama_cpp["backend"] != "cuda" for b in builds):
         return None
     made = {w.loaded_as: w.size for w in writes if w.loaded_as}

@@ -25,7 +25,7 @@ def missing(config: Mapping[str, Any], base: Path, cells: Sequence[Cell], exists
     made, and one cell job per condition with a missing cell file."""
     cfg = dict(config)
     jobs: list[Job] = []
-    for build in core_builds.builds(cfg):
+    for build in core_builds.llama_builds(cfg):
         if not exists(f"{build.root}/src"):
             jobs.append(("llama_cpp_fetch", {"build_dir": build.suffix}))
         if not exists(f"{build.root}/bin"):

@@ -32,7 +32,7 @@ def build_tools(config: Mapping[str, Any], jobs: Sequence[Job]) -> list[Tool]:
     """What the planned llama.cpp fetch and build run: git (the git route), CMake, a C++ compiler and the backend's
     toolkit (core/config/backends.py names the backends)."""
     rules = {rule for rule, _ in jobs}
-    builds = core_builds.builds(dict(config))
+    builds = core_builds.llama_builds(dict(config))
     tools: list[Tool] = []
     if "llama_cpp_fetch" in rules and any(b.llama_cpp["source"] == "git" for b in builds):
         tools.append(Tool("git", "clones llama.cpp (source: git)", ("git",), fix="install git"))

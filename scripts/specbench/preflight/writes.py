@@ -194,7 +194,7 @@ def download_writes(
 def build_writes(config: Mapping[str, Any], workdir: Path, jobs: Sequence[Job]) -> list[Write]:
     """llama.cpp's fetched source, tree and build folder, for each build the planned jobs fetch or build."""
     writes: list[Write] = []
-    for build in core_builds.builds(dict(config)):
+    for build in core_builds.llama_builds(dict(config)):
         rules = {rule for rule, wildcards in jobs if wildcards.get("build_dir", "") == build.suffix}
         name = f"llama.cpp{' ' + build.label if build.label else ''}"
         where = workdir / build.root

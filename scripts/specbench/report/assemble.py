@@ -24,7 +24,7 @@ from specbench.report.html import render_html
 from specbench.report.judging import read_claims
 from specbench.report.markdown import render_markdown
 from specbench.report.provenance import report_numbers
-from specbench.report.sections.builds import build_comparison_sections
+from specbench.report.sections.builds import build_comparison_sections, endpoint_note
 from specbench.report.sections.environment import environment, missing_cells
 from specbench.report.sections.machines import machine_view
 from specbench.report.sections.run import build_report
@@ -77,6 +77,7 @@ class ReportSettings:
     model_note: str | None = None
     sweeps: Mapping[str, Mapping[str, Any]] | None = None  # swept condition -> {of, flag, value}
     build_descriptions: Mapping[str, str] | None = None
+    left_out: Sequence[Sequence[str]] = ()  # [build, condition, why] for each condition a build does not serve
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, links_from: Path | 
         predictions=judged.predictions,
         predictions_integrity=judged.integrity,
         model_note=settings.model_note or real_model_note(model, settings.study_setup),
+        endpoint_note=endpoint_note(all_cells, settings.build_descriptions or {}),
     )
     descriptions = settings.machine_descriptions or {}
     views = [
@@ -151,6 +153,7 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, links_from: Path | 
             {build: next(iter(machines.values())) for build, machines in by_build.items()},
             settings.baseline,
             settings.build_descriptions,
+            settings.left_out,
         ),
     )
     return Assembled(report, {"context": run_context, "numbers": numbers, "cells": index["cells"]})

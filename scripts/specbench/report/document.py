@@ -130,6 +130,7 @@ class Facts:
     predictions: pd.DataFrame | None = None
     predictions_integrity: Mapping[str, Any] | None = None
     model_note: str | None = None
+    endpoint_note: str | None = None  # cells served by a server this run did not start: what that gives up
 
 
 TASK = Column("task", "task", text=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from specbench.core.config import builds as config_builds
 from specbench.core.config import chat_template
-from specbench.core.plan.cells import machine_labels
+from specbench.core.plan.cells import machine_labels, selected_conditions
 from specbench.core.plan.models import model_note
 
 Config = Mapping[str, Any]
@@ -81,11 +81,16 @@ def report_params(
         "build_descriptions": {
             b.label: _build_description(b) for b in config_builds.builds(config) if config_builds.declared(config)
         },
+        "left_out": [list(entry) for entry in config_builds.left_out(config, selected_conditions(config))],
     }
 
 
 def _build_description(build: config_builds.Build) -> str:
-    """A build as the report describes it: the config's description and its source's label (e.g. 'b8000')."""
-    return "; ".join(
-        text for text in (build.description, build.llama_cpp[build.llama_cpp["source"]].get("label")) if text
+    """A build as the report describes it: the config's description and its source's label (e.g. 'b8000'), or an
+    endpoint's servers (condition at URL)."""
+    served = (
+        build.llama_cpp[build.llama_cpp["source"]].get("label")
+        if build.engine == config_builds.LLAMA_CPP
+        else "endpoint, not started by this run: " + ", ".join(f"{c} at {u}" for c, u in build.urls.items())
     )
+    return "; ".join(text for text in (build.description, served) if text)

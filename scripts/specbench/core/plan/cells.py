@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from specbench.core.config.builds import ONE_BUILD, build_labels, declared
+from specbench.core.config.builds import ONE_BUILD, build_conditions, build_labels, builds, declared
 from specbench.core.plan.model_identity import models_folder
 
 CELLS_DIR = "results/cells"
@@ -201,16 +201,17 @@ def selected_conditions(config: dict) -> list[str]:
 
 
 def selected_cells(config: dict) -> list[Cell]:
-    """The cells of a validated config (restricted by ``select`` where it names tasks or conditions), stably ordered."""
+    """The cells of a validated config (restricted by ``select`` where it names tasks or conditions, and to the
+    conditions each build serves: ``build_conditions``), stably ordered."""
     conditions = selected_conditions(config)
     folders = models_folders(config)
     return [
-        Cell(task, condition, float(temperature), repeat, machine, prompt, build, folders[condition])
+        Cell(task, condition, float(temperature), repeat, machine, prompt, build.label, folders[condition])
         for machine in machine_labels(config)
-        for build in build_labels(config)
+        for build in builds(config)
         for task in selected_tasks(config)
         for prompt in task_prompts(config, task)
-        for condition in conditions
+        for condition in build_conditions(build, conditions)
         for temperature in config["temperatures"]
         for repeat in repeats(config)
     ]

@@ -2,4 +2,4 @@
 imports read (analysis.record_reader reads every readable version as this one and says how each older one differs).
 A change of the record's format raises it."""
 
-RECORD_VERSION = 9
+RECORD_VERSION = 10

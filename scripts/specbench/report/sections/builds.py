@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from specbench.analysis.build_comparison import compare_builds
+from specbench.core.config.builds import ENDPOINT
 from specbench.report.document import (
     CONDITION,
     TASK,
@@ -39,10 +40,11 @@ def fmt_same_tokens(outputs: Any) -> str:
     if not isinstance(outputs, Mapping) or not outputs.get("compared"):
         return ""
     compared, identical = outputs["compared"], outputs["identical"]
+    unit, by_text = ("character", " by text") if outputs.get("by") == "text" else ("token", "")
     if identical == compared:
-        return f"yes ({identical}/{compared})"
+        return f"yes ({identical}/{compared}{by_text})"
     where = ", ".join(str(at) for at in outputs["first_differences"])
-    return f"no: {compared - identical}/{compared} differ (first at token {where})"
+    return f"no: {compared - identical}/{compared} differ{by_text} (first at {unit} {where})"
 
 
 def _multiplier(row: Mapping[str, Any], build: str, baseline: str) -> str:
@@ -80,6 +82,7 @@ def _columns(builds: Sequence[str], baseline: str) -> list[Column]:
     columns += [
         Column(f"{b} {baseline} tokens/s", lambda r, b=b: r["baseline_tokens_per_s"].get(b), digits(1)) for b in builds
     ]
+    columns += [Column(f"{b} tokens per step", lambda r, b=b: r["accepted_length"].get(b), digits(2)) for b in builds]
     columns += [
         Column(
             f"same tokens as {first}" + (f" ({b})" if several else ""),
@@ -125,27 +128,60 @@ def _settings_text(settings: Mapping[str, str]) -> str:
     return "; ".join(f"{k}={v}" for k, v in settings.items()) or "none logged"
 
 
+def _served_by(cells: pd.DataFrame) -> str:
+    """What served a build's cells: its llama-server binaries (sha256), or an endpoint and where its speed is from."""
+    if _endpoint_cells(cells).any():
+        sources = ", ".join(sorted(set(cells.timings_source.dropna())))
+        return f"an endpoint this run did not start (speed from the {sources or 'n/a'})"
+    values = sorted(set(cells.server_sha256.dropna()))
+    return "llama-server sha256 " + (", ".join(v[:12] for v in values) or "n/a")
+
+
+def _endpoint_cells(cells: pd.DataFrame) -> pd.Series:
+    """Which cells an endpoint served (none in a table from before the engine column)."""
+    return cells.engine == ENDPOINT if "engine" in cells else pd.Series(False, index=cells.index)
+
+
+def endpoint_note(cells: pd.DataFrame, descriptions: Mapping[str, str]) -> str | None:
+    """The report's first words when an endpoint served any cell: which, and what measuring a server this run did not
+    start gives up; None when every cell had its own fresh llama-server."""
+    served = cells[_endpoint_cells(cells)]
+    if served.empty:
+        return None
+    builds = sorted(set(served.build))
+    where = "; ".join(f"{b}: {descriptions.get(b) or 'an endpoint'}" for b in builds)
+    return (
+        f"{len(served)} cells were measured on a server this run did not start ({where}). For them there is no fresh "
+        "server per cell, no command line of ours, no check of the weights it serves; contention is judged on this "
+        "machine only; what the server said about itself (version, model, flags) is in each cell's record "
+        "(server.endpoint.reported)."
+    )
+
+
+def _left_out_note(left_out: Sequence[Sequence[str]]) -> list[Note]:
+    """One line per condition a build does not serve, with the reason."""
+    if not left_out:
+        return []
+    return [Note("Not measured: " + "; ".join(f"{c} on {b} ({why})" for b, c, why in left_out) + ".", "warn")]
+
+
 def build_comparison_sections(
     by_build: Mapping[str, Mapping[str, pd.DataFrame]],
     baseline: str,
     descriptions: Mapping[str, str] | None = None,
+    left_out: Sequence[Sequence[str]] = (),
 ) -> list[Section]:
     """The "Builds compared" sections from each build's tables (one machine's), builds in mapping order; none for
-    fewer than two builds."""
+    fewer than two builds. ``left_out``: [build, condition, why] for each condition a build does not serve."""
     builds = list(by_build)
     if len(builds) < 2:
         return []
     comparison = compare_builds(by_build, baseline)
     descriptions = descriptions or {}
-
-    def sha(build: str) -> str:
-        values = sorted(set(by_build[build]["cells"].server_sha256.dropna()))
-        return ", ".join(v[:12] for v in values) or "n/a"
-
     facts = [
         Note(
-            f"**{b}**: {descriptions.get(b) or 'no description'}; {len(by_build[b]['cells'])} cells; llama-server "
-            f"sha256 {sha(b)}"
+            f"**{b}**: {descriptions.get(b) or 'no description'}; {len(by_build[b]['cells'])} cells; served by "
+            f"{_served_by(by_build[b]['cells'])}"
         )
         for b in builds
     ]
@@ -156,13 +192,16 @@ def build_comparison_sections(
             "Builds compared",
             [
                 Note(
-                    f"{len(builds)} llama.cpp builds, each summarised on its own cells only: a multiplier divides a "
+                    f"{len(builds)} builds, each summarised on its own cells only: a multiplier divides a "
                     f"build's tokens/s by the same build's {baseline} (mean over mean, its 95 % interval and the "
                     f"study's verdict rule). Builds are *separated* where their intervals do not overlap. Outputs "
-                    f"at temperature 0 are compared token by token with {builds[0]}'s of the same prompt and repeat. "
+                    f"at temperature 0 are compared token by token with {builds[0]}'s of the same prompt and repeat "
+                    "(by text where a server sends no token ids, the whitespace at its ends aside: a chat API trims "
+                    "it). "
                     f"The sections after this one show the first build, **{builds[0]}**."
                 ),
                 _settings_note(comparison),
+                *_left_out_note(left_out),
             ],
             Table(_columns(builds, baseline), records(comparison)),
             items=facts,

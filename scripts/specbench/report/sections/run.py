@@ -627,7 +627,8 @@ def build_report(
     provenance numbers and the figures (``sweeps``: each swept condition's facts; ``thesis``: the thesis section's
     figure; ``opening``: sections shown first, the builds compared)."""
     cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
-    warnings = [_scope_warning(facts.comparability)] if not facts.comparability.comparable else []
+    warnings = [facts.endpoint_note] if facts.endpoint_note else []
+    warnings += [_scope_warning(facts.comparability)] if not facts.comparability.comparable else []
     warnings += [facts.model_note] if facts.model_note else []
     banner = Note(" ".join(warnings), "warn") if warnings else None
     count = len(facts.missing_cells)

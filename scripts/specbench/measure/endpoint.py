@@ -1,0 +1,116 @@
+"""A server the user already runs (an endpoint build): never started or stopped here; what it says about itself
+(llama-server's ``/props``, vLLM's ``/version``, ``/v1/models``) and, when it listens on this machine, its processes
+(so the contention watch counts them as the server, not as other work)."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import psutil
+
+from specbench.measure.server import ServerError
+
+# What an endpoint can say about itself, and how long it gets to say it
+IDENTITY_ROUTES = ("/props", "/version", "/v1/models")
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+# /props fields too long or too changeable to keep in every record
+_PROPS_LEFT_OUT = ("chat_template", "chat_template_tool_use")
+
+
+@dataclass
+class Endpoint:
+    """An endpoint as a cell meets it: its URL, what it reported, the served model's name and its local processes."""
+
+    url: str
+    reported: dict[str, Any]
+    model: str | None
+    pids: list[int] = field(default_factory=list)
+    started_at: str = ""
+
+    @property
+    def pid(self) -> int | None:
+        return self.pids[0] if self.pids else None
+
+    @property
+    def port(self) -> int | None:
+        return urlsplit(self.url).port
+
+
+def reported_identity(client: httpx.Client, url: str) -> dict[str, Any]:
+    """Each identity route's answer as JSON (``/props`` without its chat templates), or why there is none."""
+    found: dict[str, Any] = {}
+    for route in IDENTITY_ROUTES:
+        try:
+            answer = client.get(f"{url}{route}")
+        except httpx.HTTPError as error:
+            found[route] = {"error": f"{type(error).__name__}: {error}"}
+            continue
+        if answer.status_code != 200:
+            found[route] = {"error": f"answered {answer.status_code}"}
+            continue
+        try:
+            body = answer.json()
+        except ValueError:
+            found[route] = {"error": "not JSON"}
+            continue
+        found[route] = {k: v for k, v in body.items() if k not in _PROPS_LEFT_OUT} if isinstance(body, dict) else body
+    return found
+
+
+def served_model(reported: dict[str, Any]) -> str | None:
+    """The first model ``/v1/models`` lists (the name an OpenAI-compatible request asks for), None if none."""
+    data = (reported.get("/v1/models") or {}).get("data") if isinstance(reported.get("/v1/models"), dict) else None
+    return str(data[0]["id"]) if data and isinstance(data[0], dict) and "id" in data[0] else None
+
+
+def local_pids(url: str) -> list[int]:
+    """The processes listening on the URL's port when its host is this machine's loopback, then their descendants
+    (vLLM's engine and workers); empty otherwise, or when the socket table cannot be read."""
+    parts = urlsplit(url)
+    if parts.hostname not in _LOCAL_HOSTS:
+        return []
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        connections = psutil.net_connections(kind="tcp")
+    except (psutil.AccessDenied, NotImplementedError, OSError):
+        return []
+    listeners = sorted(
+        {c.pid for c in connections if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid}
+    )
+    return [*listeners, *sorted(set(_descendants(listeners)) - set(listeners))]
+
+
+def _descendants(pids: list[int]) -> list[int]:
+    """Every live descendant of ``pids``."""
+    found = []
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            found += [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    return found
+
+
+def open_endpoint(url: str, log_path: Path, timeout_s: float, header: str) -> Endpoint:
+    """The endpoint at ``url`` as it is now, noted in the cell's server log (which says it was not started here);
+    ServerError when it does not answer ``/v1/models``."""
+    with httpx.Client(timeout=timeout_s) as client:
+        reported = reported_identity(client, url)
+    endpoint = Endpoint(url, reported, served_model(reported), local_pids(url), dt.datetime.now(dt.UTC).isoformat())
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write(f"{header}\n")
+        log.write(
+            f"endpoint {url}: not started by this run; local pids {endpoint.pids or 'none (not on this machine)'}; "
+            f"model {endpoint.model}\n"
+        )
+        for route, answer in reported.items():
+            log.write(f"{route}: {answer}\n")
+    if "error" in (reported.get("/v1/models") or {}) or endpoint.model is None:
+        raise ServerError(
+            f"endpoint {url} did not list its model on /v1/models ({reported.get('/v1/models')})", log_path
+        )
+    return endpoint
