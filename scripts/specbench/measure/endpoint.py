@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,9 +13,9 @@ from urllib.parse import urlsplit
 import httpx
 import psutil
 
-from specbench.measure.server import ServerError
+from specbench.measure.server import ServerError, listener_pids
 
-# What an endpoint can say about itself, and how long it gets to say it
+# The routes an endpoint may answer about itself: llama-server's, vLLM's, and any OpenAI-compatible server's
 IDENTITY_ROUTES = ("/props", "/version", "/v1/models")
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 # /props fields too long or too changeable to keep in every record
@@ -31,7 +30,6 @@ class Endpoint:
     reported: dict[str, Any]
     model: str | None
     pids: list[int] = field(default_factory=list)
-    started_at: str = ""
 
     @property
     def pid(self) -> int | None:
@@ -75,14 +73,7 @@ def local_pids(url: str) -> list[int]:
     parts = urlsplit(url)
     if parts.hostname not in _LOCAL_HOSTS:
         return []
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        connections = psutil.net_connections(kind="tcp")
-    except (psutil.AccessDenied, NotImplementedError, OSError):
-        return []
-    listeners = sorted(
-        {c.pid for c in connections if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid}
-    )
+    listeners = sorted({pid for pid in listener_pids(parts.port or 80) or [] if pid is not None})
     return [*listeners, *sorted(set(_descendants(listeners)) - set(listeners))]
 
 
@@ -100,7 +91,7 @@ def open_endpoint(url: str, log_path: Path, timeout_s: float, header: str) -> En
     ServerError when it does not answer ``/v1/models``."""
     with httpx.Client(timeout=timeout_s) as client:
         reported = reported_identity(client, url)
-    endpoint = Endpoint(url, reported, served_model(reported), local_pids(url), dt.datetime.now(dt.UTC).isoformat())
+    endpoint = Endpoint(url, reported, served_model(reported), local_pids(url))
     with open(log_path, "a", encoding="utf-8") as log:
         log.write(f"{header}\n")
         log.write(

@@ -182,7 +182,6 @@ def _server_info(server: RunningServer | Endpoint) -> dict[str, Any]:
             "endpoint": {
                 "url": server.url,
                 "model": server.model,
-                "local_pids": server.pids,
                 "reported": server.reported,
             },
             "local_pids": server.pids,

@@ -129,19 +129,27 @@ def port_holders(port: int) -> str:
     """Who else listens on ``port`` (loopback or any address), as words: 'pid 7, 9', 'an unknown process' (a socket
     whose owner this user may not see), or 'another process (not identifiable here)' where the system-wide table
     cannot be read at all (macOS without root)."""
+    listeners = listener_pids(port)
+    if listeners is None:
+        return UNIDENTIFIED
+    if not listeners:
+        return "nobody"
+    pids = sorted({pid for pid in listeners if pid is not None})
+    return f"pid {', '.join(map(str, pids))}" if pids else "an unknown process"
+
+
+def listener_pids(port: int) -> list[int | None] | None:
+    """The pid of every socket listening on ``port`` on the loopback or any address (None: an owner this user may
+    not see); None where the system-wide socket table cannot be read."""
     try:
         connections = psutil.net_connections(kind="tcp")
     except (psutil.AccessDenied, NotImplementedError, OSError):
-        return UNIDENTIFIED
-    listeners = [
-        c
+        return None
+    return [
+        c.pid
         for c in connections
         if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.laddr.ip in _LOOPBACK_OR_ANY
     ]
-    if not listeners:
-        return "nobody"
-    pids = sorted({c.pid for c in listeners if c.pid is not None})
-    return f"pid {', '.join(map(str, pids))}" if pids else "an unknown process"
 
 
 def listener_owner(server: RunningServer) -> str | None:
