@@ -15,6 +15,7 @@ report: "report/workflow.rst"
 
 include: "rules/common.smk"
 include: "rules/llama_cpp.smk"
+include: "rules/vllm.smk"
 include: "rules/models.smk"
 include: "rules/tasks.smk"
 include: "rules/cells.smk"

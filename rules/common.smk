@@ -237,6 +237,19 @@ def dataset_file(key, dataset):
     return f"resources/datasets/{sb_cells.split_key(key)[0]}.jsonl"
 
 
+# --- helpers of the rules in rules/vllm.smk
+
+# The vLLM builds (config builds[].engine: vllm), each with its environment (rule vllm_env)
+VLLM_BUILDS = {b.label: b for b in sb_builds.vllm_builds(config)}
+
+
+def vllm_requirements(wildcards):
+    """The requirements file a vLLM build's venv is made from (an input: an edit makes the venv again); none when
+    the build names its interpreter."""
+    block = VLLM_BUILDS[wildcards.label].vllm
+    return [] if block.get("python") else [config_path(block["requirements"])]
+
+
 # --- helpers of the rules in rules/cells.smk
 
 
@@ -257,10 +270,16 @@ def setup_inputs(wildcards):
         "model_manifest": model_manifest("target"),
         "code": CELL_CODE_MANIFEST,
     }
-    if endpoint_url(wildcards) is None:  # an endpoint is not built here
+    engine = build_engine(wildcards)
+    if engine == sb_builds.LLAMA_CPP:
         inputs["build"] = (
             build_bin_dir(wildcards.build) if BUILDS_DECLARED else LLAMA_BIN_DIR
         )
+    elif engine == sb_builds.VLLM:  # its environment, and the checkpoints it serves
+        inputs["build"] = vllm_manifest(wildcards.build)
+        inputs["checkpoint"] = sb_models.checkpoint_dir(config, "target", BASE)
+        if "draft" in config["conditions"][wildcards.condition]["requires"]:
+            inputs["draft_checkpoint"] = sb_models.checkpoint_dir(config, "draft", BASE)
     if "draft" in config["conditions"][wildcards.condition]["requires"]:
         inputs["draft_manifest"] = model_manifest("draft")
     if PREDICTIONS:
@@ -288,21 +307,34 @@ def conditions_regex(server, scope=None):
     return sb_server.conditions_regex(config, server, scope)
 
 
-def endpoint_url(wildcards):
-    """The URL of the server an endpoint build names for the condition; None for a llama.cpp build."""
+def build_engine(wildcards):
+    """The engine of the cell's build (llama.cpp for the one build of a run without builds)."""
     build = BUILD_OF_LABEL.get(wildcards.get("build", ""))
-    return build.urls.get(wildcards.condition) if build is not None else None
+    return build.engine if build is not None else sb_builds.LLAMA_CPP
+
+
+def vllm_manifest(label):
+    """The manifest of a vLLM build's environment (rule vllm_env)."""
+    return f"{sb_builds.VLLM_DIR}/{label}/manifest.json"
 
 
 def setup_settings(wildcards):
-    """A condition's serving settings (params of condition_setup): the server's argv, what the condition
-    requires, the measurement settings."""
-    url = endpoint_url(wildcards)
+    """A condition's serving settings (params of condition_setup): the engine, the server's argv (an endpoint's
+    URL instead), what the condition requires, the measurement settings."""
+    engine = build_engine(wildcards)
+    build = BUILD_OF_LABEL.get(wildcards.get("build", ""))
+    condition = wildcards.condition
+    if engine == sb_builds.ENDPOINT:
+        served = {"server_args": [], "endpoint": build.urls[condition]}
+    elif engine == sb_builds.VLLM:
+        served = {
+            "server_args": sb_server.vllm_server_args(config, build, condition, BASE)
+        }
+    else:
+        served = {"server_args": sb_server.server_args(config, condition, BASE)}
     return {
-        "server_args": (
-            [] if url else sb_server.server_args(config, wildcards.condition, BASE)
-        ),
-        **({"endpoint": url} if url else {}),
+        "engine": engine,
+        **served,
         "requires": list(config["conditions"][wildcards.condition]["requires"]),
         "chat_template": sb_chat.setting(config),
         **sb_server.measurement_settings(config),

@@ -9,10 +9,11 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from specbench.core.config.builds import builds, left_out, llama_builds
+from specbench.core.config.builds import builds, left_out, llama_builds, vllm_builds
 from specbench.core.config.load import ConfigError, validate_config
 from specbench.core.plan.cells import Cell, selected_cells, wildcard_constraints
 from specbench.core.plan.model_identity import models_folder
+from specbench.core.plan.server import vllm_server_args
 from specbench.core.records.explanations import compared_cells, explanation_path
 from support.paths import REPO
 from support.workflow import job_counts, snakemake
@@ -37,7 +38,7 @@ def tiny_config(study_config: dict) -> dict:
 
 
 def _with_builds(config: dict, entries: list[dict]) -> dict:
-    return validate_config({**copy.deepcopy(config), "builds": entries}, REPO)
+    return validate_config({**copy.deepcopy(config), "builds": copy.deepcopy(entries)}, REPO)
 
 
 def test_a_build_is_the_top_level_llama_cpp_with_its_own_keys_over_it(tiny_config: dict) -> None:
@@ -162,7 +163,8 @@ def test_an_endpoint_build_has_the_cells_of_its_servers_conditions_only(tiny_con
             [{"label": "b1"}, {**ENDPOINT, "endpoint": {"urls": {"off": "127.0.0.1:8080"}}}],
             r"builds\.1\.endpoint\.urls\.off",
         ),
-        ([{"label": "b1"}, {**ENDPOINT, "engine": "vllm"}], r"builds\.1\.engine"),
+        ([{"label": "b1"}, {**ENDPOINT, "engine": "vllm"}], r"builds\[1\]\.endpoint.*this build's engine is vllm"),
+        ([{"label": "b1"}, {**ENDPOINT, "engine": "sglang"}], r"builds\.1\.engine"),
     ],
 )
 def test_endpoint_config_errors_name_the_key(tiny_config: dict, entries: list[dict], error: str) -> None:
@@ -182,3 +184,93 @@ def test_an_endpoint_build_plans_no_build_and_no_explanation(tmp_path) -> None:
     assert len(explained) == 5 and not [path for path in explained if "/mine/" in path]
     for job in (job for job in jobs if job.startswith("condition_setup:") and "results/setup/mine/" in job):
         assert "resources/llama.cpp" not in job.split("output:")[0]  # nothing built is read for it
+
+
+# --- a vLLM build (started per cell here, from an environment): the config's checks, its cells and its argv
+
+VLLM = {
+    "label": "vllm",
+    "engine": "vllm",
+    "vllm": {
+        "python": "/opt/vllm/bin/python",
+        "args": ["--enforce-eager"],
+        "conditions": {
+            "off": [],
+            "mtp": ["--speculative-config", '{"method": "mtp", "num_speculative_tokens": 2}'],
+            "dflash": ["--speculative-config", '{"method": "dflash", "model": "{draft}"}'],
+        },
+    },
+}
+
+
+def test_a_vllm_build_has_the_cells_of_the_conditions_it_names_flags_for(tiny_config: dict) -> None:
+    tiny_config["select"] = {"tasks": ["essay"], "conditions": ["off", "ngram-mod", "mtp", "dflash"]}
+    tiny_config["temperatures"], tiny_config["repeats"] = [0.0], 1
+    config = _with_builds(tiny_config, [{"label": "b11223"}, VLLM])
+    assert [b.label for b in llama_builds(config)] == ["b11223"] and [b.label for b in vllm_builds(config)] == ["vllm"]
+    assert sorted(c.condition for c in selected_cells(config) if c.build == "vllm") == ["dflash", "mtp", "off"]
+    assert left_out(config, ["off", "ngram-mod", "mtp", "dflash"]) == [
+        ("vllm", "ngram-mod", "vllm build 'vllm' names no flags for it (vllm.conditions)")
+    ]
+    assert config["builds"][1]["vllm"]["requirements"] == "envs/vllm.txt"  # the schema's default: vLLM for GPUs
+
+
+def test_a_vllm_server_serves_the_checkpoints_with_the_builds_then_the_conditions_flags(
+    tiny_config: dict, tmp_path
+) -> None:
+    config = _with_builds(tiny_config, [{"label": "b11223"}, VLLM])
+    vllm = builds(config)[1]
+    argv = vllm_server_args(config, vllm, "dflash", tmp_path)
+    assert argv[:4] == ["-m", "vllm.entrypoints.openai.api_server", "--model", argv[3]]
+    assert argv[3].endswith("/tiny") and "tiny-target-" in argv[3]  # the target's Hugging Face checkpoint
+    draft = argv[-1].split('"model": "')[1].split('"')[0]
+    assert draft.endswith("/tiny") and "tiny-draft-" in draft  # {draft}: the draft's checkpoint, not its GGUF
+    assert argv[4:] == ["--enforce-eager", "--speculative-config", argv[-1]]
+    assert vllm_server_args(config, vllm, "off", tmp_path) == [*argv[:4], "--enforce-eager"]
+
+
+@pytest.mark.parametrize(
+    ("entries", "error"),
+    [
+        ([VLLM, {"label": "b11223"}], r"builds\[0\]\.engine.*list the vllm build after it"),
+        ([{"label": "b1"}, {"label": "vllm", "engine": "vllm"}], r"builds\[1\]\.vllm.*needs vllm\.conditions"),
+        ([{"label": "b1"}, {**VLLM, "llama_cpp": B11434}], r"builds\[1\]\.llama_cpp.*not built here"),
+        ([{"label": "b1", "vllm": VLLM["vllm"]}, VLLM], r"builds\[0\]\.vllm.*engine: vllm only"),
+        (
+            [{"label": "b1"}, {**VLLM, "vllm": {"conditions": {"mpt": []}}}],
+            r"builds\[1\]\.vllm\.conditions\.mpt.*not a condition",
+        ),
+        (
+            [{"label": "b1"}, {**VLLM, "vllm": {"conditions": {"dflash": ["--speculative-config", "{}"]}}}],
+            r"builds\[1\]\.vllm\.conditions\.dflash.*loads the draft model.*\{draft\}",
+        ),
+        ([{"label": "b1"}, {**VLLM, "vllm": {"conditions": {"off": "--enforce-eager"}}}], r"builds\.1\.vllm"),
+    ],
+)
+def test_vllm_config_errors_name_the_key(tiny_config: dict, entries: list[dict], error: str) -> None:
+    with pytest.raises(ConfigError, match=error):
+        _with_builds(tiny_config, entries)
+
+
+def test_a_vllm_build_needs_checkpoints_not_a_ready_gguf(tiny_config: dict) -> None:
+    tiny_config["models"]["target"] = {"source": "gguf", "gguf": {"path": "models/target.gguf"}}
+    with pytest.raises(ConfigError, match=r"builds\[1\]\.engine.*models\.target is a ready GGUF"):
+        _with_builds(tiny_config, [{"label": "b11223"}, VLLM])
+
+
+def test_a_vllm_build_plans_its_environment_once_and_no_explanation(tmp_path) -> None:
+    configs = [REPO / "config" / "tiny.yaml", REPO / "config" / "tiny-vllm.yaml"]
+    result = snakemake(tmp_path, ["all"], configs, "-n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts = job_counts(result.stdout)
+    assert counts["llama_cpp_build"] == 1 and counts["vllm_env"] == 1
+    assert counts["cell"] == 14  # b11223: off, ngram-mod, mtp, dflash x 2; vllm: all but dflash x 2
+    jobs = result.stdout.split("\nrule ")
+    explained = [job.split("output: ")[1].split()[0] for job in jobs if job.startswith("explain_")]
+    assert explained and not [path for path in explained if "/vllm/" in path]
+    setups = [job for job in jobs if job.startswith("condition_setup:") and "results/setup/vllm/" in job]
+    assert len(setups) == 3
+    for job in setups:
+        inputs = job.split("output:")[0]
+        assert "resources/vllm/vllm/manifest.json" in inputs and "resources/llama.cpp" not in inputs
+        assert "/tiny" in inputs  # the target's checkpoint, which the server loads

@@ -214,7 +214,7 @@ def _one_fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     calls: list[dict] = []
 
     @contextlib.contextmanager
-    def server(binary: Path, args: list[str], log: Path, timeout: float, *, log_header: str) -> Iterator:
+    def server(binary: Path, args: list[str], log: Path, timeout: float, *, log_header: str, name: str) -> Iterator:
         calls.append({"server": len([c for c in calls if "server" in c]) + 1})
         with open(log, "a") as out:
             out.write(log_header + "\n")

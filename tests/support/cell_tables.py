@@ -139,7 +139,9 @@ class _Draws:
     machines: tuple[str, ...]
     imported: bool
     builds: tuple[str, ...]
-    endpoint: str  # the last of several builds: 'no' (llama.cpp), 'ids' or 'text' (an endpoint, sending ids or not)
+    # the last of several builds: 'no' (llama.cpp), 'ids' or 'text' (an endpoint, sending ids or not), 'vllm' (a vLLM
+    # build started here: ids sent, speed from the stream)
+    endpoint: str
     repeats: int
     uneven: bool  # some cells' repeats missing
     empty_answers: bool  # some cells answered nothing (0 tokens/s)
@@ -176,7 +178,7 @@ def _draws(draw: st.DrawFn) -> _Draws:
         machines=draw(st.sampled_from(MACHINES)),
         imported=draw(st.integers(0, 4)) == 0,
         builds=draw(st.sampled_from(BUILDS)),
-        endpoint=draw(st.sampled_from(["no", "ids", "text"])),
+        endpoint=draw(st.sampled_from(["no", "ids", "text", "vllm"])),
         repeats=draw(st.integers(1, 5)),
         uneven=draw(st.integers(0, 3)) == 0,
         empty_answers=draw(st.integers(0, 5)) == 0,
@@ -248,9 +250,10 @@ def _row(
     }
     if row["rejected_attempts"]:
         row["rejected_reasons"] = ["cpu busy"] * row["rejected_attempts"]
-    if _endpoint(d, cell):  # a server the user runs: no binary of ours; its text trimmed, its ids sent or not
-        row.update(engine="endpoint", server_sha256=None, content=row["content"].strip())
-        row["timings_source"] = str(rng.choice(["server", "client stream"]))
+    if _endpoint(d, cell):  # vLLM or a server the user runs: no binary of ours; its text trimmed, its ids sent or not
+        engine = "vllm" if d.endpoint == "vllm" else "endpoint"
+        row.update(engine=engine, server_sha256=None, content=row["content"].strip())
+        row["timings_source"] = "client stream" if engine == "vllm" else str(rng.choice(["server", "client stream"]))
         if d.endpoint == "text":
             row.update(token_ids=False, tokens=[])
 
@@ -291,16 +294,16 @@ def _row(
 
 
 def _endpoint(d: _Draws, cell: Cell) -> bool:
-    """Whether an endpoint served the cell: the last of several builds, when the draws make it one."""
+    """Whether vLLM or an endpoint served the cell: the last of several builds, when the draws make it one."""
     return d.endpoint != "no" and len(d.builds) > 1 and cell.build == d.builds[-1]
 
 
 def _divergence(row: dict[str, Any], reference: list[int], d: _Draws, rng: np.random.Generator) -> None:
     """What an explanation says of a temperature-0 output that differs from its reference (when it was explained:
-    never an endpoint's)."""
+    only a llama.cpp build's)."""
     if row["temperature"] != 0.0 or row["tokens"] == reference or "divergence" in d.absent:
         return
-    if row["engine"] == "endpoint":
+    if row["engine"] != "llama.cpp":
         return
     kind = str(rng.choice(["near-tie", "disagreement", "length", "replay differs"]))
     row.update(

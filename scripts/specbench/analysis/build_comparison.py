@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from specbench.analysis.cell_table import token_ids_known
+from specbench.core.config.builds import LLAMA_CPP
 from specbench.core.records.explanations import first_difference
 
 COMPARISON_COLUMNS = [
@@ -126,12 +127,26 @@ def compare_builds(by_build: Mapping[str, Mapping[str, pd.DataFrame]], baseline:
                 "outputs": {
                     b: _outputs(group[b], group[first]) for b in labels[1:] if temperature == 0.0 and len(group[b])
                 },
-                "settings": {b: _settings(g) for b, g in group.items()},
-                "changed_settings": _changed({b: _settings(g) for b, g in group.items()}, labels),
+                "settings": {b: _settings(group[b]) for b in _logging(group, labels)},
+                "changed_settings": _changed(
+                    {b: _settings(group[b]) for b in _logging(group, labels)}, _logging(group, labels)
+                ),
                 "cells": sorted(f for g in group.values() for f in g.cell_file),
             }
         )
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+
+
+def _logging(group: Mapping[str, pd.DataFrame], labels: Sequence[str]) -> list[str]:
+    """The builds whose settings a comparison reads: those that measured the row with llama-server, whose log lines
+    say its effective speculative settings (vLLM's and an endpoint's logs say theirs in other words, or not at all;
+    a table from before the engine column is llama.cpp's)."""
+    return [b for b in labels if len(group[b]) and bool((_engines(group[b]) == LLAMA_CPP).all())]
+
+
+def _engines(cells: pd.DataFrame) -> pd.Series:
+    """Each cell's engine (llama.cpp in a table from before the engine column)."""
+    return cells.engine.fillna(LLAMA_CPP) if "engine" in cells else pd.Series(LLAMA_CPP, index=cells.index)
 
 
 def _changed(settings: Mapping[str, Mapping[str, str]], labels: Sequence[str]) -> list[str]:

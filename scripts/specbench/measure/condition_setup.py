@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specbench.core.config.builds import ENDPOINT, LLAMA_CPP, VLLM
 from specbench.core.config.chat_template import GGUF
 from specbench.core.plan.cells import prompt_key
 from specbench.core.records.ownership import OtherModelsCell, check_cells, setup_models
@@ -23,7 +24,7 @@ class Setup:
     'condition' (every cell of it)."""
 
     condition: str
-    server_binary: Path | None  # None for an endpoint (not started here)
+    server_binary: Path | None  # llama-server, or a vLLM environment's python; None for an endpoint (not started here)
     build_manifest: dict[str, Any]
     model_path: Path
     model_manifest: dict[str, Any]
@@ -51,6 +52,7 @@ class Setup:
     watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
     gpu_watch: str = "nvml"  # how the GPU is watched (core.config.backends.watch_of), set by run_cells
     endpoint: str | None = None  # an endpoint build's server for this condition (its base URL): measured, not started
+    engine: str = LLAMA_CPP  # what serves the condition (core.config.builds: llama.cpp, vllm, endpoint)
 
 
 # The Setup fields resolved once per condition (rule condition_setup writes them as JSON); a cell job adds its
@@ -60,23 +62,19 @@ _PATH_FIELDS = ("server_binary", "model_path", "draft_path")
 
 def condition_setup(
     condition: str,
-    build_dir: Path | None,
+    build: Path | None,
     model_manifest: dict[str, Any],
     draft_manifest: dict[str, Any] | None,
     code_manifest: dict[str, Any],
     settings: dict[str, Any],
 ) -> dict[str, Any]:
-    """What every cell of a condition is served with, as JSON: the binary and its build (an endpoint's URL instead,
-    ``build_dir`` None), the verified models, the code's fingerprint, and ``settings`` (server_args, requires and the
-    measurement settings of Setup)."""
-    served = (
-        {"server_binary": str(build_dir / "llama-server"), "build_manifest": read_json(build_dir / "manifest.json")}
-        if build_dir is not None
-        else {"server_binary": None, "build_manifest": endpoint_manifest(settings["endpoint"])}
-    )
+    """What every cell of a condition is served with, as JSON: the server's executable and what it is (``build``: a
+    llama.cpp build's folder of binaries, a vLLM build's environment manifest; None for an endpoint, whose URL is in
+    ``settings``), the verified models, the code's fingerprint, and ``settings`` (engine, server_args, requires and
+    the measurement settings of Setup)."""
     return {
         "condition": condition,
-        **served,
+        **_served(settings.get("engine", LLAMA_CPP), build, settings),
         "model_path": model_manifest["path"],
         "model_manifest": model_manifest,
         "draft_path": draft_manifest["path"] if draft_manifest else None,
@@ -84,6 +82,17 @@ def condition_setup(
         "code_fingerprint": code_manifest["fingerprint"],
         **settings,
     }
+
+
+def _served(engine: str, build: Path | None, settings: dict[str, Any]) -> dict[str, Any]:
+    """The executable a cell starts and the manifest of what it is, per engine."""
+    if engine == ENDPOINT:
+        return {"server_binary": None, "build_manifest": endpoint_manifest(settings["endpoint"])}
+    assert build is not None
+    if engine == VLLM:
+        manifest = read_json(build)
+        return {"server_binary": manifest["python"], "build_manifest": manifest}
+    return {"server_binary": str(build / "llama-server"), "build_manifest": read_json(build / "manifest.json")}
 
 
 def endpoint_manifest(url: str) -> dict[str, Any]:
@@ -137,5 +146,5 @@ def condition_setup_step(
             except OtherModelsCell as error:
                 fail(f"condition {condition}: {error}", log)
         write_json_atomic(out, setup)
-        served = setup["server_binary"] or f"endpoint {setup['endpoint']} (not started here)"
+        served = setup["server_binary"] or f"endpoint {setup['endpoint']} (not started here)"  # or vLLM's python
         print(f"condition {setup['condition']}: {served} {' '.join(setup['server_args'])}")

@@ -4,16 +4,14 @@
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-import psutil
 
-from specbench.measure.server import ServerError, listener_pids
+from specbench.measure.server import ServerError, descendants, listener_pids
 
 # The routes an endpoint may answer about itself: llama-server's, vLLM's, and any OpenAI-compatible server's
 IDENTITY_ROUTES = ("/props", "/version", "/v1/models")
@@ -74,16 +72,8 @@ def local_pids(url: str) -> list[int]:
     if parts.hostname not in _LOCAL_HOSTS:
         return []
     listeners = sorted({pid for pid in listener_pids(parts.port or 80) or [] if pid is not None})
-    return [*listeners, *sorted(set(_descendants(listeners)) - set(listeners))]
-
-
-def _descendants(pids: list[int]) -> list[int]:
-    """Every live descendant of ``pids``."""
-    found = []
-    for pid in pids:
-        with contextlib.suppress(psutil.Error):
-            found += [child.pid for child in psutil.Process(pid).children(recursive=True)]
-    return found
+    children = {child for pid in listeners for child in descendants(pid)}
+    return [*listeners, *sorted(children - set(listeners))]
 
 
 def open_endpoint(url: str, log_path: Path, timeout_s: float, header: str) -> Endpoint:

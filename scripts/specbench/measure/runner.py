@@ -26,15 +26,23 @@ from specbench.contention.samples import Sample, Verdict
 from specbench.contention.verdict import busiest, judge
 from specbench.contention.watch import GpuWatch, NoGpuSampler
 from specbench.core.config.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
+from specbench.core.config.builds import LLAMA_CPP
 from specbench.core.config.chat_template import describe, unknown_builtin
 from specbench.core.plan.cells import Cell
 from specbench.measure.cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
 from specbench.measure.chat_client import run_chat_exchange
 from specbench.measure.client import Exchange, ReasoningNotOff, RequestRefused, run_exchange
 from specbench.measure.condition_setup import Setup
-from specbench.measure.endpoint import Endpoint, local_pids, open_endpoint
+from specbench.measure.endpoint import Endpoint, local_pids, open_endpoint, reported_identity, served_model
 from specbench.measure.metrics import METRICS_FLAG, scrape
-from specbench.measure.server import RunningServer, ServerError, check_identity, exit_description, llama_server
+from specbench.measure.server import (
+    RunningServer,
+    ServerError,
+    check_identity,
+    descendants,
+    exit_description,
+    llama_server,
+)
 
 
 class CellError(RuntimeError):
@@ -84,8 +92,8 @@ def _request_failure(error: Exception, server: RunningServer | Endpoint) -> str:
         with contextlib.suppress(subprocess.TimeoutExpired):
             code = server.process.wait(timeout=1.0)
     if code is not None:
-        return f"llama-server (pid {server.pid}) {exit_description(code)} during the request"
-    return f"the request to llama-server (pid {server.pid}) failed: {type(error).__name__}: {error}"
+        return f"{server.name} (pid {server.pid}) {exit_description(code)} during the request"
+    return f"the request to {server.name} (pid {server.pid}) failed: {type(error).__name__}: {error}"
 
 
 def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -105,7 +113,8 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
             t0 = time.perf_counter()
             with _serving(setup, header) as server:
                 ready_s = time.perf_counter() - t0
-                server_info = _server_info(server)
+                server_info = _server_info(server, setup.engine)
+                served = server_info.get("model") or (server_info.get("endpoint") or {}).get("model")
                 for position, cell in enumerate(cells, start=1):
                     if isinstance(server, RunningServer):
                         check_identity(server)  # the port is still this server's (it may have died and been taken)
@@ -113,7 +122,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                     started_at, c0 = _now(), time.perf_counter()
                     watch.sample_now("during", mark="request-start")
                     try:
-                        exchange = _ask(setup, server, cell)
+                        exchange = _ask(setup, server, cell, served)
                     except RequestRefused as error:
                         raise CellError(f"cell {cell.label}: {error}; read {setup.server_log}") from error
                     except ReasoningNotOff as error:
@@ -155,24 +164,28 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
 
 @contextlib.contextmanager
 def _serving(setup: Setup, header: str) -> Iterator[RunningServer | Endpoint]:
-    """The cell's server for the ``with`` block: a fresh llama-server (stopped after), or the endpoint as it is."""
+    """The cell's server for the ``with`` block: a fresh llama-server or vLLM server (stopped after), or the endpoint
+    as it is."""
     if setup.endpoint is not None:
         yield open_endpoint(setup.endpoint, setup.server_log, setup.startup_timeout_s, header)
         return
     assert setup.server_binary is not None
+    llama = setup.engine == LLAMA_CPP
     with llama_server(
         setup.server_binary,
-        [*setup.server_args, METRICS_FLAG],
+        [*setup.server_args, METRICS_FLAG] if llama else list(setup.server_args),  # vLLM serves /metrics always
         setup.server_log,
         setup.startup_timeout_s,
         log_header=header,
+        name="llama-server" if llama else "vLLM server",
     ) as server:
         yield server
 
 
-def _server_info(server: RunningServer | Endpoint) -> dict[str, Any]:
-    """What the record says about the server: the process started (pid, port, argv, start), or the endpoint (its
-    URL, its processes on this machine, what it reported; no argv: it was not started here)."""
+def _server_info(server: RunningServer | Endpoint, engine: str) -> dict[str, Any]:
+    """What the record says about the server: the process started (pid, port, argv, start; for vLLM also its
+    processes and what it reported about itself), or the endpoint (its URL, its processes on this machine, what it
+    reported; no argv: it was not started here)."""
     if isinstance(server, Endpoint):
         return {
             "pid": server.pid,
@@ -186,16 +199,28 @@ def _server_info(server: RunningServer | Endpoint) -> dict[str, Any]:
             },
             "local_pids": server.pids,
         }
-    return {
+    started = {
         "pid": server.pid,
         "port": server.port,
         "argv": server.argv,
         "started_at": dt.datetime.fromtimestamp(server.started_at, dt.UTC).isoformat(),
     }
+    if engine == LLAMA_CPP:
+        return started
+    with httpx.Client(timeout=30.0) as client:
+        reported = reported_identity(client, server.url)
+    # vLLM's engine core and workers are its children: on a GPU they, not the API server, hold the device
+    return {
+        **started,
+        "local_pids": [server.pid, *descendants(server.pid)],
+        "reported": reported,
+        "model": served_model(reported),
+    }
 
 
-def _ask(setup: Setup, server: RunningServer | Endpoint, cell: Cell) -> Exchange:
-    """The cell's one request: llama-server's own ``/completion``, or an endpoint's ``/v1/chat/completions``."""
+def _ask(setup: Setup, server: RunningServer | Endpoint, cell: Cell, served: str | None) -> Exchange:
+    """The cell's one request: llama-server's own ``/completion``, or ``/v1/chat/completions`` of a vLLM server or an
+    endpoint, asking for the model it lists (``served``)."""
     common = {
         "reasoning": setup.reasoning,
         "max_tokens": setup.max_tokens[cell.key],
@@ -204,8 +229,8 @@ def _ask(setup: Setup, server: RunningServer | Endpoint, cell: Cell) -> Exchange
         "timeout_s": setup.request_timeout_s,
     }
     messages = setup.prompt_manifests[cell.key]["messages"]
-    if isinstance(server, Endpoint):
-        return run_chat_exchange(server.url, server.model, messages, **common)
+    if setup.engine != LLAMA_CPP:
+        return run_chat_exchange(server.url, served, messages, **common)
     return run_exchange(server.url, messages, chat_template=setup.chat_template, **common)
 
 
@@ -250,17 +275,18 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
     """Run ``cells`` on one server, in the order given (one cell: the fresh-server case); measure again after a
     contended or failed attempt, up to ``max_attempts``; return the records (each says which attempt it is and why
     others were not)."""
-    if setup.server_binary is not None:  # an endpoint's model and template are its own
+    if setup.engine == LLAMA_CPP:  # vLLM's and an endpoint's models and templates are checked by themselves
         check_requirements(setup, cells[0].label)
     unknown = sorted({c.key for c in cells} - (set(setup.prompt_manifests) & set(setup.max_tokens)))
     if unknown:
         raise CellError(f"cell {cells[0].label}: no prompt or max_tokens given for prompt(s) {unknown}")
     backend = backend_of(setup.build_manifest)
-    # what this build can drive here, in llama.cpp's own words (an endpoint's devices are not ours to list)
-    listed = list_devices(setup.server_binary) if setup.server_binary is not None else {"devices": []}
+    # what this build can drive here, in llama.cpp's own words (vLLM's and an endpoint's are not listed)
+    llama = setup.engine == LLAMA_CPP
+    listed = list_devices(setup.server_binary) if llama and setup.server_binary is not None else {"devices": []}
     gpu = device_info() if backend == "cuda" else dict(NVML_NOT_USED)
     try:  # a device of the build's backend; for CUDA the GPU(s) SLURM or the user assigned, which it has code for
-        if setup.endpoint is None:
+        if llama:
             check_drivable(backend, listed)
         devices = assigned_devices(gpu, os.environ, setup.build_manifest.get("cuda_architectures"), backend == "cuda")
     except (DeviceError, ValueError) as error:

@@ -1,4 +1,5 @@
-"""Start one ``llama-server`` on 127.0.0.1, check that the process answering is the one started, and always stop it."""
+"""Start one server (``llama-server``, or vLLM's) on 127.0.0.1, check that the process answering is the one
+started, and always stop it."""
 
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ class RunningServer:
     port: int
     log_path: Path
     started_at: float = field(default_factory=time.time)
+    name: str = "llama-server"  # what the messages call it
 
     @property
     def url(self) -> str:
@@ -152,6 +154,14 @@ def listener_pids(port: int) -> list[int | None] | None:
     ]
 
 
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (a server's engine and workers), in no particular order."""
+    try:
+        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
 def listener_owner(server: RunningServer) -> str | None:
     """Who listens on the server's port: "ours" when this server's process holds a listening socket on it on
     127.0.0.1 (or any address); else None while nobody does, or a description of the other process(es).
@@ -177,7 +187,7 @@ def check_identity(server: RunningServer) -> None:
 
 def _not_ours(server: RunningServer, owner: str | None) -> str:
     return (
-        f"port {server.port} on {HOST} is held by {owner or 'nobody'}, not by this cell's llama-server "
+        f"port {server.port} on {HOST} is held by {owner or 'nobody'}, not by this cell's {server.name} "
         f"(pid {server.pid}); nothing was sent to it"
     )
 
@@ -188,7 +198,7 @@ def _owner_or_final(server: RunningServer) -> str | None:
         return listener_owner(server)
     except SocketCheckError as error:
         raise ServerError(
-            f"cannot check that llama-server (pid {server.pid}) is what listens on port "
+            f"cannot check that {server.name} (pid {server.pid}) is what listens on port "
             f"{server.port}: {error}; no request is sent to a server whose socket cannot be checked, "
             "and another attempt would fail the same way",
             server.log_path,
@@ -206,7 +216,7 @@ def _wait_healthy(server: RunningServer, timeout_s: float) -> None:
                 known = holders not in ("nobody", UNIDENTIFIED)
                 held = f": port {server.port} on {HOST} is held by {holders}" if known else ""
                 raise ServerError(
-                    f"llama-server {exit_description(code)} before it became ready{held}", server.log_path
+                    f"{server.name} {exit_description(code)} before it became ready{held}", server.log_path
                 )
             owner = _owner_or_final(server)
             if owner not in (None, "ours"):  # another process holds the port: fail before sending it anything
@@ -216,7 +226,7 @@ def _wait_healthy(server: RunningServer, timeout_s: float) -> None:
                     if client.get(f"{server.url}/health").status_code == 200:
                         return
             time.sleep(0.2)
-    raise ServerError(f"llama-server was not ready after {timeout_s:.0f} s", server.log_path)
+    raise ServerError(f"{server.name} was not ready after {timeout_s:.0f} s", server.log_path)
 
 
 # --- signals and the parent --------------------------------------------------------------------------------------
@@ -230,6 +240,7 @@ def llama_server(
     startup_timeout_s: float = 600.0,
     *,
     log_header: str | None = None,
+    name: str = "llama-server",
 ) -> Iterator[RunningServer]:
     """Run a server for the duration of the ``with`` block; it is stopped on success, error and interrupt.
 
@@ -250,7 +261,7 @@ def llama_server(
             start_new_session=True,
             preexec_fn=_die_with_parent,
         )
-        server = RunningServer(process, argv, port, log_path)
+        server = RunningServer(process, argv, port, log_path, name=name)
         try:
             _wait_healthy(server, startup_timeout_s)
             yield server

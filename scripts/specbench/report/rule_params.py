@@ -86,11 +86,13 @@ def report_params(
 
 
 def _build_description(build: config_builds.Build) -> str:
-    """A build as the report describes it: the config's description and its source's label (e.g. 'b8000'), or an
-    endpoint's servers (condition at URL)."""
-    served = (
-        build.llama_cpp[build.llama_cpp["source"]].get("label")
-        if build.engine == config_builds.LLAMA_CPP
-        else "endpoint, not started by this run: " + ", ".join(f"{c} at {u}" for c, u in build.urls.items())
-    )
+    """A build as the report describes it: the config's description and its source's label (e.g. 'b8000'), a vLLM
+    build's environment, or an endpoint's servers (condition at URL)."""
+    if build.engine == config_builds.LLAMA_CPP:
+        served = build.llama_cpp[build.llama_cpp["source"]].get("label")
+    elif build.engine == config_builds.VLLM:
+        where = build.vllm.get("python") or f"a venv of {build.vllm['requirements']}"
+        served = f"vLLM from {where}, a fresh server per cell"
+    else:
+        served = "endpoint, not started by this run: " + ", ".join(f"{c} at {u}" for c, u in build.urls.items())
     return "; ".join(text for text in (build.description, served) if text)

@@ -1,6 +1,7 @@
 """The builds a run measures with (config ``builds``): each a label and an engine. A llama.cpp build has a
-``llama_cpp`` block whose keys replace the top-level block's; an endpoint build names the servers the user already
-runs, one URL per condition. Without ``builds``, the one build of ``llama_cpp`` (label '', folders and paths as
+``llama_cpp`` block whose keys replace the top-level block's; a vLLM build names its environment and each
+condition's flags (a fresh vLLM server per cell, like llama-server); an endpoint build names the servers the user
+already runs, one URL per condition. Without ``builds``, the one build of ``llama_cpp`` (label '', folders and paths as
 they always were). Resolved when the config is validated (``expand_builds``)."""
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from typing import Any
 
 from specbench.core.config.backends import backend_options_in
 from specbench.core.config.error import ConfigError
+from specbench.core.config.sources import model_source
 
 LLAMA_DIR = "resources/llama.cpp"  # the one build's folders; another build's are under builds/<label>/
+VLLM_DIR = "resources/vllm"  # a vLLM build's environment: <label>/manifest.json (and <label>/venv when made here)
 ONE_BUILD = ""  # the build coordinate of a run without ``builds``
 LLAMA_CPP = "llama.cpp"  # the engine built and started here, a fresh llama-server per cell
+VLLM = "vllm"  # vLLM from an environment the workflow makes (or the user names), a fresh server per cell
 ENDPOINT = "endpoint"  # an OpenAI-compatible server the user runs, measured without starting it
 
 
@@ -29,6 +33,9 @@ class Build:
     description: str = ""
     engine: str = LLAMA_CPP
     urls: Mapping[str, str] = field(default_factory=dict)  # an endpoint build's: condition -> base URL
+    vllm: Mapping[str, Any] = field(
+        default_factory=dict
+    )  # a vLLM build's block (python, requirements, args, conditions)
 
     @property
     def root(self) -> str:
@@ -54,25 +61,41 @@ def builds(config: Mapping[str, Any]) -> list[Build]:
             b["description"],
             b["engine"],
             {c: u.rstrip("/") for c, u in (b.get("endpoint") or {}).get("urls", {}).items()},
+            b.get("vllm") or {},
         )
         for b in config["builds"]
     ]
 
 
 def llama_builds(config: Mapping[str, Any]) -> list[Build]:
-    """The builds fetched and built here (every build but the endpoints), in config order."""
+    """The llama.cpp builds, fetched and built here, in config order."""
     return [b for b in builds(config) if b.engine == LLAMA_CPP]
 
 
+def vllm_builds(config: Mapping[str, Any]) -> list[Build]:
+    """The vLLM builds (each with its own environment), in config order."""
+    return [b for b in builds(config) if b.engine == VLLM]
+
+
 def build_conditions(build: Build, conditions: list[str]) -> list[str]:
-    """The ``conditions`` a build serves: all for llama.cpp, those with a URL for an endpoint."""
-    return conditions if build.engine == LLAMA_CPP else [c for c in conditions if c in build.urls]
+    """The ``conditions`` a build serves: all for llama.cpp, those it names flags for (vLLM) or a URL (endpoint)."""
+    if build.engine == LLAMA_CPP:
+        return conditions
+    named = build.vllm.get("conditions", {}) if build.engine == VLLM else build.urls
+    return [c for c in conditions if c in named]
+
+
+def _why_left_out(build: Build) -> str:
+    """Why a build does not serve a condition: it names nothing for it."""
+    if build.engine == VLLM:
+        return f"vllm build '{build.label}' names no flags for it (vllm.conditions)"
+    return f"endpoint build '{build.label}' names no server for it (endpoint.urls)"
 
 
 def left_out(config: Mapping[str, Any], conditions: list[str]) -> list[tuple[str, str, str]]:
     """(build, condition, why) for each of ``conditions`` a build does not serve, for the report to list."""
     return [
-        (b.label, c, f"endpoint build '{b.label}' names no server for it (endpoint.urls)")
+        (b.label, c, _why_left_out(b))
         for b in builds(config)
         for c in conditions
         if c not in build_conditions(b, conditions)
@@ -96,6 +119,10 @@ def expand_builds(config: dict, validate: Callable[[dict], Any]) -> None:
             )
         seen[build["label"]] = index
         _check_engine(build, key, index, list(config["conditions"]))
+        if build["engine"] == VLLM:
+            _check_vllm(config, build, key)
+        if build["engine"] != LLAMA_CPP:
+            continue  # nothing of llama.cpp's is built for it
         block = {**config["llama_cpp"], **build["llama_cpp"]}
         try:
             validate(block)
@@ -127,24 +154,56 @@ def _fetched(source: str) -> str:
 
 
 def _check_engine(build: Mapping[str, Any], key: str, index: int, conditions: list[str]) -> None:
-    """An endpoint build names its servers and nothing to build; a llama.cpp build names no servers; the first build
-    is a llama.cpp build (its converter and quantizer make the models)."""
-    if build["engine"] == LLAMA_CPP:
-        if "endpoint" in build:
-            raise ConfigError(f"{key}.endpoint", "is for engine: endpoint only (this build is built with llama.cpp)")
+    """A llama.cpp build names no servers and no vLLM block; the first build is a llama.cpp build (its converter and
+    quantizer make the models); a vLLM or endpoint build is not built here and names only conditions of the config."""
+    engine = build["engine"]
+    for block in (VLLM, ENDPOINT):
+        if block in build and engine != block:
+            raise ConfigError(f"{key}.{block}", f"is for engine: {block} only (this build's engine is {engine})")
+    if engine == LLAMA_CPP:
         return
     if index == 0:
         raise ConfigError(
             f"{key}.engine",
-            "the first build converts and quantizes the models, so it is a llama.cpp build: list the endpoint after it",
+            f"the first build converts and quantizes the models, so it is a llama.cpp build: list the {engine} build "
+            "after it",
         )
     if build["llama_cpp"]:
-        raise ConfigError(f"{key}.llama_cpp", "an endpoint build is not built here: remove its llama_cpp block")
-    if "endpoint" not in build:
-        raise ConfigError(f"{key}.endpoint", "engine endpoint needs endpoint.urls: condition -> the server's URL")
-    for condition in build["endpoint"]["urls"]:
+        raise ConfigError(f"{key}.llama_cpp", f"this {engine} build is not built here: remove its llama_cpp block")
+    if engine not in build:
+        needs = (
+            "vllm.conditions: condition -> its flags"
+            if engine == VLLM
+            else "endpoint.urls: condition -> the server's URL"
+        )
+        raise ConfigError(f"{key}.{engine}", f"engine {engine} needs {needs}")
+    field_name = "conditions" if engine == VLLM else "urls"
+    for condition in build[engine][field_name]:
         if condition not in conditions:
             raise ConfigError(
-                f"{key}.endpoint.urls.{condition}",
+                f"{key}.{engine}.{field_name}.{condition}",
                 f"is not a condition of this config ({', '.join(conditions)})",
             )
+
+
+def _check_vllm(config: Mapping[str, Any], build: Mapping[str, Any], key: str) -> None:
+    """vLLM serves the Hugging Face checkpoints the GGUFs are made from (a ready GGUF has none), and a condition that
+    loads the draft says where its folder goes ('{draft}' in its flags)."""
+    for role in ("target", "draft"):
+        if model_source(dict(config), role)["kind"] == "gguf":
+            raise ConfigError(
+                f"{key}.engine",
+                f"vllm serves the model's Hugging Face checkpoint, but models.{role} is a ready GGUF (source: gguf): "
+                "give it a checkpoint, hf or tiny source, or leave the vllm build out",
+            )
+    for condition, flags in build[VLLM]["conditions"].items():
+        loads_draft = "draft" in config["conditions"][condition]["requires"]
+        if loads_draft and not any(DRAFT_FIELD in flag for flag in flags):
+            raise ConfigError(
+                f"{key}.vllm.conditions.{condition}",
+                f"condition '{condition}' loads the draft model: name its folder as {DRAFT_FIELD} in the flags "
+                '(e.g. in --speculative-config\'s "model")',
+            )
+
+
+DRAFT_FIELD = "{draft}"  # in a vLLM condition's flags: the draft's Hugging Face folder

