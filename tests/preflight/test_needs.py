@@ -10,7 +10,13 @@ from specbench.core.plan.cells import selected_cells
 from specbench.preflight import planned
 from specbench.preflight.gpu import GGML_DEFAULT_ARCHITECTURES, cuda_architectures
 from specbench.preflight.needs import needs
-from specbench.preflight.writes import BITS_PER_WEIGHT, GB, GGUF_OF_CHECKPOINT, XET_CHUNK_CACHE_BYTES
+from specbench.preflight.writes import (
+    BITS_PER_WEIGHT,
+    GB,
+    GGUF_OF_CHECKPOINT,
+    VLLM_VENV_BYTES,
+    XET_CHUNK_CACHE_BYTES,
+)
 from support.config import load_config
 from support.paths import REPO
 
@@ -107,6 +113,23 @@ def test_nothing_planned_needs_nothing(study: dict) -> None:
     assert planned.missing(study, REPO, cells, lambda path: True) == []
     need = _needs(study, jobs=[])
     assert need.writes == [] and need.tools == [] and need.gpu is None and need.downloads == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "venv"),
+    [("tiny-vllm.yaml", VLLM_VENV_BYTES["cpu"]), ("study-vllm.yaml", VLLM_VENV_BYTES["cuda"])],
+)
+def test_a_vllm_venv_to_make_is_written_where_its_build_keeps_it(extra: str, venv: float) -> None:
+    base = [REPO / "config/config.yaml"] + ([REPO / "config/tiny.yaml"] if extra.startswith("tiny") else [])
+    config = load_config([*base, REPO / "config" / extra])
+    jobs = _from_scratch(config)
+    assert ("vllm_env", {"label": "vllm"}) in jobs
+    writes = {w.what: w for w in _needs(config, jobs=jobs).writes}
+    assert writes["vLLM vllm venv"].size == venv and writes["vLLM vllm venv"].where == WORK / "resources/vllm/vllm"
+    made = planned.missing(config, REPO, selected_cells(config), lambda path: path.endswith("manifest.json"))
+    assert ("vllm_env", {"label": "vllm"}) not in made  # made already: nothing to install
+    config["builds"][1]["vllm"]["python"] = "/opt/vllm/bin/python"
+    assert "vLLM vllm venv" not in {w.what for w in _needs(config, jobs=jobs).writes}  # named: nothing written
 
 
 def test_missing_cells_plan_one_cell_job_per_condition(study: dict) -> None:

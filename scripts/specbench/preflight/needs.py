@@ -21,6 +21,7 @@ from specbench.preflight.writes import (
     download_writes,
     hub_downloads,
     model_writes,
+    vllm_writes,
 )
 
 
@@ -55,6 +56,7 @@ def needs(
     writes = [
         *download_writes(config, downloads, hub_sizes, cached, hf_cache, xet_cache, xet_limit),
         *build_writes(config, workdir, jobs),
+        *vllm_writes(config, base, workdir, jobs),
         *model_writes(config, base, workdir, rules, hub_sizes, size_of),
     ]
     if rules & set(GPU_RULES):

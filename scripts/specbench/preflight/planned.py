@@ -21,8 +21,8 @@ def from_dag(jobs: Iterable[Any]) -> list[Job]:
 
 def missing(config: Mapping[str, Any], base: Path, cells: Sequence[Cell], exists: Callable[[str], bool]) -> list[Job]:
     """The jobs ``all`` would run, as far as the missing outputs tell (``exists``: a path relative to the working
-    directory, or absolute, is there): each build not yet installed, each download, tiny model and GGUF not yet
-    made, and one cell job per condition with a missing cell file."""
+    directory, or absolute, is there): each build not yet installed, each vLLM environment not yet made, each
+    download, tiny model and GGUF not yet made, and one cell job per condition with a missing cell file."""
     cfg = dict(config)
     jobs: list[Job] = []
     for build in core_builds.llama_builds(cfg):
@@ -30,6 +30,9 @@ def missing(config: Mapping[str, Any], base: Path, cells: Sequence[Cell], exists
             jobs.append(("llama_cpp_fetch", {"build_dir": build.suffix}))
         if not exists(f"{build.root}/bin"):
             jobs.append(("llama_cpp_build", {"build_dir": build.suffix}))
+    for build in core_builds.vllm_builds(cfg):
+        if not exists(f"{core_builds.VLLM_DIR}/{build.label}/manifest.json"):
+            jobs.append(("vllm_env", {"label": build.label}))
     for role in plan_models.roles(cfg):
         source, ident = model_source(cfg, role), plan_models.model_id(cfg, role, base)
         kind = source["kind"]

