@@ -19,6 +19,7 @@ from specbench.contention.quiet import QuietWait
 from specbench.contention.samples import Verdict
 from specbench.core.plan.cells import Cell
 from specbench.measure import runner as cell_module
+from specbench.measure import serving as serving_module
 from specbench.measure.client import Exchange
 from specbench.measure.condition_setup import Setup, condition_setup, job_setup
 from specbench.measure.runner import CellError, run_cells
@@ -245,9 +246,9 @@ def _one_fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
             {"request_wall_s": 0.1, "decode_tokens_per_s": 100.0},
         )
 
-    monkeypatch.setattr(cell_module, "llama_server", server)
+    monkeypatch.setattr(serving_module, "llama_server", server)
     monkeypatch.setattr(cell_module, "check_identity", lambda server: None)
-    monkeypatch.setattr(cell_module, "run_exchange", exchange)
+    monkeypatch.setattr(serving_module, "run_exchange", exchange)
     monkeypatch.setattr(cell_module, "GpuWatch", _QuietWatch)
     monkeypatch.setattr(cell_module, "judge", lambda *args, **kwargs: CLEAN)
     monkeypatch.setattr(cell_module, "device_info", lambda: {"nvml": "unavailable", "devices": []})

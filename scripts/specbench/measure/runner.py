@@ -9,9 +9,7 @@ import contextlib
 import datetime as dt
 import json
 import os
-import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,19 +28,12 @@ from specbench.core.config.builds import LLAMA_CPP
 from specbench.core.config.chat_template import describe, unknown_builtin
 from specbench.core.plan.cells import Cell
 from specbench.measure.cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
-from specbench.measure.chat_client import run_chat_exchange
-from specbench.measure.client import Exchange, ReasoningNotOff, RequestRefused, run_exchange
+from specbench.measure.client import ReasoningNotOff, RequestRefused
 from specbench.measure.condition_setup import Setup
-from specbench.measure.endpoint import Endpoint, local_pids, open_endpoint, reported_identity, served_model
-from specbench.measure.metrics import METRICS_FLAG, scrape
-from specbench.measure.server import (
-    RunningServer,
-    ServerError,
-    check_identity,
-    descendants,
-    exit_description,
-    llama_server,
-)
+from specbench.measure.endpoint import local_pids
+from specbench.measure.metrics import scrape
+from specbench.measure.server import RunningServer, ServerError, check_identity
+from specbench.measure.serving import ask, request_failure, server_record, serving
 
 
 class CellError(RuntimeError):
@@ -83,19 +74,6 @@ class AttemptFailed(RuntimeError):
         self.reason, self.server_pid = reason, server_pid
 
 
-def _request_failure(error: Exception, server: RunningServer | Endpoint) -> str:
-    """Why a request failed: the server died (and how), or the error itself."""
-    if isinstance(server, Endpoint):
-        return f"the request to endpoint {server.url} failed: {type(error).__name__}: {error}"
-    code = server.process.poll()
-    if code is None:  # it may be dying right now: give it a moment to say so
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            code = server.process.wait(timeout=1.0)
-    if code is not None:
-        return f"{server.name} (pid {server.pid}) {exit_description(code)} during the request"
-    return f"the request to {server.name} (pid {server.pid}) failed: {type(error).__name__}: {error}"
-
-
 def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One server for ``cells`` in order (one request each), watched from before start to after stop; only the
     cell's own devices (``setup.watched_devices``) are judged.
@@ -111,9 +89,9 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
     try:
         with watch:
             t0 = time.perf_counter()
-            with _serving(setup, header) as server:
+            with serving(setup, header) as server:
                 ready_s = time.perf_counter() - t0
-                server_info = _server_info(server, setup.engine)
+                server_info = server_record(server, setup.engine)
                 served = server_info.get("model") or (server_info.get("endpoint") or {}).get("model")
                 for position, cell in enumerate(cells, start=1):
                     if isinstance(server, RunningServer):
@@ -122,13 +100,13 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                     started_at, c0 = _now(), time.perf_counter()
                     watch.sample_now("during", mark="request-start")
                     try:
-                        exchange = _ask(setup, server, cell, served)
+                        exchange = ask(setup, server, cell, served)
                     except RequestRefused as error:
                         raise CellError(f"cell {cell.label}: {error}; read {setup.server_log}") from error
                     except ReasoningNotOff as error:
                         raise CellError(reasoning_refusal(setup, cell.label, str(error))) from error
                     except (httpx.HTTPError, ValueError, OSError) as error:
-                        raise AttemptFailed(_request_failure(error, server), server.pid) from error
+                        raise AttemptFailed(request_failure(error, server), server.pid) from error
                     watch.sample_now("during", mark="request-end")
                     wall_s = time.perf_counter() - c0 + (ready_s if position == 1 else 0.0)
                     ended_at = _now()
@@ -160,78 +138,6 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
             scratch.unlink(missing_ok=True)
     verdict = _judge(setup, watch, watch.samples, set(server_info.get("local_pids") or [server_info["pid"]]))
     return [{**r, "server": server_info} for r in results], verdict
-
-
-@contextlib.contextmanager
-def _serving(setup: Setup, header: str) -> Iterator[RunningServer | Endpoint]:
-    """The cell's server for the ``with`` block: a fresh llama-server or vLLM server (stopped after), or the endpoint
-    as it is."""
-    if setup.endpoint is not None:
-        yield open_endpoint(setup.endpoint, setup.server_log, setup.startup_timeout_s, header)
-        return
-    assert setup.server_binary is not None
-    llama = setup.engine == LLAMA_CPP
-    with llama_server(
-        setup.server_binary,
-        [*setup.server_args, METRICS_FLAG] if llama else list(setup.server_args),  # vLLM serves /metrics always
-        setup.server_log,
-        setup.startup_timeout_s,
-        log_header=header,
-        name="llama-server" if llama else "vLLM server",
-    ) as server:
-        yield server
-
-
-def _server_info(server: RunningServer | Endpoint, engine: str) -> dict[str, Any]:
-    """What the record says about the server: the process started (pid, port, argv, start; for vLLM also its
-    processes and what it reported about itself), or the endpoint (its URL, its processes on this machine, what it
-    reported; no argv: it was not started here)."""
-    if isinstance(server, Endpoint):
-        return {
-            "pid": server.pid,
-            "port": server.port,
-            "argv": None,
-            "started_at": None,
-            "endpoint": {
-                "url": server.url,
-                "model": server.model,
-                "reported": server.reported,
-            },
-            "local_pids": server.pids,
-        }
-    started = {
-        "pid": server.pid,
-        "port": server.port,
-        "argv": server.argv,
-        "started_at": dt.datetime.fromtimestamp(server.started_at, dt.UTC).isoformat(),
-    }
-    if engine == LLAMA_CPP:
-        return started
-    with httpx.Client(timeout=30.0) as client:
-        reported = reported_identity(client, server.url)
-    # vLLM's engine core and workers are its children: on a GPU they, not the API server, hold the device
-    return {
-        **started,
-        "local_pids": [server.pid, *descendants(server.pid)],
-        "reported": reported,
-        "model": served_model(reported),
-    }
-
-
-def _ask(setup: Setup, server: RunningServer | Endpoint, cell: Cell, served: str | None) -> Exchange:
-    """The cell's one request: llama-server's own ``/completion``, or ``/v1/chat/completions`` of a vLLM server or an
-    endpoint, asking for the model it lists (``served``)."""
-    common = {
-        "reasoning": setup.reasoning,
-        "max_tokens": setup.max_tokens[cell.key],
-        "temperature": cell.temperature,
-        "seed": cell.seed(setup.base_seed),
-        "timeout_s": setup.request_timeout_s,
-    }
-    messages = setup.prompt_manifests[cell.key]["messages"]
-    if setup.engine != LLAMA_CPP:
-        return run_chat_exchange(server.url, served, messages, **common)
-    return run_exchange(server.url, messages, chat_template=setup.chat_template, **common)
 
 
 def _scratch(samples: Path, attempt: str) -> Path:
