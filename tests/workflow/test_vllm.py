@@ -19,17 +19,21 @@ import pytest
 import yaml
 
 from specbench.core.steps.files import read_json
+from support import vllm_venv
 from support.paths import REPO
 from support.workflow import snakemake, write_yaml
 
-PYTHON = os.environ.get("SPECBENCH_VLLM_PYTHON")
+PYTHON = os.environ.get("SPECBENCH_VLLM_PYTHON") or (str(vllm_venv.python()) if vllm_venv.python() else None)
 CONFIGS = [REPO / "config" / "tiny.yaml", REPO / "config" / "tiny-vllm.yaml"]
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not PYTHON:
-        pytest.skip("opt-in: set SPECBENCH_VLLM_PYTHON to a python with vLLM (docs/builds-and-models.md)")
+        pytest.skip(
+            "no vLLM: make the test cache's venv (.venv/bin/python tests/support/vllm_venv.py) or set "
+            "SPECBENCH_VLLM_PYTHON to a python with vLLM"
+        )
     work = tmp_path_factory.mktemp("vllm")
     builds = yaml.safe_load(CONFIGS[1].read_text())["builds"]
     builds[1]["vllm"]["python"] = PYTHON
