@@ -31,7 +31,7 @@ from specbench.measure.cell_record import last_log_section, speculative_lines  #
 from specbench.measure.client import stream_completion  # noqa: E402
 from specbench.measure.metrics import METRICS_FLAG  # noqa: E402
 from specbench.measure.replay import recorded_args  # noqa: E402
-from specbench.measure.server import llama_server  # noqa: E402
+from specbench.measure.server import start_server  # noqa: E402
 
 
 def one_run(record: dict, workdir: Path, log: Path, with_metrics: bool) -> dict:
@@ -39,7 +39,7 @@ def one_run(record: dict, workdir: Path, log: Path, with_metrics: bool) -> dict:
     read right before and right after the request, as a cell reads it."""
     binary, args = recorded_args(record["server"]["argv"], workdir)
     args = [a for a in args if a != METRICS_FLAG] + ([METRICS_FLAG] if with_metrics else [])
-    with llama_server(binary, args, log, 600.0) as server, httpx.Client(timeout=600.0) as client:
+    with start_server(binary, args, log, 600.0) as server, httpx.Client(timeout=600.0) as client:
         before = httpx.get(f"{server.url}/metrics", timeout=10).text if with_metrics else ""  # a connection of its own
         response, _ = stream_completion(client, server.url, record["request"]["completion"])
         after = httpx.get(f"{server.url}/metrics", timeout=10).text if with_metrics else ""

@@ -276,7 +276,7 @@ def setup_inputs(wildcards):
             build_bin_dir(wildcards.build) if BUILDS_DECLARED else LLAMA_BIN_DIR
         )
     elif engine == sb_builds.VLLM:  # its environment, and the checkpoints it serves
-        inputs["build"] = vllm_manifest(wildcards.build)
+        inputs["build"] = sb_builds.vllm_manifest(wildcards.build)
         inputs["checkpoint"] = sb_models.checkpoint_dir(config, "target", BASE)
         if "draft" in config["conditions"][wildcards.condition]["requires"]:
             inputs["draft_checkpoint"] = sb_models.checkpoint_dir(config, "draft", BASE)
@@ -311,11 +311,6 @@ def build_engine(wildcards):
     """The engine of the cell's build (llama.cpp for the one build of a run without builds)."""
     build = BUILD_OF_LABEL.get(wildcards.get("build", ""))
     return build.engine if build is not None else sb_builds.LLAMA_CPP
-
-
-def vllm_manifest(label):
-    """The manifest of a vLLM build's environment (rule vllm_env)."""
-    return f"{sb_builds.VLLM_DIR}/{label}/manifest.json"
 
 
 def setup_settings(wildcards):

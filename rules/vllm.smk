@@ -10,7 +10,7 @@ if VLLM_BUILDS:
             requirements=vllm_requirements,
             code=code("vllm_env.py"),
         output:
-            f"{sb_builds.VLLM_DIR}/{{label}}/manifest.json",
+            sb_builds.vllm_manifest("{label}"),
         log:
             f"logs/vllm/{{label}}/env.log",
         benchmark:
@@ -25,7 +25,7 @@ if VLLM_BUILDS:
             requirements=lambda wc: config_path(
                 VLLM_BUILDS[wc.label].vllm["requirements"]
             ),
-            venv=lambda wc: f"{sb_builds.VLLM_DIR}/{wc.label}/venv",
+            venv=lambda wc: f"{sb_builds.vllm_dir(wc.label)}/venv",
         script:
             "../scripts/vllm_env.py"
 

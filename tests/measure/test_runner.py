@@ -246,7 +246,7 @@ def _one_fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
             {"request_wall_s": 0.1, "decode_tokens_per_s": 100.0},
         )
 
-    monkeypatch.setattr(serving_module, "llama_server", server)
+    monkeypatch.setattr(serving_module, "start_server", server)
     monkeypatch.setattr(cell_module, "check_identity", lambda server: None)
     monkeypatch.setattr(serving_module, "run_exchange", exchange)
     monkeypatch.setattr(cell_module, "GpuWatch", _QuietWatch)

@@ -146,5 +146,5 @@ def condition_setup_step(
             except OtherModelsCell as error:
                 fail(f"condition {condition}: {error}", log)
         write_json_atomic(out, setup)
-        served = setup["server_binary"] or f"endpoint {setup['endpoint']} (not started here)"  # or vLLM's python
+        served = setup["server_binary"] or f"endpoint {setup['endpoint']} (not started here)"
         print(f"condition {setup['condition']}: {served} {' '.join(setup['server_args'])}")

@@ -29,7 +29,7 @@ from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import read_json, sha256_file, sha256_text, write_json_atomic
 from specbench.measure.client import RequestRefused, check_response
 from specbench.measure.guard import Interrupted, interrupt_guard
-from specbench.measure.server import ServerError, check_identity, llama_server
+from specbench.measure.server import ServerError, check_identity, start_server
 
 
 def canonical(body: dict[str, Any]) -> str:
@@ -108,7 +108,7 @@ def explain(cell: Path, reference: Path, setup: dict[str, Any], server_log: Path
         "requests": [],
     }
     if at is not None:
-        with llama_server(
+        with start_server(
             Path(setup["server_binary"]), setup["server_args"], server_log, setup["startup_timeout_s"]
         ) as server:
             check_identity(server)  # the port is this server's

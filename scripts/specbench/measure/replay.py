@@ -12,7 +12,7 @@ import httpx
 
 from specbench.core.records.explanations import first_difference
 from specbench.measure.client import stream_completion
-from specbench.measure.server import llama_server
+from specbench.measure.server import start_server
 
 _OWN_FLAGS = ("--host", "--port")  # the cell's address: the replay picks its own
 
@@ -40,7 +40,7 @@ def replay(record: dict[str, Any], workdir: Path, log: Path, timeout_s: float = 
     """Serve the record's request once more on a server of its own argv; the tokens and rate beside the record's."""
     binary, args = recorded_args(record["server"]["argv"], workdir)
     body = record["request"]["completion"]
-    with llama_server(binary, args, log, timeout_s) as server, httpx.Client(timeout=timeout_s) as client:
+    with start_server(binary, args, log, timeout_s) as server, httpx.Client(timeout=timeout_s) as client:
         response, _ = stream_completion(client, server.url, body)
     tokens, recorded = list(response.get("tokens", [])), list(record["response"]["tokens"])
     return {

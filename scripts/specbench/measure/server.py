@@ -233,7 +233,7 @@ def _wait_healthy(server: RunningServer, timeout_s: float) -> None:
 
 
 @contextlib.contextmanager
-def llama_server(
+def start_server(
     binary: Path,
     args: list[str],
     log_path: Path,

@@ -18,7 +18,7 @@ from specbench.measure.client import Exchange, run_exchange
 from specbench.measure.condition_setup import Setup
 from specbench.measure.endpoint import Endpoint, open_endpoint, reported_identity, served_model
 from specbench.measure.metrics import METRICS_FLAG
-from specbench.measure.server import RunningServer, descendants, exit_description, llama_server
+from specbench.measure.server import RunningServer, descendants, exit_description, start_server
 
 
 @contextlib.contextmanager
@@ -30,7 +30,7 @@ def serving(setup: Setup, header: str) -> Iterator[RunningServer | Endpoint]:
         return
     assert setup.server_binary is not None
     llama = setup.engine == LLAMA_CPP
-    with llama_server(
+    with start_server(
         setup.server_binary,
         [*setup.server_args, METRICS_FLAG] if llama else list(setup.server_args),  # vLLM serves /metrics always
         setup.server_log,

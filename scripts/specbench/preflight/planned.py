@@ -31,7 +31,7 @@ def missing(config: Mapping[str, Any], base: Path, cells: Sequence[Cell], exists
         if not exists(f"{build.root}/bin"):
             jobs.append(("llama_cpp_build", {"build_dir": build.suffix}))
     for build in core_builds.vllm_builds(cfg):
-        if not exists(f"{core_builds.VLLM_DIR}/{build.label}/manifest.json"):
+        if not exists(core_builds.vllm_manifest(build.label)):
             jobs.append(("vllm_env", {"label": build.label}))
     for role in plan_models.roles(cfg):
         source, ident = model_source(cfg, role), plan_models.model_id(cfg, role, base)

