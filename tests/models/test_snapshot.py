@@ -1,10 +1,14 @@
-"""Downloads from a hub that cannot be reached end in the one documented line, never a traceback: the study's model,
-draft and GSM8K at their pinned commits, against a closed local port (huggingface_hub gives up and says the cache
-lacks them) and against a local port that resets every connection (huggingface-hub 2.x's own transport error,
-httpx2's, not httpx's)."""
+"""A model's download step: from a hub that cannot be reached it ends in the one documented line, never a traceback
+(the study's model, draft and GSM8K at their pinned commits, against a closed local port, where huggingface_hub gives
+up and says the cache lacks them, and against a local port that resets every connection, huggingface-hub 2.x's own
+transport error); from a cache that huggingface_hub laid out (its shared store of Xet files or not) it takes each
+file checked against its blob's name, and refuses a damaged one in one line."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -14,8 +18,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from specbench.models.snapshot import download_step
+from specbench.models.snapshot import download_step, hf_snapshot
 from specbench.tasks.datasets import dataset_step
+from support.hub_cache import populate_hf_cache, shared_store_file
 from support.paths import REPO
 
 STUDY = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -103,3 +108,67 @@ def test_the_gsm8k_download_says_what_to_do_in_one_line(unreachable: str, tmp_pa
     assert line.startswith(f"specbench: dataset openai/gsm8k@{dataset['revision']}: the Hugging Face hub could not")
     assert "--repo-type dataset" in line and "kind: local-jsonl" in line
     assert not (tmp_path / "gsm8k.jsonl").exists()
+
+
+# --- the cache as huggingface_hub writes it ----------------------------------------------------------------------
+
+
+def _checkpoint(folder: Path) -> Path:
+    """A small sharded checkpoint: two weight shards (Xet files on the hub), their index and a config (git files)."""
+    folder.mkdir()
+    (folder / "config.json").write_text('{"architectures": ["Qwen3_5ForCausalLM"]}')
+    shards = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    for index, shard in enumerate(shards):
+        (folder / shard).write_bytes(os.urandom(70_000 + index))
+    weight_map = {"a.weight": shards[0], "b.weight": shards[1]}
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    return folder
+
+
+@pytest.fixture
+def offline_hub(tmp_path: Path, monkeypatch) -> Path:
+    """huggingface_hub offline over an HF_HOME of this test; returns that HF_HOME."""
+    from huggingface_hub import constants
+
+    hf_home = tmp_path / "hf"
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(hf_home / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    return hf_home
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared-store", "repo-blobs"])
+def test_a_snapshot_as_huggingface_hub_caches_it_is_accepted(offline_hub: Path, tmp_path: Path, shared: bool) -> None:
+    source = _checkpoint(tmp_path / "checkpoint")
+    commit = populate_hf_cache(offline_hub, "specbench-test/sharded", source, shared=shared)
+    snapshot = offline_hub / f"hub/models--specbench-test--sharded/snapshots/{commit}"
+    shard = snapshot / "model-00001-of-00002.safetensors"
+    # the layout under test: with the shared store the bytes sit under the Xet hash, not the sha256
+    held_by = shared_store_file(shard)
+    assert (held_by is not None) == shared
+    if shared:
+        assert held_by.name != hashlib.sha256(shard.read_bytes()).hexdigest() and held_by.parent.parent.name == "blobs"
+    manifest = hf_snapshot("specbench-test/sharded", commit, tmp_path / "out")
+    assert manifest["commit"] == commit
+    expected = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in source.iterdir()}
+    assert {f["path"]: f["sha256"] for f in manifest["files"]} == expected
+    assert all((tmp_path / "out" / name).read_bytes() == (source / name).read_bytes() for name in expected)
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared-store", "repo-blobs"])
+@pytest.mark.parametrize("damaged", ["model-00002-of-00002.safetensors", "config.json"])
+def test_a_damaged_file_is_refused_in_one_line(
+    offline_hub: Path, tmp_path: Path, capfd, shared: bool, damaged: str
+) -> None:
+    commit = populate_hf_cache(offline_hub, "specbench-test/sharded", _checkpoint(tmp_path / "c"), shared=shared)
+    held = (offline_hub / f"hub/models--specbench-test--sharded/snapshots/{commit}" / damaged).resolve()
+    held.chmod(0o600)  # the shared store keeps its files read-only
+    held.write_bytes(held.read_bytes()[:-7])
+    log = tmp_path / "download.log"
+    with pytest.raises(SystemExit):
+        download_step("specbench-test/sharded", commit, tmp_path / "out", tmp_path / "m.json", log)
+    lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0] in log.read_text()
+    kind = "sha256" if damaged.endswith(".safetensors") else "git blob sha1"
+    assert lines[0].startswith(f"specbench: specbench-test/sharded@{commit}: {damaged} is truncated or damaged (")
+    assert f", {kind} " in lines[0] and str(held) in lines[0]
+    assert not (tmp_path / "m.json").exists()

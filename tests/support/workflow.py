@@ -1,9 +1,8 @@
-"""Run the real workflow as a subprocess, and lay out a Hugging Face cache the way huggingface_hub does."""
+"""Run the real workflow as a subprocess, and read what it left."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import signal
@@ -159,29 +158,6 @@ def write_yaml(path: Path, data: dict) -> Path:
     """Write a config override file."""
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
-
-
-def populate_hf_cache(hf_home: Path, repo: str, checkpoint: Path) -> str:
-    """Put ``checkpoint`` into an HF hub cache (blobs, snapshot links, refs/main); return the commit id."""
-    files = sorted(p for p in checkpoint.rglob("*") if p.is_file())
-    listing = hashlib.sha1()
-    for path in files:
-        listing.update(path.relative_to(checkpoint).as_posix().encode())
-        listing.update(hashlib.sha256(path.read_bytes()).digest())
-    commit = listing.hexdigest()
-    root = hf_home / "hub" / f"models--{repo.replace('/', '--')}"
-    (root / "refs").mkdir(parents=True, exist_ok=True)
-    (root / "refs" / "main").write_text(commit)
-    for path in files:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        blob = root / "blobs" / digest
-        blob.parent.mkdir(parents=True, exist_ok=True)
-        if not blob.exists():
-            shutil.copyfile(path, blob)
-        link = root / "snapshots" / commit / path.relative_to(checkpoint)
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(os.path.relpath(blob, link.parent))
-    return commit
 
 
 # The rules after aggregate, one job each: what any change to the per-cell table reruns

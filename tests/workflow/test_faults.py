@@ -645,7 +645,7 @@ def _fake_checkpoint(folder: Path) -> Path:
 @pytest.mark.workflow
 @pytest.mark.parametrize("damage", ["truncated shard", "missing shard"])
 def test_a_damaged_hf_cache_is_refused_naming_the_file(run: dict, tmp_path: Path, damage: str) -> None:
-    from support.workflow import populate_hf_cache
+    from support.hub_cache import populate_hf_cache
 
     hf_home = tmp_path / "hf"
     repo = "specbench-test/sharded"

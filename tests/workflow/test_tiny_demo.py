@@ -1,6 +1,7 @@
 """The real workflow on the tiny model: llama.cpp b11223 built from its source archive, the tiny Qwen3.5 checkpoint
-downloaded through huggingface_hub from a pre-populated offline cache, converted with the pinned converter,
-quantized, verified, then 2 tasks x 4 conditions x temperature 0 x 2 repeats of real llama-server cells."""
+downloaded through huggingface_hub from an offline cache that huggingface_hub's own code laid out (its shards in the
+cache-wide store of Xet files), converted with the pinned converter, quantized, verified, then 2 tasks x 4 conditions
+x temperature 0 x 2 repeats of real llama-server cells."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from specbench.core.plan.cells import Cell, run_order, selected_cells
 from specbench.core.steps.files import read_json, sha256_file, sha256_text
 from specbench.tiny.checkpoints import write_tiny_target
 from support.config import load_config
+from support.hub_cache import populate_hf_cache, shared_store_file
 from support.paths import OUTPUT_CACHE, REPO
 from support.rules import report_outputs
 from support.workflow import (
@@ -41,7 +43,6 @@ from support.workflow import (
     llama_servers_in,
     placed,
     planned,
-    populate_hf_cache,
     signal_mask,
     snakemake,
     write_yaml,
@@ -70,7 +71,7 @@ def run(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint: Path) -> dict
     work = tmp_path_factory.mktemp("work")
     snakefile = copy_workflow(tmp_path_factory.mktemp("workflow"))  # a user's clone, edited by the rerun tests
     hf_home = tmp_path_factory.mktemp("hf")
-    commit = populate_hf_cache(hf_home, HF_REPO, tiny_checkpoint)
+    commit = populate_hf_cache(hf_home, HF_REPO, tiny_checkpoint, shared=True)
     env = {"HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1"}
     override = write_yaml(
         work / "test.yaml",
@@ -143,6 +144,10 @@ def test_download_conversion_and_verification(run: dict, tiny_checkpoint: Path) 
     assert "model.safetensors.index.json" in stored and "chat_template.jinja" in stored
     assert "generation_config.json" not in stored and "model.safetensors" not in stored
     assert sorted(by_path) == stored
+    # the shards came out of huggingface_hub's cache-wide store of Xet files, the rest out of the repo's own blobs
+    snapshot = Path(download["snapshot"])
+    shared = sorted(name for name in stored if shared_store_file(snapshot / name) is not None)
+    assert shared == sorted(name for name in stored if name.endswith(".safetensors")), shared
     for name in stored:
         assert by_path[name]["sha256"] == sha256_file(tiny_checkpoint / name), name
         assert by_path[name]["size"] == (tiny_checkpoint / name).stat().st_size, name

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from huggingface_hub.utils.sha import git_hash
 
 from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import sha256_file, write_json_atomic
@@ -21,10 +24,16 @@ LOCAL_MODEL = (
 )
 
 
-def file_manifest(root: Path) -> list[dict[str, Any]]:
-    """Every file under ``root`` (links followed) with its size and sha256, sorted by path."""
+def file_manifest(root: Path, known: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every file under ``root`` (links followed) with its size and sha256, sorted by path; ``known``: the sha256 of
+    files already hashed (by their path under ``root``), not read again."""
+    known = known or {}
     files = sorted(p for p in root.rglob("*") if p.is_file() and ".cache" not in p.relative_to(root).parts)
-    return [{"path": p.relative_to(root).as_posix(), "size": p.stat().st_size, "sha256": sha256_file(p)} for p in files]
+    manifest = []
+    for p in files:
+        relative = p.relative_to(root).as_posix()
+        manifest.append({"path": relative, "size": p.stat().st_size, "sha256": known.get(relative) or sha256_file(p)})
+    return manifest
 
 
 def hf_snapshot(repo: str, revision: str, out_dir: Path, repo_type: str = "model") -> dict[str, Any]:
@@ -36,7 +45,7 @@ def hf_snapshot(repo: str, revision: str, out_dir: Path, repo_type: str = "model
     commit = folder.name
     if len(revision) == 40 and revision != commit:
         raise PreparationError(f"{repo}: asked for revision {revision}, the cache gave {commit}")
-    check_snapshot(folder, f"{repo}@{commit}")
+    checked = check_snapshot(folder, f"{repo}@{commit}")
     out_dir.mkdir(parents=True, exist_ok=True)
     for path in sorted(folder.rglob("*")):
         if path.is_file():
@@ -51,20 +60,31 @@ def hf_snapshot(repo: str, revision: str, out_dir: Path, repo_type: str = "model
         "revision_requested": revision,
         "commit": commit,
         "snapshot": str(folder),
-        "files": file_manifest(out_dir),
+        "files": file_manifest(out_dir, checked),
     }
 
 
 _SHA256_NAME = re.compile(r"^[0-9a-f]{64}$")
+_GIT_SHA1_NAME = re.compile(r"^[0-9a-f]{40}$")
 
 
-def check_snapshot(snapshot: Path, label: str) -> None:
-    """Refuse a snapshot with a missing or damaged file before anything reads it.
+def blob_name(path: Path) -> str | None:
+    """The name of the blob a snapshot file links to, one link deep (huggingface_hub's cache: ``snapshots/<commit>/
+    <file> -> ../../blobs/<etag>``, whichever store then holds the bytes); None for a file that is no link."""
+    return Path(os.readlink(path)).name if path.is_symlink() else None
 
-    Offline (HF_HUB_OFFLINE) huggingface_hub returns a cached snapshot as it is. Large (LFS) files are stored as
-    blobs named by their sha256, so each one is checked against its name; every shard that a ``*.index.json``
-    lists must be there.
+
+def check_snapshot(snapshot: Path, label: str) -> dict[str, str]:
+    """Refuse a snapshot with a missing or damaged file before anything reads it; return the sha256 of each file it
+    hashed (by path in the snapshot).
+
+    Offline (HF_HUB_OFFLINE) huggingface_hub returns a cached snapshot as it is. Each snapshot file links to a blob
+    named by its hub etag: the sha256 of a large (LFS or Xet) file, the git blob sha1 of a small one, so each file is
+    checked against that name. The blob may itself link on (huggingface_hub's cache-wide store of Xet files names
+    its files by their Xet hash), so only the first link's name counts. Every shard that a ``*.index.json`` lists
+    must be there.
     """
+    hashed: dict[str, str] = {}
     for path in sorted(snapshot.rglob("*")):
         relative = path.relative_to(snapshot).as_posix()
         if path.is_symlink() and not path.exists():
@@ -74,14 +94,12 @@ def check_snapshot(snapshot: Path, label: str) -> None:
             )
         if not path.is_file():
             continue
-        blob = Path(os.path.realpath(path))
-        if _SHA256_NAME.match(blob.name):
-            actual = sha256_file(path)
-            if actual != blob.name:
-                raise PreparationError(
-                    f"{label}: {relative} is truncated or damaged ({path.stat().st_size} bytes, sha256 {actual}, "
-                    f"but its blob {blob} is named by the sha256 it should have); delete it and download again"
-                )
+        name = blob_name(path)
+        if name is not None and _SHA256_NAME.match(name):
+            hashed[relative] = sha256_file(path)
+            _check_digest(path, relative, label, "sha256", hashed[relative], name)
+        elif name is not None and _GIT_SHA1_NAME.match(name):
+            _check_digest(path, relative, label, "git blob sha1", git_hash(path.read_bytes()), name)
         if relative.endswith(".index.json"):
             try:
                 weight_map = json.loads(path.read_text(encoding="utf-8")).get("weight_map", {})
@@ -91,6 +109,17 @@ def check_snapshot(snapshot: Path, label: str) -> None:
             for shard in sorted(set(weight_map.values())):
                 if not (parent / shard).is_file():
                     raise PreparationError(f"{label}: shard {shard} listed in {relative} is missing from {snapshot}")
+    return hashed
+
+
+def _check_digest(path: Path, relative: str, label: str, kind: str, actual: str, expected: str) -> None:
+    """Refuse a file whose digest is not the one its blob is named by, in one line naming the file and its blob."""
+    if actual != expected:
+        raise PreparationError(
+            f"{label}: {relative} is truncated or damaged ({path.stat().st_size} bytes, {kind} {actual}, but its "
+            f"blob {os.path.realpath(path)} is linked as {expected}, the {kind} it should have); delete it and "
+            "download again"
+        )
 
 
 def download_step(repo: str, revision: str, out_dir: Path, manifest_path: Path, log: Path) -> None:
