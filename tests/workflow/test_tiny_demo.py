@@ -105,11 +105,8 @@ def own(run: dict, tmp_path: Path) -> dict:
 
 def _model_file(run: dict, pattern: str) -> Path:
     """The one file of the run's working directory that matches a glob (models live under their identity)."""
-    found = sorted(
-        p
-        for p in run["work"].glob(pattern)
-        if pattern.endswith(".download.json") or not p.name.endswith(".download.json")
-    )
+    records = (".download.json", ".template.json")  # beside a model's manifest, found only when asked for
+    found = sorted(p for p in run["work"].glob(pattern) if pattern.endswith(records) or not p.name.endswith(records))
     assert len(found) == 1, (pattern, found)
     return found[0]
 
@@ -151,6 +148,12 @@ def test_download_conversion_and_verification(run: dict, tiny_checkpoint: Path) 
     for name in stored:
         assert by_path[name]["sha256"] == sha256_file(tiny_checkpoint / name), name
         assert by_path[name]["size"] == (tiny_checkpoint / name).stat().st_size, name
+    # its chat template, checked against llama.cpp b11223's own copy before the conversion
+    template = read_json(_model_file(run, "results/models/specbench-test--*.template.json"))
+    assert template["llama_cpp_template"]["path"] == "models/templates/Qwen3.5-4B.jinja"
+    assert template["same_text"] and template["checkpoint_template"]["found_in"] == "chat_template.jinja"
+    assert template["checkpoint_template"]["sha256"] == sha256_file(tiny_checkpoint / "chat_template.jinja")
+    assert all(p["text"].endswith("<think>\n\n</think>\n\n") for p in template["rendered"])
     model = read_json(_model_file(run, "results/models/specbench-test--*.json"))
     assert model["file_type_name"] == "MOSTLY_Q4_K_M"
     assert model["architecture"] == "qwen35"
@@ -513,6 +516,36 @@ def test_a_template_that_does_not_render_reasoning_off_is_refused_naming_it(run:
     assert template in line, line
     assert not (work / target.path).exists()
     assert llama_servers_in(work) == []
+
+
+def test_a_downloaded_template_unlike_llama_cpps_copy_stops_before_conversion(
+    run: dict, tiny_checkpoint: Path, tmp_path: Path
+) -> None:
+    """The tiny checkpoint with its template's thinking switch ignored, in a hub cache of its own: the run stops
+    right after the download, in one line naming the template and the key, and nothing is converted."""
+    from specbench.tiny.qwen3_5_template import QWEN3_5_CHAT_TEMPLATE
+
+    checkpoint = Path(shutil.copytree(tiny_checkpoint, tmp_path / "thinking"))
+    ignoring = QWEN3_5_CHAT_TEMPLATE.replace("enable_thinking is defined and enable_thinking is false", "false")
+    (checkpoint / "chat_template.jinja").write_text(ignoring, encoding="utf-8")
+    hf_home = tmp_path / "hf"
+    commit = populate_hf_cache(hf_home, HF_REPO, checkpoint, shared=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    hf = {"repo": HF_REPO, "revision": commit}
+    override = write_yaml(work / "thinking.yaml", {"models": {"target": {"source": "hf", "hf": hf}}})
+    result = snakemake(work, ["convert_target"], [TINY, override], env={**run["env"], "HF_HOME": str(hf_home)})
+    assert result.returncode != 0
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("specbench: ")]
+    assert len(lines) == 1, fail_message(result)
+    assert lines[0].startswith(
+        f"specbench: {HF_REPO}@{commit}: its chat template (chat_template.jinja) renders probe 1 differently from "
+        "llama.cpp's models/templates/Qwen3.5-4B.jinja with thinking off"
+    ), lines[0]
+    assert "models.target.template_check" in lines[0]
+    assert list(work.glob("results/models/*.download.json"))  # downloaded, then stopped
+    assert not list(work.glob("results/models/*.template.json"))
+    assert not list(work.glob("resources/models/*/*.gguf")) and not list(work.glob("logs/models/*.convert.log"))
 
 
 def test_missing_mtp_layer_stops_before_any_mtp_cell(run: dict, tiny_checkpoint: Path, tmp_path: Path) -> None:

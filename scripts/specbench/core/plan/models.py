@@ -89,6 +89,14 @@ def checkpoint_dir(config: dict, role: str, base: Path) -> str:
     return f"resources/models/{model_id(config, role, base)}/{'tiny' if source['kind'] == 'tiny' else 'hf'}"
 
 
+def template_record(config: dict, base: Path) -> str | None:
+    """The record of the target's chat template checked against the pinned llama.cpp's copy
+    (``models.target.template_check``), when there is one to check: a downloaded target, a file named."""
+    if model_source(config, "target")["kind"] != "hf" or not config["models"]["target"].get("template_check"):
+        return None
+    return f"results/models/{model_id(config, 'target', base)}.template.json"
+
+
 def expected_file_type(config: dict, role: str) -> str | None:
     """The quantization the verify step insists on: the target's, unless it is a ready GGUF; none for the draft."""
     if role == "target" and model_source(config, role)["kind"] != "gguf":
