@@ -278,3 +278,14 @@ def test_the_catalog_file_claims_only_what_is_tested() -> None:
         runs = any(f'"{flag}", "{words}"' in tests for flag in ("--sdm", "--software-deployment-method"))
         assert runs or not works, f"the catalog says the workflow runs with --sdm {SDM_ARGS[method]}; no test does"
     assert usage["report"] == ('"--report"' in tests)
+
+
+def test_the_offline_recipe_downloads_what_the_study_pins(study_config: dict) -> None:
+    """docs/usage.md's 'Without internet' fills the cache at each pinned revision, so the offline run finds it."""
+    section = (REPO / "docs" / "usage.md").read_text().split("\n## Without internet\n", 1)[1].split("\n## ", 1)[0]
+    text = " ".join(section.split())
+    pins = [(m["hf"]["repo"], m["hf"]["revision"]) for m in study_config["models"].values()]
+    gsm8k = study_config["tasks"]["gsm8k"]["dataset"]
+    pins.append((gsm8k["repo"], gsm8k["revision"]))
+    for repo, revision in pins:
+        assert re.search(rf"hf download {re.escape(repo)} (--repo-type dataset )?--revision {revision}\b", text), repo
