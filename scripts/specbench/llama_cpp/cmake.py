@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from specbench.core.config.backends import cmake_options, list_devices
+from specbench.core.config.backends import NO_DEVICE_HINTS, backend_of, cmake_options, devices_of, list_devices
 from specbench.core.steps.commands import run_command
-from specbench.core.steps.entry import logged_to
+from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import read_json, sha256_file, write_json_atomic
 from specbench.llama_cpp.source import SOURCE_INFO, SourceError
 
@@ -148,6 +148,29 @@ def install(build_dir: Path, out_dir: Path) -> dict[str, Any]:
     return manifest
 
 
+# What to check when a GPU build lists none of its devices where it was built; CUDA's own: a driver that supports
+# the toolkit's CUDA version (the preflight's "CUDA toolkit and driver" row compares them).
+BUILD_DEVICE_HINTS = {
+    **NO_DEVICE_HINTS,
+    "cuda": "check that nvidia-smi lists a GPU, that CUDA_VISIBLE_DEVICES (if set) names one, and that the driver "
+    "supports the CUDA version of the nvcc the build used (nvcc --version against nvidia-smi's CUDA Version)",
+}
+
+
+def check_build_devices(manifest: dict[str, Any], build_dir: Path, build_log: Path) -> None:
+    """Raise SourceError when a GPU build's llama-server listed none of its backend's devices where it was built
+    (the manifest's ``devices``): its cells would run on the CPU. A build without llama-server listed nothing."""
+    backend, listed = backend_of(manifest), manifest.get("devices")
+    if backend == "cpu" or listed is None or devices_of(backend, listed.get("devices") or []):
+        return
+    shown = "; ".join(line.strip() for line in str(listed.get("output") or "").splitlines()[-4:]) or "no output"
+    raise SourceError(
+        f"the {backend} build lists no {backend} device where it was built (llama-server --list-devices: {shown}; "
+        f"build log: {build_log}): {BUILD_DEVICE_HINTS[backend]}; then remove {build_dir} and run again to build it "
+        "anew"
+    )
+
+
 def _read_source_info(source: Path) -> dict[str, Any]:
     return read_json(source / SOURCE_INFO)
 
@@ -170,8 +193,13 @@ def build_step(
         print("devices:", (manifest["devices"] or {}).get("output"))
 
 
-def install_step(build_dir: Path, out: Path, log: Path) -> None:
-    """The binaries the cells run, executable, checked against the build manifest."""
+def install_step(build_dir: Path, out: Path, log: Path, build_log: Path) -> None:
+    """The binaries the cells run, executable, checked against the build manifest; a GPU build that listed no
+    device of its backend is refused in one line naming the build's log (``build_log``)."""
     with logged_to(log):
+        try:
+            check_build_devices(read_json(build_dir / "manifest.json"), build_dir, build_log)
+        except SourceError as error:
+            fail(f"llama.cpp install: {error}", log)
         manifest = install(build_dir, out)
         print("installed:", sorted(manifest["binaries"]))
