@@ -1,4 +1,5 @@
-"""Each preflight check on constructed facts: free disk, a program's path, NVML's devices, the hub's answers."""
+"""Each preflight check on constructed facts: free disk, a program's path, nvcc's and the driver's CUDA versions,
+NVML's devices, the hub's and a git host's answers."""
 
 from __future__ import annotations
 
@@ -6,8 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from specbench.preflight.checks import check_disk, check_gpu, check_hub, check_tools, check_writable
-from specbench.preflight.facts import HubAnswer
+from specbench.preflight.checks import (
+    check_disk,
+    check_git_host,
+    check_gpu,
+    check_hub,
+    check_toolkit_driver,
+    check_tools,
+    check_writable,
+)
+from specbench.preflight.facts import GitAnswer, HubAnswer
 from specbench.preflight.gpu import GpuNeed
 from specbench.preflight.tools import BACKEND_TOOLS
 from specbench.preflight.writes import GB, Download, Write
@@ -58,6 +67,51 @@ def test_a_missing_nvcc_says_how_to_get_one() -> None:
     assert "CUDA toolkit" in row.fix and "CUDACXX" in row.fix
     [row] = check_tools([BACKEND_TOOLS["cuda"]], lambda tool: "/opt/cuda/bin/nvcc")
     assert row.ok is True and row.found == "/opt/cuda/bin/nvcc"
+
+
+DRIVER_12_2 = {**NVML, "driver": "535.183.01", "cuda_driver_version": "12.2"}
+
+
+@pytest.mark.parametrize(
+    ("toolkit", "driver", "ok"),
+    [("12.6", "12.2", False), ("12.10", "12.9", False), ("13.0", "12.8", False), ("12.2", "12.2", True),
+     ("11.8", "12.2", True)],
+)  # fmt: skip
+def test_nvccs_cuda_version_against_the_drivers(toolkit: str, driver: str, ok: bool) -> None:
+    info = {**DRIVER_12_2, "cuda_driver_version": driver}
+    [row] = check_toolkit_driver("/usr/local/cuda/bin/nvcc", toolkit, info)
+    assert row.ok is ok
+    assert row.found == (
+        f"nvcc CUDA {toolkit} (/usr/local/cuda/bin/nvcc), driver supports CUDA {driver} (driver 535.183.01)"
+    )
+    if not ok:
+        assert f"install an NVIDIA driver that supports CUDA {toolkit} or newer" in row.fix
+        assert f"a CUDA toolkit of {driver} or older" in row.fix and "CUDACXX" in row.fix
+
+
+def test_an_nvcc_the_cmake_args_name_is_the_one_to_point_elsewhere() -> None:
+    [row] = check_toolkit_driver("/opt/cuda-12.6/bin/nvcc", "12.6", DRIVER_12_2, given=True)
+    assert row.ok is False and "point -DCMAKE_CUDA_COMPILER in llama_cpp.cmake_args at its nvcc" in row.fix
+
+
+def test_without_a_driver_or_a_readable_nvcc_the_versions_are_not_compared() -> None:
+    no_driver = {"nvml": "unavailable", "error": "NVMLError_LibraryNotFound: NVML Shared Library Not Found"}
+    [row] = check_toolkit_driver("/usr/local/cuda/bin/nvcc", "12.6", no_driver)
+    assert row.ok is None and row.found.startswith("not checked: no NVIDIA driver") and "LibraryNotFound" in row.found
+    [row] = check_toolkit_driver("/usr/local/cuda/bin/nvcc", None, DRIVER_12_2)
+    assert row.ok is None and "--version` names no CUDA release" in row.found
+    assert check_toolkit_driver(None, None, DRIVER_12_2) == []  # no nvcc: the toolkit's own row is the problem
+
+
+def test_a_git_host_that_answers_and_one_that_does_not() -> None:
+    up, down = "https://github.com/ggml-org/llama.cpp", "https://git.example/llama.cpp"
+    answers = {up: GitAnswer(True), down: GitAnswer(False, "Could not resolve host: git.example")}
+    ok, problem = check_git_host([up, down], answers, git_found=True)
+    assert ok.check == "git host" and ok.ok is True and up in ok.found and up in ok.needed
+    assert problem.ok is False and problem.found == f"{down} unreachable: Could not resolve host: git.example"
+    assert "llama_cpp.source: pypi-sdist" in problem.fix and "proxy" in problem.fix
+    [row] = check_git_host([up], {}, git_found=False)
+    assert row.ok is None and "git is not found" in row.found
 
 
 def test_no_gpu_is_a_problem_that_names_nvmls_answer() -> None:
@@ -113,6 +167,7 @@ DOWNLOAD = Download("target", "Qwen/Qwen3.5-9B", "c202236235762e1c871ad0ccb60c8e
     [
         (HubAnswer("ok", 19.31 * GB), True, ""),
         (HubAnswer("unreachable", detail="ConnectError: [Errno 111] Connection refused"), False, "HF_HUB_OFFLINE=1"),
+        (HubAnswer("unreachable", detail="ReadTimeout: timed out (2 tries of 10 s each)"), False, "--no-hooks"),
         (HubAnswer("denied", detail="401 Client Error"), False, "HF_TOKEN"),
         (HubAnswer("no-revision", detail="404 Client Error"), False, "pin a commit"),
     ],

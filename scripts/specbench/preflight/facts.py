@@ -1,20 +1,30 @@
-"""What the preflight reads from this machine, each in well under a second: free disk, a program's path, the NVIDIA
-GPUs (NVML), write access, what huggingface_hub's cache holds, and the hub's answer about each planned download
-(reachable, allowed, the files' sizes), asked side by side with a short timeout."""
+"""What the preflight reads from this machine: free disk, a program's path, the CUDA version of an nvcc, the NVIDIA
+GPUs (NVML), write access, what huggingface_hub's cache holds, the hub's answer about each planned download
+(reachable, allowed, the files' sizes) and whether a git host answers, the network questions asked side by side with
+a timeout each."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from specbench.preflight.writes import Download
 
-HUB_TIMEOUT_S = 5.0
+# One try at the hub; a try that times out or fails in transport is made once more before 'unreachable', so a slow
+# hub (or one dropped connection) is told from one that is down.
+HUB_TIMEOUT_S = 10.0
+HUB_TRIES = 2
+# `git ls-remote` of a git host; asked beside the hub, so it adds no time to a preflight that asks the hub too.
+GIT_TIMEOUT_S = 10.0
+NVCC_TIMEOUT_S = 10.0
 
 
 def existing_ancestor(path: Path) -> Path:
@@ -137,13 +147,31 @@ class HubAnswer:
     detail: str = ""
 
 
-def ask_hub(download: Download, timeout_s: float = HUB_TIMEOUT_S) -> HubAnswer:
-    """The hub's file list of a download's revision (sizes included): one request, no retries."""
+def ask_hub(
+    download: Download, timeout_s: float = HUB_TIMEOUT_S, tries: int = HUB_TRIES, endpoint: str | None = None
+) -> HubAnswer:
+    """The hub's file list of a download's revision (sizes included), asked again while it is 'unreachable' (a
+    timeout, a transport or server error), ``tries`` times in all; ``endpoint``: huggingface_hub's (HF_ENDPOINT) if
+    None."""
+    answer = HubAnswer("unreachable", detail="not asked")
+    for _ in range(tries):
+        answer = _ask_hub_once(download, timeout_s, endpoint)
+        if answer.status != "unreachable":
+            return answer
+    return replace(answer, detail=f"{answer.detail} ({_tries(tries)} of {timeout_s:g} s each)")
+
+
+def _tries(tries: int) -> str:
+    return f"{tries} {'try' if tries == 1 else 'tries'}"
+
+
+def _ask_hub_once(download: Download, timeout_s: float, endpoint: str | None) -> HubAnswer:
+    """One request for the file list of a download's revision."""
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
 
     try:
-        info = HfApi().repo_info(
+        info = HfApi(endpoint=endpoint).repo_info(
             download.repo,
             revision=download.revision,
             repo_type=download.repo_type,
@@ -169,9 +197,10 @@ def _first_line(error: BaseException) -> str:
 def ask_hub_all(
     downloads: Sequence[Download],
     ask: Callable[[Download], HubAnswer] = ask_hub,
-    deadline_s: float = HUB_TIMEOUT_S + 1.0,
+    deadline_s: float = HUB_TIMEOUT_S * HUB_TRIES + 1.0,
 ) -> dict[Download, HubAnswer]:
-    """Every download's answer, asked side by side; one that has not answered by the deadline is 'unreachable'."""
+    """Every download's answer, asked side by side; one that has not answered by the deadline (every try's timeout,
+    and a second) is 'unreachable'."""
     if not downloads:
         return {}
     pool = ThreadPoolExecutor(max_workers=len(downloads), thread_name_prefix="specbench-preflight-hub")
@@ -179,7 +208,7 @@ def ask_hub_all(
     wait(futures.values(), timeout=deadline_s)
     pool.shutdown(wait=False, cancel_futures=True)
     return {
-        d: f.result() if f.done() else HubAnswer("unreachable", detail=f"no answer within {deadline_s:.0f} s")
+        d: f.result() if f.done() else HubAnswer("unreachable", detail=f"no answer within {deadline_s:g} s")
         for d, f in futures.items()
     }
 
@@ -189,3 +218,75 @@ def gpus() -> Mapping[str, Any]:
     from specbench.contention.nvml import device_info
 
     return device_info()
+
+
+_NVCC_RELEASE = re.compile(r"^Cuda compilation tools, release (\d+)\.(\d+)\b", re.MULTILINE)
+
+
+def nvcc_release(text: str) -> str | None:
+    """The CUDA version in ``nvcc --version``'s output ('Cuda compilation tools, release 12.4, V12.4.131' -> '12.4');
+    None when it names none."""
+    match = _NVCC_RELEASE.search(text)
+    return f"{int(match.group(1))}.{int(match.group(2))}" if match else None
+
+
+def nvcc_version(nvcc: str, timeout_s: float = NVCC_TIMEOUT_S) -> str | None:
+    """The CUDA version of the toolkit whose nvcc is at ``nvcc`` (``nvcc --version``); None when it does not run or
+    names no version."""
+    try:
+        result = subprocess.run(
+            [nvcc, "--version"], capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return nvcc_release(result.stdout) if result.returncode == 0 else None
+
+
+@dataclass(frozen=True)
+class GitAnswer:
+    """Whether a git host answered ``git ls-remote`` about a repository; ``detail``: git's error, or the timeout."""
+
+    ok: bool
+    detail: str = ""
+
+
+def ask_git(url: str, timeout_s: float = GIT_TIMEOUT_S) -> GitAnswer:
+    """``git ls-remote <url> HEAD`` (one ref, however many the repository has), never waiting for a password: no
+    terminal (a session of its own) and GIT_TERMINAL_PROMPT=0; git and its helpers are killed at the timeout."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        process = subprocess.Popen(
+            ["git", "ls-remote", url, "HEAD"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError as error:
+        return GitAnswer(False, f"git did not run: {error}")
+    try:
+        _, stderr = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return GitAnswer(False, f"no answer within {timeout_s:g} s")
+    if process.returncode == 0:
+        return GitAnswer(True)
+    return GitAnswer(False, _git_error(stderr) or f"git ls-remote exited with {process.returncode}")
+
+
+def _git_error(stderr: str) -> str:
+    """git's first 'fatal:' line (else its first line), without the prefix."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    fatal = next((line for line in lines if line.startswith("fatal:")), lines[0] if lines else "")
+    return fatal.removeprefix("fatal:").strip()[:200]
+
+
+def ask_git_all(urls: Sequence[str], ask: Callable[[str], GitAnswer] = ask_git) -> dict[str, GitAnswer]:
+    """Every repository's answer, asked side by side (each ask has its own timeout)."""
+    if not urls:
+        return {}
+    with ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="specbench-preflight-git") as pool:
+        return dict(zip(urls, pool.map(ask, urls), strict=True))

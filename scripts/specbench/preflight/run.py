@@ -6,15 +6,27 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from specbench.preflight import facts
-from specbench.preflight.checks import Row, check_disk, check_gpu, check_hub, check_tools, check_writable
-from specbench.preflight.facts import HubAnswer
+from specbench.preflight.checks import (
+    TOOLKIT_CHECK,
+    TOOLKIT_NEEDED,
+    Row,
+    check_disk,
+    check_git_host,
+    check_gpu,
+    check_hub,
+    check_toolkit_driver,
+    check_tools,
+    check_writable,
+)
+from specbench.preflight.facts import GitAnswer, HubAnswer
 from specbench.preflight.needs import needs
-from specbench.preflight.tools import Tool
+from specbench.preflight.tools import BACKEND_TOOLS, GIT, Tool, git_urls
 from specbench.preflight.writes import Download, Job, hub_downloads
 
 PREFIX = "specbench preflight"
@@ -40,7 +52,9 @@ class Machine:
     size_of: Callable[[Path], float | None] = facts.size_of
     locate: Callable[[Tool], str | None] = _locate
     gpus: Callable[[], Mapping[str, Any]] = facts.gpus
+    nvcc_version: Callable[[str], str | None] = facts.nvcc_version
     ask_hub: Callable[[Sequence[Download]], Mapping[Download, HubAnswer]] = facts.ask_hub_all
+    ask_git: Callable[[Sequence[str]], Mapping[str, GitAnswer]] = facts.ask_git_all
     hf_cache: Callable[[], Path] = facts.hub_cache
     xet_cache: Callable[[], Path] = facts.xet_cache
     xet_limit: Callable[[], float] = facts.xet_limit
@@ -66,7 +80,12 @@ def preflight(
     downloads = hub_downloads(config, base, jobs)
     offline = machine.offline()
     asked = [d for d in downloads if not facts.in_cache(cache, d)]
-    answers = {} if offline or not asked else dict(machine.ask_hub(asked))
+    urls = git_urls(config, jobs)
+    git_found = bool(urls) and machine.locate(GIT) is not None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="specbench-preflight-git") as pool:
+        git_asked = pool.submit(machine.ask_git, urls) if git_found else None  # beside the hub
+        answers = {} if offline or not asked else dict(machine.ask_hub(asked))
+        git_answers = dict(git_asked.result()) if git_asked else {}
     hub_sizes = {
         d.repo: a.size for d, a in answers.items() if a.status == "ok" and a.size is not None and d.repo_type == "model"
     }
@@ -89,12 +108,15 @@ def preflight(
             row if row.check == "git" else Row(row.check, row.needed, "checked by the build job on its node", None)
             for row in tools
         ]
-    gpu_info = machine.gpus() if need.gpu is not None and local else {}
+    nvcc_tool = next((t for t in need.tools if t.name == BACKEND_TOOLS["cuda"].name), None)
+    gpu_info = machine.gpus() if local and (need.gpu is not None or nvcc_tool is not None) else {}
     return [
         *check_writable(need.folders, machine.writable),
         *check_disk(need.writes, machine.free_space, headroom),
         *tools,
+        *_toolkit_driver(nvcc_tool, gpu_info, local, machine),
         *check_gpu(need.gpu, gpu_info, machine.env.get("CUDA_VISIBLE_DEVICES"), local),
+        *check_git_host(urls, git_answers, git_found),
         *check_hub(
             downloads,
             answers,
@@ -104,6 +126,20 @@ def preflight(
             machine.endpoint(),
         ),
     ]
+
+
+def _toolkit_driver(tool: Tool | None, info: Mapping[str, Any], local: bool, machine: Machine) -> list[Row]:
+    """The nvcc a cuda build compiles with here against the driver (no row without a cuda build to compile); nvcc
+    is asked for its version only when NVML names the driver's."""
+    if tool is None:
+        return []
+    if not local:
+        why = "not checked here: the build job compiles on its node (the install refuses a build that lists no GPU)"
+        return [Row(TOOLKIT_CHECK, TOOLKIT_NEEDED, why, None)]
+    nvcc = machine.locate(tool)
+    driver = info.get("nvml") == "ok" and info.get("cuda_driver_version")
+    toolkit = machine.nvcc_version(nvcc) if nvcc and driver else None
+    return check_toolkit_driver(nvcc, toolkit, info, bool(tool.given))
 
 
 STATUS = {True: "ok", False: "PROBLEM", None: "-"}

@@ -34,8 +34,8 @@ def build_tools(config: Mapping[str, Any], jobs: Sequence[Job]) -> list[Tool]:
     rules = {rule for rule, _ in jobs}
     builds = core_builds.llama_builds(dict(config))
     tools: list[Tool] = []
-    if "llama_cpp_fetch" in rules and any(b.llama_cpp["source"] == "git" for b in builds):
-        tools.append(Tool("git", "clones llama.cpp (source: git)", ("git",), fix="install git"))
+    if git_urls(config, jobs):
+        tools.append(GIT)
     if "llama_cpp_build" not in rules:
         return tools
     tools.append(Tool("cmake", "configures the llama.cpp build", ("cmake",), fix="install CMake >= 3.18"))
@@ -57,6 +57,19 @@ def build_tools(config: Mapping[str, Any], jobs: Sequence[Job]) -> list[Tool]:
     return [_named_in(tool, cmake_args) for tool in tools]
 
 
+def git_urls(config: Mapping[str, Any], jobs: Sequence[Job]) -> list[str]:
+    """The repositories the planned llama.cpp fetches clone: each build fetched by a planned ``llama_cpp_fetch`` job
+    (its ``build_dir`` wildcard, '' for the one build) whose source is git."""
+    fetched = {wildcards.get("build_dir", "") for rule, wildcards in jobs if rule == "llama_cpp_fetch"}
+    return list(
+        dict.fromkeys(
+            b.llama_cpp["git"]["url"]
+            for b in core_builds.llama_builds(dict(config))
+            if b.llama_cpp["source"] == "git" and b.suffix in fetched
+        )
+    )
+
+
 def _named_in(tool: Tool, cmake_args: Sequence[str]) -> Tool:
     """The tool with the path its CMake variable is given in ``cmake_args`` (``-DVAR=path``, ``-DVAR:FILEPATH=...``)
     looked at first."""
@@ -67,6 +80,7 @@ def _named_in(tool: Tool, cmake_args: Sequence[str]) -> Tool:
     return replace(tool, given=tuple(named)) if named else tool
 
 
+GIT = Tool("git", "clones llama.cpp (source: git)", ("git",), fix="install git")
 BACKEND_TOOLS = {
     "cuda": Tool(
         "CUDA toolkit (nvcc)",
