@@ -25,7 +25,7 @@ def test_study_config_is_valid_and_gets_defaults(study_config: dict) -> None:
     assert llama_source(config) == {
         "kind": "git",
         "url": "https://github.com/ggml-org/llama.cpp",
-        "commit": "4da6337",
+        "commit": "4da6337767f973e2b4d0797e5b323d77d8565e4a",
         "label": "llama.cpp commit 4da6337 (build b11223)",
     }
     assert model_source(config, "target") == {

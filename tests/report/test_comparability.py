@@ -13,7 +13,8 @@ from specbench.claims.predictions import integrity, stamp
 from specbench.report.comparability import assess, device_label
 from support.paths import REPO
 
-STUDY = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["study_setup"]
+CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+STUDY = CONFIG["study_setup"]
 ARGS = STUDY["server_args"]
 
 A100 = {
@@ -23,7 +24,9 @@ A100 = {
 H200 = {"nvml": "ok", "devices": [{"index": 0, "name": "NVIDIA H200", "memory_total_mb": 143771.0, "uuid": "GPU-2"}]}
 CPU = {"nvml": "unavailable", "error": "NVMLError_LibraryNotFound", "devices": []}
 MACHINE = {"machine": "x86_64", "cpu_count": 2}
-GIT_BUILD = {"source": {"kind": "git", "commit": "4da633776" + "0" * 31, "label": "llama.cpp commit 4da6337"}}
+# What a run of the study config's git route records: the full SHA it checked out (the config pins it in full)
+PINNED = CONFIG["llama_cpp"]["git"]["commit"]
+GIT_BUILD = {"source": {"kind": "git", "commit": PINNED, "label": "llama.cpp commit 4da6337"}}
 SDIST_BUILD = {"source": {"kind": "pypi-sdist", "sha256": STUDY["llama_cpp"]["archive_sha256"][0], "label": "b11223"}}
 STUDY_MODEL = {
     "source": {"kind": "hf", "repo": "Qwen/Qwen3.5-9B"},
@@ -55,6 +58,15 @@ def test_the_study_setup_is_comparable_by_git_commit_or_its_source_archive() -> 
         result = _assess(A100, build)
         assert result.comparable and [f.matches for f in result.facts] == [True] * 6
         assert result.device == "NVIDIA A100 80GB PCIe (81920 MiB)"
+
+
+def test_the_full_commit_a_run_checks_out_matches_the_short_one_the_study_published() -> None:
+    assert len(PINNED) == 40 and STUDY["llama_cpp"]["commit"] == "4da6337" and PINNED.startswith("4da6337")
+    [fact] = [f for f in _assess(A100).facts if f.name == "llama.cpp"]
+    assert fact.matches and fact.study == "commit 4da6337 (or its source archive)" and PINNED in fact.this_run
+    for other in ("4da6330" + PINNED[7:], "0" + PINNED[:39]):  # differs within its first 7 digits
+        [fact] = [f for f in _assess(A100, {"source": {"kind": "git", "commit": other}}).facts if f.name == "llama.cpp"]
+        assert not fact.matches, other
 
 
 def test_another_gpu_is_not_comparable_and_says_which_fact_differs() -> None:
