@@ -29,7 +29,7 @@ from specbench.core.plan.cells import Cell, run_order, selected_cells
 from specbench.core.steps.files import read_json, sha256_file, sha256_text
 from specbench.tiny.checkpoints import write_tiny_target
 from support.config import load_config
-from support.hub_cache import populate_hf_cache, shared_store_file
+from support.hub_cache import is_large, populate_hf_cache, shared_store_file
 from support.paths import OUTPUT_CACHE, REPO
 from support.rules import report_outputs
 from support.workflow import (
@@ -141,10 +141,13 @@ def test_download_conversion_and_verification(run: dict, tiny_checkpoint: Path) 
     assert "model.safetensors.index.json" in stored and "chat_template.jinja" in stored
     assert "generation_config.json" not in stored and "model.safetensors" not in stored
     assert sorted(by_path) == stored
-    # the shards came out of huggingface_hub's cache-wide store of Xet files, the rest out of the repo's own blobs
+    # the large files (the shards, and the real vocabulary's tokenizer.json over the hub's 10 MB) came out of
+    # huggingface_hub's cache-wide store of Xet files, the rest out of the repo's own blobs
     snapshot = Path(download["snapshot"])
     shared = sorted(name for name in stored if shared_store_file(snapshot / name) is not None)
-    assert shared == sorted(name for name in stored if name.endswith(".safetensors")), shared
+    assert shared == sorted(name for name in stored if is_large(tiny_checkpoint / name)), shared
+    shards = {name for name in stored if name.endswith(".safetensors")}
+    assert shards and shards <= set(shared)
     for name in stored:
         assert by_path[name]["sha256"] == sha256_file(tiny_checkpoint / name), name
         assert by_path[name]["size"] == (tiny_checkpoint / name).stat().st_size, name
