@@ -309,22 +309,27 @@ def test_fmt() -> None:
 
 
 def test_the_report_opens_with_the_answer(rendered) -> None:
+    """The opening names each claim once by kind, a failure marked as one in Markdown and coloured in HTML, with the
+    study's value and this run's; the verdict counts head the claims table instead."""
     page, text = rendered["html"], rendered["markdown"]
     answer = text.split("## What this run found")[1].split("## Setup")[0]
     assert "Measured on **NVIDIA H200 (143771 MiB)**; not the study's setup" in answer
-    counts = "Claims (at temperature 0 where the text states none): **1** not reproduced (size), **1** not separated."
-    assert counts in answer
-    assert "by the reading this run supports: " in answer
-    assert "**1** neither reading" in answer and "**1** cannot tell" in answer
     assert "The study published none of its prompts: this run's prompts are our own" in answer
     failed = (
-        "- Not reproduced: **ngram-file-rewrite** (not reproduced (size) at 0 and 1.0): n-gram 6.2x on file rewrite "
-        "(published 6.25x; this run 1.80x <b>; at 1.0: 2.10x)"
+        "- ✗ Not reproduced: **ngram-file-rewrite** (not reproduced (size) at 0 and 1.0): n-gram 6.2x on file rewrite "
+        '(the study "6.25x", this run at 0 "1.80x <b>", at 1.0 "2.10x")'
     )
     assert failed in answer
-    undecided = "- Undecided (too few runs, intervals not separated or too wide): ngram-task-ordering (not separated"
+    undecided = "- Cannot tell: **ngram-task-ordering** (not separated at 0 and 1.0): n-gram: the order across tasks"
     assert undecided in answer
-    assert "as one sentence" not in answer  # a sentence of one figure is that figure, listed above
+    assert "as one sentence" not in answer  # a sentence of one figure is that figure
+    assert "agrees with the study" not in answer  # a failure: not everything compared agrees
+    html_answer = page.split("<h2 id='answer'>")[1].split("<h2 ")[0]
+    assert "<li class='bad'>Not reproduced: <b>ngram-file-rewrite</b>" in html_answer
+    counts = "Claims (at temperature 0 where the text states none): **1** not reproduced (size), **1** not separated."
+    claims = text.split("## Published claims vs this run")[1]
+    assert counts not in answer and counts in claims
+    assert "**1** neither reading" in claims and "**1** cannot tell" in claims
     # the multiplier matrix: task x condition, multiplier [interval] verdict
     row = next(line for line in answer.splitlines() if line.startswith("| essay | 0.0 |"))
     assert re.search(r"\| \d+\.\d\dx \[(n/a|\d+\.\d\d-\d+\.\d\d)\] too few runs", row), row  # 2 runs a side

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -311,11 +311,42 @@ VERDICT_MULTIPLIERS = {  # published word: (a multiplier that gives it, one that
 
 def _verdict(claim: Claim) -> Counterfactuals:
     right, wrong = VERDICT_MULTIPLIERS[claim.published]
+    if claim.size:
+        return _verdict_size(claim, wrong)
     return Counterfactuals(
         reproduced=_multipliers(claim, lambda task: right),
         failing=[
             (NOT_DIRECTION, _multipliers(claim, lambda task: wrong)),
             (TOO_FEW_RUNS, _multipliers(claim, lambda task: right, runs=1)),
+        ],
+    )
+
+
+def size_points(claim: Claim) -> tuple[float, float]:
+    """For a verdict with a size band: a multiplier inside the band, and one outside it on the word's side of 1.0x
+    where there is room (else just past 1.0x, on the other side, which no size miss can be: the walk says so)."""
+    low, high = claim.size or (0.0, 1.0)
+    inside = (low * high) ** 0.5 if low > 0 else 0.9 * high
+    if claim.published == "faster":
+        return inside, 1.2 * high
+    if low > 0:
+        return inside, 0.8 * low
+    return inside, (high + 1.0) / 2 if high < 1.0 else 1.05 * high
+
+
+def _verdict_size(claim: Claim, wrong: float) -> Counterfactuals:
+    """A verdict whose word states a size ("slightly slower"): the word and a multiplier inside the band; the other
+    side; the word with a multiplier outside the band (three runs, then one); too few runs; runs too spread to place
+    the multiplier on either side of an edge (all still on the word's side of every 'off' run)."""
+    inside, outside = size_points(claim)
+    return Counterfactuals(
+        reproduced=_multipliers(claim, lambda task: inside),
+        failing=[
+            (NOT_DIRECTION, _multipliers(claim, lambda task: wrong)),
+            (NOT_SIZE, _multipliers(claim, lambda task: outside)),
+            (TOO_FEW_RUNS, _multipliers(claim, lambda task: inside, runs=1)),
+            (NOT_SIZE, _multipliers(claim, lambda task: outside, runs=1)),  # a miss, with too few runs beside it
+            (TOO_WIDE, _multipliers(replace(claim, side=claim.published), lambda task: inside, wide=True)),
         ],
     )
 

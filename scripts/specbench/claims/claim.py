@@ -19,7 +19,7 @@ NOT_DIRECTION = "not reproduced (direction)"  # on the other side of the pivot (
 CONTRADICTED = "contradicted"  # an ordering with a separated pair in the other order
 NOT_SEPARATED = "not separated"  # an ordering whose pairs' 95 % intervals overlap
 TOO_FEW_RUNS = "too few runs"  # the all-runs rule, or an interval, cannot mean anything with so few runs
-TOO_WIDE = "interval too wide"  # a size whose 95 % interval meets the band but is wider than the band decides
+TOO_WIDE = "interval too wide"  # a size whose 95 % interval lies across an edge of its band: more runs would tell
 NOT_MEASURED = "not measured in this run"
 BACKGROUND = "background, not checked by a run"
 NOT_COMPARABLE = "not comparable"
@@ -83,6 +83,9 @@ SUPPORTED_READINGS = (BOTH_READINGS, T0_ONLY, T1_ONLY)
 ONLY = " only"  # a reading of several the run supports alone: "<reading> only" (temperature 0 only, per request only)
 NEITHER_READING = "neither reading"  # a claim against it under each reading (failed, or differs)
 CANNOT_TELL = "cannot tell"  # no reading borne out, and one with nothing against it: undecided or not comparable
+# Words read in several ways, one reading's claim contradicted (an order reversed, intervals apart): the figure is
+# not borne out, whatever the other readings say: "contradicted under <reading>"
+CONTRADICTED_UNDER = "contradicted under "
 UNIFORM_READINGS = (NOT_MEASURED, NOT_COMPARABLE, NOT_JUDGED)  # the same for every claim under both readings
 READING_WORDS = (*SUPPORTED_READINGS, NEITHER_READING, CANNOT_TELL, *UNIFORM_READINGS)
 RESULT_COLUMNS = [
@@ -107,6 +110,9 @@ RESULT_COLUMNS = [
     "sentence_reading",
     "reads",
     "read_with",
+    "readings",
+    "tasks",
+    "conditions",
 ]
 
 
@@ -143,6 +149,7 @@ class Claim:
     problems: tuple[Mapping[str, Any], ...] = ()  # gsm8k: the problems counted, by their reference answers
     fresh: str | None = None
     side: str | None = None  # a multiplier whose point is its side of 1.0x: 'faster' or 'slower' by the verdict rule
+    size: tuple[float, float] | None = None  # verdict: the multiplier band its word states ("slightly", "much")
     versus: str | None = None  # identity: 'first-repeat' compares a condition's repeats with its own first
     runs: int | None = None  # identity, a control: the runs the study compared (its first ``runs`` repeats)
     matrix: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # thesis: published multipliers
@@ -215,7 +222,10 @@ def held_under(reading: str, verdict: str, verdict_t1: str | None, reads: str | 
 
 def either(verdicts: Sequence[str]) -> str:
     """The verdict of one figure the claims of a ``readings`` group read in different ways, under one temperature:
-    borne out where one reading is, against it where every reading is, else the first undecided one."""
+    contradicted where one reading is, else borne out where one reading is, against it where every reading is, else
+    the first undecided one."""
+    if CONTRADICTED in verdicts:
+        return CONTRADICTED
     held = [v for v in verdicts if v in HELD]
     if held:
         return held[0]

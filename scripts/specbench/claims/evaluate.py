@@ -15,6 +15,7 @@ import pandas as pd
 from specbench.claims.claim import (
     AGREES,
     CONTRADICTED,
+    CONTRADICTED_UNDER,
     DIFFERS,
     NEITHER_READING,
     NOT_COMPARABLE,
@@ -50,6 +51,7 @@ _MAYBE_NONE = [
     "sentence_reading",
     "reads",
     "read_with",
+    "readings",
 ]
 # On another model, an order of tasks is a question about this model: its answers, never a failed reproduction
 QUESTION_ANSWERS = {REPRODUCED: SAME_HERE, CONTRADICTED: OTHER_HERE}
@@ -77,7 +79,9 @@ def evaluate(
     ``reading`` says which reading the run supports; ``sentence`` and ``sentence_reading`` the same for the claims
     that share its sentence (with the sentence it explains, ``read_with``), read together; elsewhere those are None,
     "" and None. Where the text's words allow several readings (``reads``: this row's), ``reading`` says which of
-    them the run supports, and the sentence counts the figure borne out where one of them is."""
+    them the run supports (the group's key in ``readings``), and the sentence counts the figure borne out where one
+    of them is; where one reading's claim is contradicted, ``reading`` names it ("contradicted under ..."). ``tasks``
+    and ``conditions``: the claim's (a variant's in place of its condition)."""
     run = Run(tables, baseline)
     rows = []
     for base in claims:
@@ -120,8 +124,10 @@ def _row(claim: Claim, base: Claim, run: Run, setup: Setup) -> dict[str, Any]:
         "sentence_reading": None,
         "reads": claim.reads or None,
         "read_with": claim.explains or None,
+        "readings": claim.readings or None,  # one figure read in different ways
+        "tasks": list(claim.tasks),
+        "conditions": list(claim.conditions),
         "link": claim.explains or claim.sentence,  # read together (not a result column)
-        "readings": claim.readings,  # one figure read in different ways (not a result column)
     }
 
 
@@ -143,24 +149,32 @@ def _groups(rows: list[dict[str, Any]], key: str) -> Iterator[tuple[list[dict[st
 
 
 def _borne_out(row: dict[str, Any]) -> str:
-    """A row as one verdict over its temperatures: borne out under some reading, against it under each, uniform,
-    or undecided (its stated verdict where the text gives one)."""
+    """A row as one verdict over its temperatures: borne out under some reading, contradicted or otherwise against
+    it under each, uniform, or undecided (its stated verdict where the text gives one)."""
     reading = row["reading"]
     if reading is None:
         return row["verdict"]
     if reading in SUPPORTED_READINGS:
         return REPRODUCED
     if reading == NEITHER_READING:
-        return NOT_REPRODUCED
+        return CONTRADICTED if CONTRADICTED in (row["verdict"], row["verdict_t1"]) else NOT_REPRODUCED
     return reading if reading in UNIFORM_READINGS else TOO_FEW_RUNS
+
+
+def _words_reading(read: list[dict[str, Any]]) -> str:
+    """Which reading of the words the run supports; where one reading's claim is contradicted, that reading, named:
+    a weaker reading that holds does not hide a reversed order."""
+    contradicted = [r["reads"] for r in read if _borne_out(r) == CONTRADICTED]
+    if contradicted:
+        return CONTRADICTED_UNDER + " and ".join(contradicted)
+    return reading_supported({r["reads"]: [_borne_out(r)] for r in read})
 
 
 def _read_words(rows: list[dict[str, Any]]) -> None:
     """Where the claims of one ``readings`` group read one figure of the text in different ways: which of those
     readings the run supports, in each member's ``reading``."""
     found = [
-        (reading_supported({r["reads"]: [_borne_out(r)] for r in read}), taking)
-        for read, taking in _groups(rows, "readings")
+        (_words_reading(read), taking) for read, taking in _groups(rows, "readings")
     ]  # every group read before any row's own reading is replaced (a variant's group shares rows)
     for reading, taking in found:
         for r in taking:

@@ -35,6 +35,7 @@ from specbench.claims.metrics import (
     listed,
     per_task,
     side_of,
+    size_text,
 )
 from specbench.claims.thesis_judge import judge_thesis
 
@@ -106,20 +107,28 @@ def _rule_words(claim: Claim, run: Run) -> dict[str, str | None]:
     return words
 
 
-def _width(metric: Metric, low: float, high: float) -> float:
-    """How wide a band or an interval is: in logs for a relative metric (a factor), else in the metric's units."""
-    if metric.relative:
-        return math.log(high / low) if low > 0 else math.inf
-    return high - low
+# Where a 95 % interval lies against a band (the equivalence rule, docs/claims.md "Sizes")
+INSIDE, OUTSIDE, ACROSS = "inside", "outside", "across an edge"
+
+
+def place(bounds: tuple[float, float], band: tuple[float, float]) -> str:
+    """An interval against a band: wholly inside it, wholly outside it, or across one of its edges. Narrowing the
+    interval around its centre moves it only from across an edge to the side its centre lies on."""
+    low, high = band
+    if bounds[1] < low or bounds[0] > high:
+        return OUTSIDE
+    if low <= bounds[0] and bounds[1] <= high:
+        return INSIDE
+    return ACROSS
 
 
 class _Sizes(NamedTuple):
     """Each value's place against the band, by its 95 % interval (by the value itself where the metric has none),
-    as display text per key: apart from the band, meeting it but wider than the band, inside with no interval (too
-    few runs); and the keys whose value alone was judged for want of runs."""
+    as display text per key: outside the band, across one of its edges, inside with no interval (too few runs);
+    and the keys whose value alone was judged for want of runs."""
 
     apart: dict[str, str]
-    wide: dict[str, str]
+    across: dict[str, str]
     unsure: dict[str, str]
     point_only: list[str]
 
@@ -139,11 +148,16 @@ def _sizes(claim: Claim, run: Run, metric: Metric, values: Mapping[str, float], 
         elif bounds is None:  # too few runs for an interval: the value alone, said so
             sizes.point_only.append(key)
             (sizes.unsure if inside else sizes.apart)[key] = shown
-        elif bounds[1] < low or bounds[0] > high:
+        elif place(bounds, band) == OUTSIDE:
             sizes.apart[key] = shown
-        elif _width(metric, *bounds) > _width(metric, low, high):
-            sizes.wide[key] = shown
+        elif place(bounds, band) == ACROSS:
+            sizes.across[key] = shown
     return sizes
+
+
+def _across_detail(band: str, across: Mapping[str, str]) -> str:
+    """Why an interval across an edge of its band decides nothing, and what would."""
+    return f"95 % interval across an edge of {band}: {listed(across.values())}; more runs would tell which side"
 
 
 def _numeric(claim: Claim, run: Run) -> Outcome:
@@ -195,8 +209,8 @@ def _numeric(claim: Claim, run: Run) -> Outcome:
         return outcome(NOT_DIRECTION, f"not '{claim.side}' by the all-runs rule ({not_side}); that side is the point")
     if sizes.apart:
         return miss()
-    if sizes.wide:
-        return outcome(TOO_WIDE, f"95 % interval meets {band} but is wider than it: {listed(sizes.wide.values())}")
+    if sizes.across:
+        return outcome(TOO_WIDE, _across_detail(band, sizes.across))
     if sizes.unsure:
         detail = f"within {band}, but no 95 % interval (it needs 2 runs a side): {listed(sizes.unsure.values())}"
         return outcome(TOO_FEW_RUNS, detail)
@@ -239,8 +253,8 @@ def _flat(claim: Claim, run: Run) -> Outcome:
     few = f"; too few runs for a 95 % interval on {listed(found.point_only)}" if found.point_only else ""
     if found.apart:
         return Outcome(measured, text, cells, NOT_SIZE, f"not flat: {listed(found.apart.values())} apart{few}")
-    if found.wide:
-        detail = f"95 % interval wider than the band: {listed(found.wide.values())}"
+    if found.across:
+        detail = f"95 % interval across an edge of the band: {listed(found.across.values())}; more runs would tell"
         return Outcome(measured, text, cells, TOO_WIDE, detail)
     if found.unsure:
         detail = f"within the band, but no 95 % interval (2 runs a side): {listed(found.unsure.values())}"
@@ -265,6 +279,7 @@ def _verdict(claim: Claim, run: Run) -> Outcome:
     else:
         every = "condition and task"
     words: dict[str, str | None] = {}
+    multipliers: dict[str, float | None] = {}
     shown: dict[str, str] = {}
     cells: list[str] = []
     for condition in claim.conditions:
@@ -276,7 +291,7 @@ def _verdict(claim: Claim, run: Run) -> Outcome:
                 key = condition
             row = run.row("summary", task=task, condition=condition, temperature=claim.temperature)
             words[key] = None if row is None else row["verdict"]
-            speedup = None if row is None else finite(row["speedup"])
+            speedup = multipliers[key] = None if row is None else finite(row["speedup"])
             shown[key] = (words[key] or "n/a") + ("" if speedup is None else f" ({speedup:.2f}x)")
             cells += [] if row is None else list(row["cells"])
     text = per_task(shown)
@@ -288,7 +303,13 @@ def _verdict(claim: Claim, run: Run) -> Outcome:
 
     if None in words.values():
         return outcome(NOT_MEASURED, absent("verdict", words, claim))
+    if claim.size and None in multipliers.values():
+        return outcome(NOT_MEASURED, absent("multiplier", multipliers, claim))
     few = listed(key for key, v in words.items() if v == RULE_TOO_FEW)
+    size = _word_size(claim, run, multipliers) if claim.size else None
+    if size and size.sizes.apart and (few or size.sizes.point_only):  # a size miss with too few runs, said so
+        few_beside = f"; too few runs for the all-runs rule on {few}" if few else ""
+        return outcome(NOT_SIZE, size.outside() + size.few_beside() + few_beside)
     if few:
         return outcome(TOO_FEW_RUNS, f"{FEW_RUNS_DETAIL}: {few}")
     if published.startswith("not "):
@@ -297,11 +318,47 @@ def _verdict(claim: Claim, run: Run) -> Outcome:
             return outcome(NOT_DIRECTION, f"'{word}' by the all-runs rule on {hit}")
         return outcome(REPRODUCED, f"no {every} is '{word}' by the all-runs rule")
     differing = listed(f"{key} {v}" for key, v in words.items() if v != published)
-    if not differing:
-        return outcome(REPRODUCED, f"'{published}' by the all-runs rule on every {every}")
-    if published == "none":
+    if published == "none" and differing:
         return outcome(NOT_REPRODUCED, f"a verdict by the all-runs rule on {differing}")
-    return outcome(NOT_DIRECTION, f"not '{published}' by the all-runs rule on {differing}")
+    if differing:
+        return outcome(NOT_DIRECTION, f"not '{published}' by the all-runs rule on {differing}")
+    rule = f"'{published}' by the all-runs rule on every {every}"
+    if size is None:
+        return outcome(REPRODUCED, rule)
+    if size.sizes.apart:
+        return outcome(NOT_SIZE, f"{rule}, but {size.outside()}")
+    if size.sizes.across:
+        return outcome(TOO_WIDE, f"{rule}, but {_across_detail(size.band, size.sizes.across)}")
+    if size.sizes.unsure:
+        return outcome(TOO_FEW_RUNS, f"{rule}, but no 95 % interval (2 runs a side) for its size: {size.band}")
+    return outcome(REPRODUCED, f"{rule}, and within {size.band} by its 95 % interval")
+
+
+class _WordSize(NamedTuple):
+    """A verdict's size band (as display text) and each task's multiplier against it."""
+
+    band: str
+    sizes: _Sizes
+
+    def outside(self) -> str:
+        """The tasks whose multiplier lies outside the band, named."""
+        return f"outside {self.band}: {listed(self.sizes.apart.values())}"
+
+    def few_beside(self) -> str:
+        """The tasks judged by their value alone, for want of runs for an interval ('' where none)."""
+        points = self.sizes.point_only
+        return f"; too few runs for a 95 % interval on {listed(points)} (2 a side): the value alone" if points else ""
+
+
+def _word_size(claim: Claim, run: Run, multipliers: Mapping[str, Any]) -> _WordSize:
+    """Each task's multiplier against the band the claim's word states ("slightly", "much"), by its 95 % interval;
+    an edge of the band at 1.0x is the word's side, which the all-runs rule decides, so no interval is held to it."""
+    metric = METRICS["speedup"]
+    low, high = claim.size or (0.0, math.inf)
+    values = {task: float(multipliers[task]) for task in claim.tasks}
+    open_band = (-math.inf if low == metric.pivot else low, math.inf if high == metric.pivot else high)
+    band = f"the word's size band ({size_text((low, high))})"
+    return _WordSize(band, _sizes(claim, run, metric, values, open_band))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -80,6 +80,7 @@ def _claim(entry: Mapping[str, Any]) -> Claim:
             "conditions": tuple(conditions),
             "variants": tuple(entry.get("variants", ())),
             "problems": tuple(entry.get("problems", ())),
+            "size": tuple(entry["size"]) if "size" in entry else None,
         },
         tasks=tuple(tasks),
         condition=entry.get("condition"),
@@ -100,6 +101,12 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "tasks", "give either 'task' or 'tasks', not both"
     if kind in ("speedup", "tokens_per_s", "acceptance") and isinstance(value, list) and value[0] > value[1]:
         yield "published", f"range low {value[0]} is above high {value[1]}"
+    if claim.size and claim.size[0] > claim.size[1]:
+        yield "size", f"low {claim.size[0]} is above high {claim.size[1]}"
+    if claim.size and (value, len(claim.conditions)) not in (("faster", 1), ("slower", 1)):
+        yield "size", "a size is a 'faster' or 'slower' verdict's, on one condition"
+    if claim.size and (claim.size[0] < 1.0 < claim.size[1] or (value == "faster") != (claim.size[0] >= 1.0)):
+        yield "size", f"the band {list(claim.size)} must lie on the side of 1.0x that '{value}' names"
     if kind == "identity" and isinstance(value, int) and value > len(claim.tasks):
         yield "published", f"a number of the {len(claim.tasks)} listed tasks, got {value}"
     if kind == "identity" and isinstance(value, list) and set(value) - set(claim.tasks):

@@ -181,6 +181,12 @@ def side_of(value: float, pivot: float) -> int:
     return (value > pivot) - (value < pivot)
 
 
+def size_text(band: tuple[float, float]) -> str:
+    """A verdict's size band as the multiplier it allows (0.90-1.00x; at most 0.76x)."""
+    low, high = band
+    return f"at most {high:.2f}x" if low <= 0 else f"{low:.2f}-{high:.2f}x"
+
+
 def format_published(claim: Claim) -> str:
     """The published value as the study writes it (e.g. 6.25x, 1.5-1.8x, 41%, 2/3 correct)."""
     published = claim.published
@@ -219,4 +225,6 @@ def format_published(claim: Claim) -> str:
         return f"{published} as temperature {claim.versus_temperature:g}"
     if kind == "ordering":
         return " > ".join(tier[0] if len(tier) == 1 else "{" + ", ".join(tier) + "}" for tier in published)
+    if kind == "verdict" and claim.size:
+        return f"{published}, {size_text(claim.size)}"
     return str(published)  # verdict words, background figures as the study writes them

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from specbench.report.document import Report, Table
+from specbench.report.document import Note, Report, Table
+
+# A list item's tone, marked where Markdown has no colour: a difference from the study apart from a failure
+MARKS = {"warn": "⚠ ", "bad": "✗ "}
 
 
 def _markdown_cell(text: str) -> str:
@@ -28,6 +31,11 @@ def _folded(table: Table) -> list[str]:
     return lines
 
 
+def _item(note: Note) -> str:
+    """A list item, marked by its tone."""
+    return f"- {MARKS.get(note.tone, '')}{note.text}"
+
+
 def render_markdown(report: Report) -> str:
     """The report's Markdown sections as one document."""
     parts = [f"# {report.name}", ""]
@@ -38,7 +46,7 @@ def render_markdown(report: Report) -> str:
             continue
         parts += [f"## {section.title}", ""]
         parts += [line for note in section.notes for line in (note.text, "")]
-        parts += [f"- {item.text}" for item in section.items] + ([""] if section.items else [])
+        parts += [_item(item) for item in section.items] + ([""] if section.items else [])
         parts += [
             line
             for figure in section.figures

@@ -1,6 +1,6 @@
 """The report's claims: one short row per claim (what the study says, what this run measured, the verdict) with the
-long detail folded beside it, which DFlash setting each DFlash claim matches, and the counts, failures and questions
-"What this run found" opens with."""
+long detail folded beside it and the verdicts counted, which DFlash setting each DFlash claim matches, and the items
+"What this run found" opens with (opening.py's entries on the study's model, questions on another)."""
 
 from __future__ import annotations
 
@@ -10,21 +10,14 @@ from typing import Any
 import pandas as pd
 
 from specbench.claims.claim import (
-    BOTH_READINGS,
-    CANNOT_TELL,
+    CONTRADICTED_UNDER,
     FAILED,
     HELD,
     NEITHER_READING,
-    NOT_MEASURED,
-    ONLY,
-    SUPPORTED_READINGS,
-    UNDECIDED,
-    UNIFORM_READINGS,
     held_under,
 )
 from specbench.report.document import Column, Note, Section, Table, is_missing, records
-
-PROMPT_NOTE = "prompt-dependent: the study published no prompts, ours are our own"
+from specbench.report.sections.opening import opening_entries, opening_notes, shown_verdict
 
 
 def _optional(value: Any) -> str:
@@ -40,15 +33,6 @@ def _measured(row: Any) -> str:
     if is_missing(row["verdict_t1"]):
         return str(row["measured_text"])
     return f"at 0: {row['measured_text']}; at 1.0: {row['measured_t1_text']}"
-
-
-def shown_verdict(row: Any) -> str:
-    """A row's verdict as one phrase: the verdict, or where the text gives no temperature both, and the reading."""
-    if is_missing(row["verdict_t1"]):
-        return str(row["verdict"])
-    if row["verdict"] == row["verdict_t1"]:
-        return f"{row['verdict']} at 0 and 1.0"
-    return f"{row['verdict']} at 0; {row['verdict_t1']} at 1.0"
 
 
 def _tone(row: Any) -> str:
@@ -112,7 +96,7 @@ def claims_section(
         "beside it."
     )
     table = Table(CLAIM_COLUMNS, records(claims), folded=CLAIM_DETAIL)
-    return Section(key, title, [*notes, readings], table)
+    return Section(key, title, [*notes, *_counts(claims), readings], table)
 
 
 def _reading(row: Any) -> Any:
@@ -138,27 +122,15 @@ def supported(row: Any) -> bool:
     return row["verdict"] in HELD
 
 
-def _words_held(row: Any) -> bool:
-    """Words the text allows several readings of, borne out under another reading than this row's."""
-    reading = "" if is_missing(row["reading"]) else str(row["reading"])
-    return reading not in SUPPORTED_READINGS and reading.endswith(ONLY) and _reads(row) is not None
-
-
 def failed(row: Any) -> bool:
     """A claim row this run does not reproduce: failed at its stated temperature, or failed itself under a reading
-    while its sentence (or the claim alone) holds under neither; never for undecided, not comparable or differs."""
+    while its sentence (or the claim alone) holds under neither, or its words are contradicted under one of their
+    readings; never for undecided, not comparable or differs."""
     reading = _reading(row)
     if is_missing(reading):
         return row["verdict"] in FAILED
-    return str(reading) == NEITHER_READING and bool({row["verdict"], row["verdict_t1"]} & set(FAILED))
-
-
-def undecided(row: Any) -> bool:
-    """A claim row neither borne out nor failed, with a verdict that could not decide (too few runs, intervals not
-    separated or too wide), or a failed one under a reading the other reading leaves open."""
-    verdicts = {row["verdict"], row["verdict_t1"]} - {None}
-    telling = (set(UNDECIDED) - {NOT_MEASURED}) | set(FAILED)
-    return not supported(row) and not failed(row) and not _words_held(row) and bool(verdicts & telling)
+    against = str(reading) == NEITHER_READING or str(reading).startswith(CONTRADICTED_UNDER)
+    return against and bool({row["verdict"], row["verdict_t1"]} & set(FAILED))
 
 
 def settings_section(claims: pd.DataFrame | None) -> list[Section]:
@@ -211,99 +183,11 @@ def _counts(claims: pd.DataFrame) -> list[Note]:
     return notes
 
 
-def _shown(row: Any) -> str:
-    """A claim as the opening names it: id, verdict(s), and the prompt dependence where a miss may come from it."""
-    missed = bool({row["verdict"], row["verdict_t1"]} & set(FAILED))
-    prompt = f"; {PROMPT_NOTE}" if row["prompt_dependent"] is True and missed else ""
-    return f"{row['id']} ({shown_verdict(row)}{prompt})"
-
-
-def _failure(row: Any) -> Note:
-    """One claim (in no sentence) this run bears out under no reading, with the kind of miss."""
-    measured = str(row["measured_text"])
-    if not is_missing(row["verdict_t1"]):
-        measured += f"; at 1.0: {row['measured_t1_text']}"
-    prompt = f" ({PROMPT_NOTE})" if row["prompt_dependent"] is True else ""
-    return Note(
-        f"Not reproduced{prompt}: **{row['id']}** ({shown_verdict(row)}): {row['text']} "
-        f"(published {row['published_text']}; this run {measured})",
-        "bad",
-    )
-
-
-def _own_held(row: Any) -> bool:
-    """A row borne out under a reading of its own (a temperature, or where its words allow several, its words)."""
-    reading = row["reading"]
-    if is_missing(reading):
-        return row["verdict"] in HELD
-    if _reads(row) is not None:
-        return reading == BOTH_READINGS or reading == f"{_reads(row)}{ONLY}"
-    return str(reading) in SUPPORTED_READINGS
-
-
-def _parts(members: list[dict[str, Any]]) -> str:
-    """What held, what failed and what could not be told among a sentence's claims, each claim once."""
-    groups = {
-        "held": [m for m in members if _own_held(m)],
-        "not reproduced": [m for m in members if {m["verdict"], m["verdict_t1"]} & set(FAILED)],
-    }
-    named = {m["id"] for group in groups.values() for m in group}
-    groups["could not tell"] = [m for m in members if m["id"] not in named]
-    return "; ".join(f"{what}: {', '.join(map(_shown, rows))}" for what, rows in groups.items() if rows)
-
-
-def _sentence_note(sentence: str, members: list[dict[str, Any]]) -> Note | None:
-    """A sentence that is not borne out, once: failed under every reading, or undecided; None where it holds or
-    nothing of it could be judged alike (all not comparable, not measured or not judged)."""
-    reading = str(members[0]["sentence_reading"])
-    count = f"{len(members)} figures, one temperature"
-    own = {v for m in members for v in (m["verdict"], _verdict_t1(m)) if v is not None}
-    if own <= set(UNIFORM_READINGS):  # nothing of its own judged: read with another sentence, it says nothing
-        return None
-    if reading == NEITHER_READING and any(map(failed, members)):
-        return Note(f"Not reproduced as one sentence: **{sentence}** ({count}): {_parts(members)}", "bad")
-    if reading in SUPPORTED_READINGS or reading != CANNOT_TELL:
-        return None
-    return Note(f"Cannot tell as one sentence: **{sentence}** ({count}): {_parts(members)}")
-
-
-def claim_notes(claims: pd.DataFrame) -> tuple[list[Note], list[Note]]:
-    """The opening's notes on the claims (verdict counts, readings supported) and, as items, each claim or sentence
-    this run does not bear out, once: every claim outside a sentence that fails under every reading, with the kind
-    of miss; every sentence (read as a whole) that fails or cannot be told, with what held, what failed and what
-    could not be told; then the claims outside a sentence left undecided."""
-    rows = records(claims)
-    sentences: dict[str, list[dict[str, Any]]] = {}
-    alone = []
-    for row in rows:
-        if not is_missing(row["sentence"]) and row["variant_of"] is None:
-            sentences.setdefault(row["sentence"], []).append(row)
-        else:
-            alone.append(row)
-    alone += [members[0] for members in sentences.values() if len(members) == 1]  # a sentence of one claim is it
-    sentences = {sentence: members for sentence, members in sentences.items() if len(members) > 1}
-    read = [_sentence_note(sentence, members) for sentence, members in sentences.items()]
-    items = [_failure(r) for r in alone if failed(r)] + [n for n in read if n and n.tone == "bad"]
-    items += [n for n in read if n and n.tone != "bad"]
-    undecided_alone = [_shown(r) for r in alone if undecided(r)]
-    if undecided_alone:
-        items.append(
-            Note(f"Undecided (too few runs, intervals not separated or too wide): {', '.join(undecided_alone)}")
-        )
-    return _counts(claims), items
-
-
-def ordering_notes(claims: pd.DataFrame) -> list[Note]:
-    """On another setup of the study's model: the orderings the study expects to transfer, as judged on this one
-    (those not reproduced are among claim_notes' items already)."""
-    judged = claims[(claims.scope == "transfers") & claims.verdict.isin(HELD)]
-    return [
-        Note(
-            f"Ordering judged on this setup: **{r['id']}**: {r['text']}: **{r['verdict']}** "
-            f"(this run {r['measured_text']})"
-        )
-        for r in records(judged)
-    ]
+def claim_notes(claims: pd.DataFrame, device: str = "", comparable: bool = True) -> tuple[list[Note], list[Note]]:
+    """The verdict counts, and the opening's items on the study's model (opening.opening_notes): each sentence,
+    figure read in several ways and claim outside both, once, by kind; ``device``: this run's."""
+    entries = opening_entries(claims, device)
+    return _counts(claims), opening_notes(entries, device, comparable)
 
 
 def question_notes(claims: pd.DataFrame) -> list[Note]:

@@ -42,15 +42,10 @@ from specbench.report.document import (
     records,
     verdict_tone,
 )
-from specbench.report.sections.claims import (
-    claim_notes,
-    claims_section,
-    ordering_notes,
-    question_notes,
-    settings_section,
-)
+from specbench.report.sections.claims import claim_notes, claims_section, question_notes, settings_section
 from specbench.report.sections.environment import ceiling_rows
 from specbench.report.sections.machines import MachineView, machines_sections
+from specbench.report.sections.opening import headline_section
 from specbench.report.sections.requests import latency_section, positions_section
 from specbench.report.sections.thesis import thesis_section
 from specbench.report.sections.variations import prompt_column, prompt_sections, sweep_sections
@@ -128,18 +123,16 @@ def _scope_line(comparability: Comparability) -> str:
 
 
 def _answer(summary: pd.DataFrame, claims: pd.DataFrame | None, facts: Facts, conditions: Sequence[str]) -> Section:
-    """What this run found, first: the claims' verdicts (counts, then the rows that failed, each with its kind of
-    miss) or, on another model, the questions asked of it; and the multipliers."""
+    """What this run found, first: on the study's model, what held, what differs, what was not reproduced and what
+    could not be told and why (each sentence or claim once; opening.py), or, on another model, the questions asked
+    of it; and the multipliers."""
     comparability = facts.comparability
     notes = [Note(f"Measured on **{comparability.device}**; {_scope_line(comparability)}"), Note(PROMPTS_NOTE)]
     items: list[Note] = []
     if claims is not None and not claims.empty and not comparability.same_model:
         items = question_notes(claims)
     elif claims is not None and not claims.empty:
-        counted, items = claim_notes(claims)
-        notes += counted
-        if not comparability.comparable:
-            items += ordering_notes(claims)
+        items = claim_notes(claims, comparability.device, comparability.comparable)[1]
     notes.append(
         Note(
             f"Multiplier vs '{facts.baseline}' (mean over mean) with its 95 % interval and the study's verdict rule "
@@ -658,6 +651,7 @@ def build_report(
     sections = [
         *opening,
         _answer(summary, claims, facts, shown),
+        *(headline_section(claims, summary, facts.comparability.comparable) if facts.comparability.same_model else []),
         *machines_sections(machines, baseline, shown),
         *thesis_section(tables.get("thesis"), claims, thesis, shown, _beside(tables, baseline)),
         _setup(cells, facts),
