@@ -7,8 +7,6 @@ file checked against its blob's name, and refuses a damaged one in one line."""
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -20,7 +18,7 @@ import yaml
 
 from specbench.models.snapshot import download_step, hf_snapshot
 from specbench.tasks.datasets import dataset_step
-from support.hub_cache import populate_hf_cache, shared_store_file
+from support.hub_cache import populate_hf_cache, sharded_checkpoint, shared_store_file
 from support.paths import REPO
 
 STUDY = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -113,18 +111,6 @@ def test_the_gsm8k_download_says_what_to_do_in_one_line(unreachable: str, tmp_pa
 # --- the cache as huggingface_hub writes it ----------------------------------------------------------------------
 
 
-def _checkpoint(folder: Path) -> Path:
-    """A small sharded checkpoint: two weight shards (Xet files on the hub), their index and a config (git files)."""
-    folder.mkdir()
-    (folder / "config.json").write_text('{"architectures": ["Qwen3_5ForCausalLM"]}')
-    shards = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
-    for index, shard in enumerate(shards):
-        (folder / shard).write_bytes(os.urandom(70_000 + index))
-    weight_map = {"a.weight": shards[0], "b.weight": shards[1]}
-    (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
-    return folder
-
-
 @pytest.fixture
 def offline_hub(tmp_path: Path, monkeypatch) -> Path:
     """huggingface_hub offline over an HF_HOME of this test; returns that HF_HOME."""
@@ -138,7 +124,7 @@ def offline_hub(tmp_path: Path, monkeypatch) -> Path:
 
 @pytest.mark.parametrize("shared", [True, False], ids=["shared-store", "repo-blobs"])
 def test_a_snapshot_as_huggingface_hub_caches_it_is_accepted(offline_hub: Path, tmp_path: Path, shared: bool) -> None:
-    source = _checkpoint(tmp_path / "checkpoint")
+    source = sharded_checkpoint(tmp_path / "checkpoint", 70_000)
     commit = populate_hf_cache(offline_hub, "specbench-test/sharded", source, shared=shared)
     snapshot = offline_hub / f"hub/models--specbench-test--sharded/snapshots/{commit}"
     shard = snapshot / "model-00001-of-00002.safetensors"
@@ -159,7 +145,9 @@ def test_a_snapshot_as_huggingface_hub_caches_it_is_accepted(offline_hub: Path, 
 def test_a_damaged_file_is_refused_in_one_line(
     offline_hub: Path, tmp_path: Path, capfd, shared: bool, damaged: str
 ) -> None:
-    commit = populate_hf_cache(offline_hub, "specbench-test/sharded", _checkpoint(tmp_path / "c"), shared=shared)
+    commit = populate_hf_cache(
+        offline_hub, "specbench-test/sharded", sharded_checkpoint(tmp_path / "c", 70_000), shared=shared
+    )
     held = (offline_hub / f"hub/models--specbench-test--sharded/snapshots/{commit}" / damaged).resolve()
     held.chmod(0o600)  # the shared store keeps its files read-only
     held.write_bytes(held.read_bytes()[:-7])

@@ -5,6 +5,7 @@ with the blob linked into it, the snapshot's link), each done by the function hu
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -13,6 +14,19 @@ from pathlib import Path
 # .gitattributes' weight patterns, and anything over its 10 MB limit for plain git files.
 LARGE_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth", ".onnx", ".msgpack", ".h5")
 LARGE_BYTES = 10 * 1024 * 1024
+
+
+def sharded_checkpoint(folder: Path, shard_bytes: int = 4096) -> Path:
+    """A sharded Hugging Face checkpoint of random bytes (the download step reads files, it does not load them): two
+    weight shards (Xet files on the hub), their index and a config (git files)."""
+    folder.mkdir()
+    (folder / "config.json").write_text('{"architectures": ["Qwen3_5ForCausalLM"]}')
+    shards = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    for index, shard in enumerate(shards):
+        (folder / shard).write_bytes(os.urandom(shard_bytes + index))
+    weight_map = {"a.weight": shards[0], "b.weight": shards[1]}
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    return folder
 
 
 def is_large(path: Path) -> bool:

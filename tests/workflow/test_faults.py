@@ -630,26 +630,14 @@ def test_a_gguf_without_a_chat_template_is_refused_until_the_config_says_how_to_
         assert f"| chat template | {said} |" in report, report[:3000]
 
 
-def _fake_checkpoint(folder: Path) -> Path:
-    """A sharded Hugging Face checkpoint (the download step only reads files, it does not load them)."""
-    folder.mkdir()
-    (folder / "config.json").write_text('{"architectures": ["Qwen3_5ForCausalLM"]}')
-    shards = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
-    for index, shard in enumerate(shards):
-        (folder / shard).write_bytes(os.urandom(4096 + index))
-    index = {"weight_map": {"a.weight": shards[0], "b.weight": shards[1]}}
-    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
-    return folder
-
-
 @pytest.mark.workflow
 @pytest.mark.parametrize("damage", ["truncated shard", "missing shard"])
 def test_a_damaged_hf_cache_is_refused_naming_the_file(run: dict, tmp_path: Path, damage: str) -> None:
-    from support.hub_cache import populate_hf_cache
+    from support.hub_cache import populate_hf_cache, sharded_checkpoint
 
     hf_home = tmp_path / "hf"
     repo = "specbench-test/sharded"
-    commit = populate_hf_cache(hf_home, repo, _fake_checkpoint(tmp_path / "checkpoint"))
+    commit = populate_hf_cache(hf_home, repo, sharded_checkpoint(tmp_path / "checkpoint"))
     snapshot = hf_home / f"hub/models--specbench-test--sharded/snapshots/{commit}"
     if damage == "truncated shard":
         blob = (snapshot / "model-00001-of-00002.safetensors").resolve()
