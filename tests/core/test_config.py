@@ -155,53 +155,6 @@ def test_warm_scope_defaults_to_one_server_per_task(study_config: dict) -> None:
     assert validate_config(study_config, REPO)["warm_scope"] == "condition"
 
 
-def test_the_counts_the_documents_state_come_from_the_plan(study_config: dict) -> None:
-    """Every cell count the README and the user's documents state for a shipped config is the plan's
-    (``selected_cells``), as is each factor the README names and the demo's servers as bench/README.md measured them;
-    a count written by hand once said 96 where the study config plans 144."""
-    import re
-
-    from specbench.core.plan.cells import selected_cells
-
-    def text(*names: str) -> str:
-        return " ".join(" ".join((REPO / name).read_text().split()) for name in names)
-
-    readme = text("README.md")
-    user_docs = text("README.md", "docs/usage.md", "docs/clusters.md", "docs/builds-and-models.md")
-    study = validate_config(copy.deepcopy(study_config), REPO)
-    tiny = copy.deepcopy(study_config)  # smollm2 merges into study_config below
-    update_config(tiny, yaml.safe_load((REPO / "config" / "tiny.yaml").read_text()))
-    tiny = validate_config(tiny, REPO)
-    found = re.search(
-        r"runs the (\d+) cells of `config/config.yaml` \((\d+) tasks x (\d+) conditions x (\d+) "
-        r"temperatures x (\d+) repeats",
-        readme,
-    )
-    assert found, "the README no longer states the study's cell count in the form this test reads"
-    selected = study["select"].get("conditions") or list(study["conditions"])
-    assert [int(g) for g in found.groups()] == [
-        len(selected_cells(study)),
-        len(study["tasks"]),
-        len(selected),
-        len(study["temperatures"]),
-        study["repeats"],
-    ]
-    demo = re.search(
-        r"\| (\d+) cells \((\d+) fresh servers, (\d+) warm ones answering (\d+) each", text("bench/README.md")
-    )
-    assert demo, "bench/README.md no longer states the demo's cell count in the form this test reads"
-    total, fresh, servers, each = (int(g) for g in demo.groups())
-    warm = [c for c in selected_cells(tiny) if tiny["conditions"][c.condition].get("server") == "warm"]
-    assert [total, fresh, servers * each] == [len(selected_cells(tiny)), total - len(warm), len(warm)]
-    for name in ("tiny.yaml", "smollm2.yaml"):
-        update_config(study_config, yaml.safe_load((REPO / "config" / name).read_text()))
-    smollm2 = validate_config(study_config, REPO)
-    planned = {len(selected_cells(study)), len(selected_cells(tiny)), len(selected_cells(smollm2))}
-    stated = {int(n.replace(",", "")) for n in re.findall(r"\b(\d[\d,]*) cells\b", user_docs)}
-    assert len(selected_cells(smollm2)) in stated, "docs/builds-and-models.md no longer states SmolLM2's cell count"
-    assert stated <= planned, stated
-
-
 @pytest.mark.parametrize(
     ("text", "key", "quoted"),
     [

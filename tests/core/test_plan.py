@@ -1,8 +1,7 @@
 """What the workflow plans from a config (specbench.core.plan.resources): model identities and files, server argv, and
 what
 the profiles cannot say of a job's resources (a server job's time limit, keys layered over condition and machine);
-the rules the package and the profiles name are the workflow's, and the default profile keeps the jobs that need the
-machine to themselves apart."""
+the servers run on cluster nodes, and the default profile keeps the jobs that need the machine to themselves apart."""
 
 from __future__ import annotations
 
@@ -28,15 +27,12 @@ from specbench.core.plan.models import (
     used_roles,
 )
 from specbench.core.plan.resources import every_cpu, server_resources, usable_cpus
+from specbench.core.plan.rule_names import EVERY_CPU_RULES, SERVER_RULES
 from specbench.core.plan.server import conditions_regex, server_args, warm_scope, warm_scopes
-from specbench.measure.job import SCOPE_OF_RULE
-from specbench.preflight.gpu import GPU_RULES
 from support.paths import REPO
 from support.rules import rule_names
 
 TINY = REPO / "config" / "tiny.yaml"
-# The rules that run with every CPU when run locally, whatever --cores says (their resource 'cpus')
-EVERY_CPU_RULES = ("llama_cpp_build", "quantize_target")
 PROFILES = REPO / "profiles"
 
 
@@ -46,21 +42,14 @@ def _config(study_config: dict, **changes) -> dict:
     return validate_config(study_config, REPO)
 
 
-def test_the_rules_the_package_and_the_profiles_name_are_the_workflows(tmp_path: Path) -> None:
-    """Every rule name written outside the rules (the cell rules' scopes, the rules that start a server, the profiles'
-    per-rule settings) is a rule of the workflow as Snakemake parses it, under either warm scope; the downloads stay
-    on the submitting host of a cluster run, the cells do not."""
+def test_the_downloads_stay_on_the_submitting_host_and_the_servers_do_not(tmp_path: Path) -> None:
+    """Under either warm scope, the downloads and the back half are local rules of a cluster run, no rule that starts
+    a server is (tests/project/test_rule_names.py holds every rule name the package and the profiles use)."""
     task = rule_names(tmp_path / "task", [TINY])
     condition = rule_names(tmp_path / "condition", [TINY], {"warm_scope": "condition"})
-    rules = task.names | condition.names
     assert "cell_sequence" in task.names and "condition_sequence" in condition.names
-    assert set(SCOPE_OF_RULE) | set(GPU_RULES) | set(EVERY_CPU_RULES) <= rules
-    for profile in ("default", "slurm"):
-        settings = yaml.safe_load((PROFILES / profile / "config.yaml").read_text())
-        named = {*settings.get("set-threads", {}), *settings.get("set-resources", {})}
-        assert named and named <= rules, (profile, named - rules)
     assert {"llama_cpp_fetch", "hf_download", "hf_dataset", "aggregate", "report"} <= task.local
-    assert not set(GPU_RULES) & (task.local | condition.local)
+    assert not set(SERVER_RULES) & (task.local | condition.local)
 
 
 def test_a_warm_condition_may_set_its_own_scope(study_config: dict) -> None:

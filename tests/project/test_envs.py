@@ -1,4 +1,5 @@
-"""Every rule's conda env (envs/*.yaml) has what the rule's script imports, statically and in a real venv.
+"""Every rule's conda env (envs/*.yaml) has what the rule's script imports, statically and in a real venv; where
+conda is installed, conda makes one env (the build's) and the same checks run in it.
 
 Conda channels are out of reach here, so each env is emulated by a plain venv of exactly its pip packages
 (conda-only entries such as cmake or git are the system's), cached under the test cache keyed by the package
@@ -428,33 +429,30 @@ def test_env_conda_only_dependencies_are_provided_by_the_system(env_file: Path) 
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("env_file", ENV_FILES, ids=lambda p: p.name)
-def test_env_imports_resolve(env_file: Path) -> None:
-    venv = env_venv(env_file)
+def import_failures(python: Path, env_file: Path) -> list[str]:
+    """What fails when ``python`` runs the scripts of the rules using ``env_file`` up to their first use of snakemake,
+    then every import those scripts can reach."""
     scripts = sorted({rule.script for rule in rules_using(env_file)})
     imports = sorted({(s, w) for script in scripts for s, _, w in reachable_imports(script)}, key=lambda i: i[1])
     spec = {"scripts_dir": str(SCRIPTS), "scripts": [str(s) for s in scripts], "imports": imports}
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     result = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", IMPORT_CHECK, json.dumps(spec)],
+        [str(python), "-c", IMPORT_CHECK, json.dumps(spec)],
         capture_output=True,
         text=True,
         cwd=REPO,
         env={**env, "MPLBACKEND": "Agg"},
     )
     assert result.returncode == 0, result.stderr[-4000:]
-    failures = json.loads(result.stdout.splitlines()[-1])
-    assert not failures, f"in a venv of exactly {env_file.name}'s pip packages:\n" + "\n".join(failures)
+    return json.loads(result.stdout.splitlines()[-1])
 
 
-@pytest.mark.parametrize("env_file", ENV_FILES, ids=lambda p: p.name)
-def test_snakemake_preamble_runs_in_env(env_file: Path) -> None:
-    """Snakemake's script preamble appends the host Snakemake's sys.path, unpickles the snakemake object
-    and imports snakemake.logging: the env's own python must manage that without the snakemake package."""
+def preamble_run(python: Path) -> subprocess.CompletedProcess:
+    """Snakemake's script preamble (the host's sys.path appended, the snakemake object unpickled, snakemake.logging
+    imported), run by ``python``."""
     from snakemake.common import get_snakemake_searchpaths
     from snakemake.iocontainers import InputFiles, Log, OutputFiles, Params, ResourceList, Snakemake, Wildcards
 
-    venv = env_venv(env_file)
     obj = Snakemake(
         InputFiles(),
         OutputFiles(),
@@ -468,9 +466,9 @@ def test_snakemake_preamble_runs_in_env(env_file: Path) -> None:
         0,
         str(SCRIPTS),
     )
-    result = subprocess.run(
+    return subprocess.run(
         [
-            str(venv / "bin" / "python"),
+            str(python),
             "-c",
             PREAMBLE_CHECK,
             json.dumps(get_snakemake_searchpaths()),
@@ -480,4 +478,49 @@ def test_snakemake_preamble_runs_in_env(env_file: Path) -> None:
         text=True,
         cwd=REPO,
     )
+
+
+@pytest.mark.parametrize("env_file", ENV_FILES, ids=lambda p: p.name)
+def test_env_imports_resolve(env_file: Path) -> None:
+    failures = import_failures(env_venv(env_file) / "bin" / "python", env_file)
+    assert not failures, f"in a venv of exactly {env_file.name}'s pip packages:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("env_file", ENV_FILES, ids=lambda p: p.name)
+def test_snakemake_preamble_runs_in_env(env_file: Path) -> None:
+    """Snakemake's script preamble appends the host Snakemake's sys.path, unpickles the snakemake object
+    and imports snakemake.logging: the env's own python must manage that without the snakemake package."""
+    result = preamble_run(env_venv(env_file) / "bin" / "python")
     assert result.returncode == 0, f"Snakemake's script preamble fails in {env_file.name}:\n{result.stderr[-4000:]}"
+
+
+# The env conda makes where it is installed: the build's, whose conda-only entries (CMake, a compiler, git) are what
+# a venv of the pip packages cannot stand for
+CONDA_ENV = REPO / "envs" / "build.yaml"
+
+
+@pytest.mark.skipif(
+    shutil.which("conda") is None,
+    reason="conda is not on PATH (nor its channels reachable here): the envs are checked as venvs of their pip "
+    "packages, their conda-only entries as the system's programs",
+)
+def test_conda_makes_the_build_env_as_snakemake_does() -> None:
+    """Conda makes envs/build.yaml with the command Snakemake's `--software-deployment-method conda` runs; its CMake
+    is the pinned minor version, its compiler and git run, and the build rules' scripts import and start in it."""
+    key = hashlib.sha256(CONDA_ENV.read_bytes()).hexdigest()[:16]
+    prefix = TEST_CACHE / "conda" / f"{CONDA_ENV.stem}-{key}"
+    if not (prefix / "conda-meta" / "history").is_file():
+        shutil.rmtree(prefix, ignore_errors=True)
+        create = ["conda", "env", "create", "--quiet", "--no-default-packages", "--file", str(CONDA_ENV)]
+        done = subprocess.run([*create, "--prefix", str(prefix)], capture_output=True, text=True)
+        assert done.returncode == 0, f"conda could not make {CONDA_ENV.name}:\n{done.stderr[-4000:]}"
+    pinned = next(spec.split("=", 1)[1] for spec in conda_dependencies(CONDA_ENV) if spec.startswith("cmake="))
+    versions = {}
+    for program in ("cmake", "c++", "git"):
+        found = subprocess.run([str(prefix / "bin" / program), "--version"], capture_output=True, text=True)
+        assert found.returncode == 0, f"{program} of the conda env: {found.stderr[-2000:]}"
+        versions[program] = found.stdout
+    assert f"cmake version {pinned}." in versions["cmake"], versions["cmake"]
+    failures = import_failures(prefix / "bin" / "python", CONDA_ENV)
+    assert not failures, f"in the conda env of {CONDA_ENV.name}:\n" + "\n".join(failures)
+    assert preamble_run(prefix / "bin" / "python").returncode == 0

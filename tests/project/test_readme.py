@@ -166,7 +166,7 @@ def test_the_documents_snakemake_commands_plan_in_a_fresh_clone(clone: Path) -> 
         for name in DOCS
         for block in _bash_blocks(name)
         for line in block.splitlines()
-        if line.startswith("snakemake ") and "--profile" not in line
+        if line.startswith("snakemake ") and "profiles/slurm" not in line
     ]
     assert ["snakemake", "--cores", "1", "all"] in commands
     assert any("config/tiny-gpu.yaml" in argv for argv in commands) and any(

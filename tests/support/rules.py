@@ -12,11 +12,17 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import yaml
+
 from support.paths import REPO
 
-# Rules that exist only under some config (each 'warm_scope' defines its own warm rule): the workflow is loaded once
-# per entry, and the rules of every load are kept.
-CONFIG_VARIANTS = ({"warm_scope": "task"}, {"warm_scope": "condition"})
+# Rules that exist only under some config (each 'warm_scope' defines its own warm rule, a vLLM build its environment's):
+# the workflow is loaded once per entry, and the rules of every load are kept.
+CONFIG_VARIANTS = (
+    {"warm_scope": "task"},
+    {"warm_scope": "condition"},
+    {"builds": yaml.safe_load((REPO / "config" / "study-vllm.yaml").read_text())["builds"]},
+)
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,11 @@ def workflow_rules() -> list[Rule]:
             env = Path(fact["env"]) if fact["env"] else None
             rules.setdefault(fact["name"], Rule(fact["name"], Path(fact["script"]), env, fact["source"]))
     return sorted(rules.values(), key=lambda rule: (rule.source.split(":")[0], int(rule.source.split(":")[1])))
+
+
+def all_rule_names() -> frozenset[str]:
+    """The name of every rule of the workflow under any of the config variants."""
+    return frozenset(fact["name"] for fact in _facts())
 
 
 def report_outputs() -> dict[str, Path]:

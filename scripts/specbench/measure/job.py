@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.core.plan.cells import Cell
+from specbench.core.plan.rule_names import SCOPE_OF_CELL_RULE
 from specbench.core.records.ownership import OtherModelsCell, check_cells, setup_models
 from specbench.core.records.timings import record_timings
 from specbench.core.steps.entry import fail, logged_to
@@ -16,10 +17,6 @@ from specbench.core.steps.files import read_json, write_json_atomic
 from specbench.measure.condition_setup import job_setup
 from specbench.measure.guard import Interrupted, interrupt_guard
 from specbench.measure.runner import CellError, run_cells
-
-# The workflow's cell rules (rules/cells.smk), and what one server of each answers (a record's server.scope): one
-# cell, a task's repeats at one temperature, or every selected cell of the condition.
-SCOPE_OF_RULE = {"cell": "fresh", "cell_sequence": "task", "condition_sequence": "condition"}
 
 
 def progress_line(label: str, record: Mapping[str, Any]) -> str:
@@ -46,7 +43,7 @@ def run_job(
     """Measure the cells of one job of a cell rule (``rule``: which one, and so what its server answers;
     ``cell_files``: the job's outputs, its cells in serving order) and write each record; SIGTERM, SIGHUP, Ctrl-C and
     the death of the Snakemake process above stop the server and end the job with one line, writing nothing."""
-    scope = SCOPE_OF_RULE[rule]
+    scope = SCOPE_OF_CELL_RULE[rule]
     cells = [Cell.from_path(path) for path in cell_files]
     labels = ", ".join(c.label for c in cells)
     lines: list[str] = []

@@ -13,11 +13,8 @@ from typing import Any
 from specbench.core.config import builds as core_builds
 from specbench.core.config.sources import resolve_path
 from specbench.core.plan import models as plan_models
+from specbench.core.plan.rule_names import SERVER_RULES
 from specbench.preflight.writes import GB, Job, Write, gb
-
-# The workflow's rules whose jobs start a llama-server: the cell rules (rules/cells.smk) and the explanations
-# (rules/explain.smk, a server of the baseline's setup)
-GPU_RULES = ("cell", "cell_sequence", "condition_sequence", "explain_divergence", "explain_control")
 
 
 @dataclass(frozen=True)
@@ -75,7 +72,7 @@ def gpu_need(
     """What the planned cells need of a CUDA GPU (None without cells or on another backend): the target's GGUF, the
     draft's when a planned condition loads it, and ``preflight.gpu_overhead_gb`` (KV cache at the server's -c,
     recurrent state, compute buffers); the architectures each build covers."""
-    cells = [w for rule, w in jobs if rule in GPU_RULES]
+    cells = [w for rule, w in jobs if rule in SERVER_RULES]
     builds = core_builds.llama_builds(dict(config))
     if not cells or all(b.llama_cpp["backend"] != "cuda" for b in builds):
         return None

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specbench.preflight.gpu import GPU_RULES, GpuNeed, gpu_need
+from specbench.core.plan.rule_names import SERVER_RULES
+from specbench.preflight.gpu import GpuNeed, gpu_need
 from specbench.preflight.tools import Tool, build_tools
 from specbench.preflight.writes import (
     RESULTS_BYTES,
@@ -59,7 +60,7 @@ def needs(
         *vllm_writes(config, base, workdir, jobs),
         *model_writes(config, base, workdir, rules, hub_sizes, size_of),
     ]
-    if rules & set(GPU_RULES):
+    if rules & set(SERVER_RULES):
         writes.append(
             Write("cell records, server logs, tables, report", workdir / "results", RESULTS_BYTES, "estimate")
         )

