@@ -9,47 +9,27 @@ the distribution of client/server per condition. Not a test: it prints figures.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "scripts"), str(REPO / "tests")]
+
+from _common import run_tiny  # noqa: E402
 
 
-def run_tiny(workdir: Path, repeats: int, max_tokens: int, cores: int) -> Path:
+def tiny_runs(workdir: Path, repeats: int, max_tokens: int, cores: int) -> Path:
     """Run the tiny config's matrix (temperature 0) in ``workdir``; return its runs.csv."""
-    override = workdir / "bench.yaml"
-    override.write_text(
-        yaml.safe_dump(
-            {
-                "temperatures": [0.0],
-                "repeats": repeats,
-                "max_tokens": max_tokens,
-                "select": {"tasks": ["file-rewrite", "essay"]},
-            }
-        )
-    )
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "all",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--cores",
-        str(cores),
-        "--cache",
-        "--configfile",
-        str(REPO / "config" / "tiny.yaml"),
-        str(override),
-    ]
-    subprocess.run(argv, check=True)
+    settings = {
+        "temperatures": [0.0],
+        "repeats": repeats,
+        "max_tokens": max_tokens,
+        "select": {"tasks": ["file-rewrite", "essay"]},
+    }
+    run_tiny(workdir, settings, cores)
     return workdir / "results" / "runs.csv"
 
 
@@ -76,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     if runs_csv is None:
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix="specbench-bench-"))
         workdir.mkdir(parents=True, exist_ok=True)
-        runs_csv = run_tiny(workdir, args.repeats, args.max_tokens, args.cores)
+        runs_csv = tiny_runs(workdir, args.repeats, args.max_tokens, args.cores)
     table = ratio_table(pd.read_csv(runs_csv))
     print(f"client-observed / server-reported decode rate ({runs_csv}):")
     print(table.to_string(float_format=lambda v: f"{v:.3f}"))

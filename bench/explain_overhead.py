@@ -15,16 +15,15 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path[:0] = [str(REPO / "scripts"), str(REPO / "tests")]
+
+from _common import run_tiny  # noqa: E402
 
 from specbench.core.plan.cells import Cell  # noqa: E402
 from specbench.core.records.explanations import explanation_path, reference_repeat  # noqa: E402
@@ -33,39 +32,15 @@ from specbench.measure.condition_setup import job_setup  # noqa: E402
 from specbench.measure.explain import explain  # noqa: E402
 from specbench.measure.runner import run_cells  # noqa: E402
 
-
-def run_tiny(workdir: Path, cores: int) -> None:
-    """The tiny random target's essay (its speculative outputs diverge from off's), off and ngram-mod, explained."""
-    override = workdir / "bench.yaml"
-    override.write_text(
-        yaml.safe_dump(
-            {
-                "models": {"target": {"tiny": {"seed": 0, "weights": "random"}}},
-                "temperatures": [0.0],
-                "repeats": 1,
-                "max_tokens": 256,
-                "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod"]},
-                "measurement": {"max_foreign_cpu": None},
-            }
-        )
-    )
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "all",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--cores",
-        str(cores),
-        "--cache",
-        "--configfile",
-        str(REPO / "config" / "tiny.yaml"),
-        str(override),
-    ]
-    subprocess.run(argv, check=True)
+# The tiny random target's essay (its speculative outputs diverge from off's), off and ngram-mod, explained
+DIVERGING = {
+    "models": {"target": {"tiny": {"seed": 0, "weights": "random"}}},
+    "temperatures": [0.0],
+    "repeats": 1,
+    "max_tokens": 256,
+    "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod"]},
+    "measurement": {"max_foreign_cpu": None},
+}
 
 
 def differing_cell(workdir: Path) -> Path:
@@ -111,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = args.workdir
     if workdir is None:
         workdir = Path(tempfile.mkdtemp(prefix="specbench-explain-"))
-        run_tiny(workdir, args.cores)
+        run_tiny(workdir, DIVERGING, args.cores)
     os.chdir(workdir)  # the setups name their files relative to the run's directory
     path = args.cell or differing_cell(Path("."))
     record = read_json(path)

@@ -24,7 +24,9 @@ import httpx
 from scipy import stats
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path[:0] = [str(REPO / "scripts"), str(REPO / "tests")]
+
+from _common import spread  # noqa: E402
 
 from specbench.core.steps.files import read_json  # noqa: E402
 from specbench.measure.cell_record import last_log_section, speculative_lines  # noqa: E402
@@ -62,11 +64,6 @@ def paired_interval(ratios: list[float]) -> tuple[float, float]:
     return math.exp(mean - half), math.exp(mean + half)
 
 
-def spread(values: list[float]) -> str:
-    mean = statistics.fmean(values)
-    return f"mean {mean:.2f} (range {min(values):.2f}-{max(values):.2f}, {(max(values) - min(values)) / mean:.1%})"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workdir", type=Path, required=True, help="a finished run's working directory")
@@ -100,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                 (args.save / f"{name}.timings.json").write_text(json.dumps(b["timings"], indent=2) + "\n")
         low, high = paired_interval(ratios)
         print(
-            f"A: {spread(a_runs)} tok/s; B: {spread(b_runs)} tok/s; B/A of the means "
+            f"A: {spread(a_runs, 2)} tok/s; B: {spread(b_runs, 2)} tok/s; B/A of the means "
             f"{statistics.fmean(b_runs) / statistics.fmean(a_runs):.4f}; per-round B/A median "
             f"{statistics.median(ratios):.4f}, range {min(ratios):.4f}-{max(ratios):.4f}; geometric mean "
             f"{math.exp(statistics.fmean(math.log(r) for r in ratios)):.4f}, 95 % interval {low:.4f}-{high:.4f}"

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,10 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "scripts"), str(REPO / "tests")]
+
+from support.workflow import job_counts, snakemake_argv  # noqa: E402
+
 # config/tiny.yaml's selected conditions (five fresh-server ones and the warm ngram-mod-warm), named here so that a
 # condition added to the config does not change what a size means
 CONDITIONS = ["off", "ngram-mod", "ngram-mod-warm", "mtp", "dflash", "dflash-n15"]
@@ -78,21 +81,6 @@ def override(size: Size) -> dict:
     }
 
 
-def job_counts(output: str) -> dict[str, int]:
-    """The dry run's 'Job stats' table as {rule: count} (with 'total')."""
-    counts: dict[str, int] = {}
-    lines = output.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("Job stats:"):
-            for row in lines[i + 3 :]:
-                match = re.fullmatch(r"(\S+)\s+(\d+)", row.strip())
-                if not match:
-                    break
-                counts[match[1]] = int(match[2])
-            break
-    return counts
-
-
 # Snakemake's floor: as many jobs as asked for (the jobs of 'one' plus 'all'), each one output, made in-process.
 FLOOR_SNAKEFILE = """\
 rule all:
@@ -109,21 +97,12 @@ rule one:
 
 
 def plan(snakefile: Path, configs: list[str], extra: list[str]) -> Run:
-    """One ``snakemake -n all`` in a fresh scratch directory: wall time, peak RSS, planned jobs per rule."""
+    """One ``snakemake -n all`` in a fresh scratch directory: wall time, peak RSS, planned jobs per rule (with
+    'total')."""
     with tempfile.TemporaryDirectory(prefix="specbench-plan-") as workdir:
-        argv = [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "-n",
-            "all",
-            "--snakefile",
-            str(snakefile),
-            "--directory",
-            workdir,
-            *configs,
-            *extra,
-        ]
+        argv = snakemake_argv(
+            Path(workdir), ["all"], configs, "-n", *extra, cores=None, cache=False, snakefile=snakefile
+        )
         with tempfile.TemporaryFile() as out:
             start = time.perf_counter()
             process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
@@ -134,7 +113,8 @@ def plan(snakefile: Path, configs: list[str], extra: list[str]) -> Run:
             text = out.read().decode(errors="replace")
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({process.returncode}):\n{text[-3000:]}")
-    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, job_counts(text))
+    jobs = job_counts(text)
+    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, {**jobs, "total": sum(jobs.values())})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,12 +160,12 @@ def main(argv: list[str] | None = None) -> int:
             for size in sizes:
                 for snakefile in snakefiles:
                     tiny = str(snakefile.parent / "config" / "tiny.yaml")
-                    run = plan(snakefile, ["--configfile", tiny, str(paths[size])], extra)
+                    run = plan(snakefile, [tiny, str(paths[size])], extra)
                     runs[size, snakefile].append(run)
                     report_run(attempt, args.runs, size, run, str(snakefile))
                 if args.floor:
                     jobs = runs[size, snakefiles[0]][0].jobs["total"]
-                    run = plan(floor_snakefile, ["--config", f"jobs={jobs}"], extra)
+                    run = plan(floor_snakefile, [], ["--config", f"jobs={jobs}", *extra])
                     floors[size].append(run)
                     report_run(attempt, args.runs, size, run, f"floor: {jobs} trivial jobs")
 

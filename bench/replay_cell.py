@@ -20,38 +20,20 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path[:0] = [str(REPO / "scripts"), str(REPO / "tests")]
+
+from _common import spread  # noqa: E402
 
 from specbench.core.steps.files import read_json  # noqa: E402
 from specbench.measure.replay import replay  # noqa: E402
+from support.workflow import snakemake_argv  # noqa: E402
 
 
 def pipeline_run(workdir: Path, cell: str, configs: list[str], rule: str) -> dict:
     """The cell measured again by the workflow; its new record."""
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        cell,
-        "--forcerun",
-        rule,
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--cores",
-        "2",
-        "--cache",
-        "--configfile",
-        *configs,
-    ]
+    argv = snakemake_argv(workdir, [cell], configs, "--forcerun", rule)
     subprocess.run(argv, check=True, cwd=workdir, env=os.environ, capture_output=True)
     return read_json(workdir / cell)
-
-
-def spread(values: list[float]) -> str:
-    mean = statistics.fmean(values)
-    return f"mean {mean:.1f}, range {min(values):.1f}-{max(values):.1f} ({(max(values) - min(values)) / mean:.1%})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{'yes' if again['identical'] else 'no':>11}  {again['first_difference']}"
         )
     print(
-        f"pipeline: {spread(pipeline)}; by hand: {spread(by_hand)}; "
+        f"pipeline: {spread(pipeline, 1)}; by hand: {spread(by_hand, 1)}; "
         f"by hand / pipeline (means): {statistics.fmean(by_hand) / statistics.fmean(pipeline):.3f}"
     )
     print("argv of the last hand run:", " ".join(again["argv"]))

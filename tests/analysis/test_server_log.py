@@ -6,6 +6,7 @@ import pytest
 
 from specbench.analysis.derived import derived_figures
 from specbench.analysis.server_log import parse_speculative_log
+from specbench.measure.cell_record import speculative_lines
 
 # Lines as llama-server b11223 prints them (draft-dflash start-up and a slot's end-of-request statistics).
 DFLASH_LOG = """\
@@ -33,6 +34,15 @@ def test_dflash_settings_and_acceptance_are_read() -> None:
     }
     assert parsed["acceptance"] == [{"rate": 0.0, "accepted": 0, "generated": 183, "mean_len": 1.0}]
     assert "main: loading model" not in parsed["lines"]
+
+
+def test_the_parser_reads_the_lines_a_record_keeps() -> None:
+    """One list of words decides the lines a record keeps (the measurement) and those the parser reads (the
+    analysis), in any case."""
+    log = DFLASH_LOG + "llama_model_loader: MTP layers: 1\n"
+    kept = speculative_lines(log)
+    assert parse_speculative_log(log)["lines"] == kept
+    assert "llama_model_loader: MTP layers: 1" in kept and "main: loading model" not in kept
 
 
 def test_log_without_speculation_gives_empty_result() -> None:

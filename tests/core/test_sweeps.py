@@ -14,12 +14,12 @@ from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables
 from specbench.core.config.error import ConfigError
 from specbench.core.config.load import validate_config
-from specbench.core.config.sweeps import sweep_member
+from specbench.core.config.sweeps import sweep_member, sweeps_of
 from specbench.core.plan.cells import selected_cells
 from specbench.core.plan.resources import server_resources
 from specbench.core.plan.server import server_args
 from specbench.report.figures import style as figure_style
-from specbench.report.figures.run import sweep_figure, sweeps_of
+from specbench.report.figures.run import sweep_figure
 from specbench.report.sections.variations import sweep_sections
 from support.config import STUDY_CONDITIONS
 from support.paths import REPO

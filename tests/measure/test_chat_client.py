@@ -15,7 +15,7 @@ from specbench.analysis.draft_positions import reported_counts
 from specbench.core.records.timings import CLIENT, SERVER, record_timings
 from specbench.measure.cell_record import response_fields
 from specbench.measure.chat_client import assemble_chat_stream, chat_request
-from specbench.measure.client import sse_events
+from specbench.measure.client import Generation, sse_events
 from specbench.measure.endpoint import local_pids, open_endpoint, served_model
 from specbench.measure.server import ServerError, free_port
 
@@ -106,11 +106,11 @@ def test_a_stream_without_a_finish_reason_is_an_error() -> None:
 
 
 def test_the_request_asks_for_ids_usage_and_thinking_as_configured() -> None:
-    body = chat_request(M, [{"role": "user", "content": "hi"}], reasoning=False, max_tokens=8, temperature=0.0, seed=3)
+    body = chat_request(M, [{"role": "user", "content": "hi"}], Generation(False, 8, 0.0, 3))
     assert body["model"] == M and body["stream"] and body["stream_options"] == {"include_usage": True}
     assert body["chat_template_kwargs"] == {"enable_thinking": False} and body["return_token_ids"]
     assert body["max_tokens"] == 8 and body["seed"] == 3 and body["cache_prompt"] is False
-    assert "model" not in chat_request(None, [], reasoning=True, max_tokens=1, temperature=1.0, seed=0)
+    assert "model" not in chat_request(None, [], Generation(True, 1, 1.0, 0))
 
 
 @given(

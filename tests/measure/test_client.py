@@ -12,6 +12,7 @@ from typing import ClassVar
 import pytest
 
 from specbench.measure.client import (
+    Generation,
     ReasoningNotOff,
     assemble_stream,
     completion_request,
@@ -50,7 +51,7 @@ def test_stream_without_final_chunk_is_an_error() -> None:
 
 
 def test_request_is_independent_of_server_state() -> None:
-    body = completion_request("p", max_tokens=8, temperature=0.0, seed=3)
+    body = completion_request("p", Generation(reasoning=False, max_tokens=8, temperature=0.0, seed=3))
     assert body["cache_prompt"] is False and body["return_tokens"] is True and body["stream"] is True
     assert body["n_predict"] == 8 and body["seed"] == 3
 
@@ -97,9 +98,7 @@ def recorder() -> Iterator[str]:
 @pytest.mark.parametrize("setting", ["gguf", "chatml"])
 def test_a_template_setting_renders_on_the_server(recorder: str, setting: str) -> None:
     messages = [{"role": "user", "content": "Write."}]
-    exchange = run_exchange(
-        recorder, messages, reasoning=False, max_tokens=3, temperature=0.0, seed=1, timeout_s=10, chat_template=setting
-    )
+    exchange = run_exchange(recorder, messages, Generation(False, 3, 0.0, 1), timeout_s=10, chat_template=setting)
     assert [path for path, _ in _Recorder.requests] == ["/apply-template", "/apply-template", "/completion"]
     assert exchange.template_request == {"messages": messages, "chat_template_kwargs": {"enable_thinking": False}}
     assert exchange.prompt == CHATML == _Recorder.requests[2][1]["prompt"]
@@ -109,9 +108,7 @@ def test_a_template_setting_renders_on_the_server(recorder: str, setting: str) -
 
 def test_none_sends_the_prompts_text_as_it_is(recorder: str) -> None:
     messages = [{"role": "user", "content": "Once upon a time"}]
-    exchange = run_exchange(
-        recorder, messages, reasoning=False, max_tokens=3, temperature=0.0, seed=1, timeout_s=10, chat_template="none"
-    )
+    exchange = run_exchange(recorder, messages, Generation(False, 3, 0.0, 1), timeout_s=10, chat_template="none")
     assert [path for path, _ in _Recorder.requests] == ["/completion"]  # no template asked for
     assert exchange.template_request is None and exchange.reasoning_check is None
     assert exchange.prompt == "Once upon a time" == _Recorder.requests[0][1]["prompt"]
@@ -120,9 +117,7 @@ def test_none_sends_the_prompts_text_as_it_is(recorder: str) -> None:
 
 def _exchange(url: str, *, reasoning: bool = False):
     messages = [{"role": "user", "content": "Write."}]
-    return run_exchange(
-        url, messages, reasoning=reasoning, max_tokens=3, temperature=0.0, seed=1, timeout_s=10, chat_template="gguf"
-    )
+    return run_exchange(url, messages, Generation(reasoning, 3, 0.0, 1), timeout_s=10, chat_template="gguf")
 
 
 def test_qwen3_5s_switch_renders_reasoning_off_as_the_empty_think_block(recorder: str) -> None:

@@ -20,7 +20,7 @@ from specbench.contention.samples import Verdict
 from specbench.core.plan.cells import Cell
 from specbench.measure import runner as cell_module
 from specbench.measure import serving as serving_module
-from specbench.measure.client import Exchange
+from specbench.measure.client import Exchange, Generation
 from specbench.measure.condition_setup import Setup, condition_setup, job_setup
 from specbench.measure.runner import CellError, run_cells
 from support.runner import CELL, TIMINGS, outcome, setup_of
@@ -224,18 +224,16 @@ def _one_fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
         )
 
     def exchange(
-        url: str,
-        messages: list[dict],
-        *,
-        reasoning: bool,
-        max_tokens: int,
-        temperature: float,
-        seed: int,
-        timeout_s: float,
-        chat_template: str,
+        url: str, messages: list[dict], generation: Generation, *, timeout_s: float, chat_template: str
     ) -> Exchange:
+        max_tokens = generation.max_tokens
         calls.append(
-            {"prompt": messages[0]["content"], "max_tokens": max_tokens, "temperature": temperature, "seed": seed}
+            {
+                "prompt": messages[0]["content"],
+                "max_tokens": max_tokens,
+                "temperature": generation.temperature,
+                "seed": generation.seed,
+            }
         )
         timings = {**TIMINGS, "predicted_n": max_tokens}
         return Exchange(

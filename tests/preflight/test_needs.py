@@ -16,6 +16,7 @@ from specbench.preflight.writes import (
     GGUF_OF_CHECKPOINT,
     VLLM_VENV_BYTES,
     XET_CHUNK_CACHE_BYTES,
+    StorageFacts,
 )
 from support.config import load_config
 from support.paths import REPO
@@ -40,7 +41,8 @@ def _from_scratch(config: dict) -> list:
 
 def _needs(config: dict, jobs: list | None = None, **facts):
     arguments = {"hub_sizes": {}, "cached": {}, "hf_cache": HF, "xet_cache": XET, "size_of": lambda p: None}
-    return needs(config, REPO, WORK, _from_scratch(config) if jobs is None else jobs, **{**arguments, **facts})
+    storage = StorageFacts(**{**arguments, **facts})
+    return needs(config, REPO, WORK, _from_scratch(config) if jobs is None else jobs, storage)
 
 
 def test_the_study_downloads_both_models_and_gsm8k_at_their_pinned_commits(study: dict) -> None:

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,6 +24,34 @@ from specbench.core.plan.model_identity import models_folder
 from specbench.core.steps.files import read_json
 from support.paths import OUTPUT_CACHE, REPO
 from support.prepare import PREPARED, done, wait_for
+
+
+def snakemake_argv(
+    workdir: Path,
+    targets: Sequence[str],
+    configs: Sequence[Path | str],
+    *extra: str,
+    cores: int | None = 2,
+    cache: bool = True,
+    snakefile: Path = REPO / "Snakefile",
+) -> list[str]:
+    """The command line of ``snakemake TARGETS`` in ``workdir``: ``extra`` options after ``--cores`` (none where
+    ``cores`` is None), then ``--cache`` (Snakemake's between-workflow cache, unless ``cache`` is False) and the
+    ``configs`` files last."""
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        *targets,
+        "--snakefile",
+        str(snakefile),
+        "--directory",
+        str(workdir),
+        *(["--cores", str(cores)] if cores is not None else []),
+        *extra,
+        *(["--cache"] if cache else []),
+        *(["--configfile", *(str(c) for c in configs)] if configs else []),
+    ]
 
 
 def snakemake(
@@ -51,22 +79,7 @@ def snakemake(
     if start_from and not (workdir / ".snakemake").exists() and done(start_from).exists():
         copy_workdir(PREPARED / start_from, workdir)
     OUTPUT_CACHE.mkdir(parents=True, exist_ok=True)
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        *targets,
-        "--snakefile",
-        str(snakefile),
-        "--directory",
-        str(workdir),
-        "--cores",
-        str(cores),
-        *extra,
-        "--cache",
-        "--configfile",
-        *(str(c) for c in configs),
-    ]
+    argv = snakemake_argv(workdir, targets, configs, *extra, cores=cores, snakefile=snakefile)
     full_env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(OUTPUT_CACHE), **(env or {})}
     return subprocess.run(argv, cwd=workdir, env=full_env, capture_output=True, text=True)
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from specbench.core.records.log_lines import is_speculative
+
 _IMPL_RE = re.compile(r"adding speculative implementation '([^']+)'")
 _SETTING_LINE_RE = re.compile(r"(common_speculative_\w+|spec\s+\w+):\s+-\s+(.*)$")
 _KV_RE = re.compile(r"(\w+)=([^,\s]+)")
 _ACCEPT_RE = re.compile(
     r"draft acceptance = ([0-9.]+) \(\s*(\d+) accepted /\s*(\d+) generated\)(?:, mean len =\s*([0-9.]+))?"
 )
-_SPEC_WORDS = ("specul", "draft", "ngram", "mtp", "dflash")
 
 
 def _number(text: str) -> int | float | str:
@@ -31,8 +32,7 @@ def parse_speculative_log(log_text: str) -> dict[str, Any]:
     lines: list[str] = []
     current = "speculative"
     for line in log_text.splitlines():
-        lowered = line.lower()
-        if not any(word in lowered for word in _SPEC_WORDS):
+        if not is_speculative(line):
             continue
         lines.append(line.rstrip())
         impl = _IMPL_RE.search(line)

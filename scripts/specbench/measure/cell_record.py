@@ -13,6 +13,7 @@ from specbench.contention.samples import Verdict
 from specbench.core.config.builds import LLAMA_CPP, VLLM
 from specbench.core.config.chat_template import record_entry
 from specbench.core.plan.cells import Cell
+from specbench.core.records.log_lines import is_speculative
 from specbench.core.records.version import RECORD_VERSION
 from specbench.measure.condition_setup import Setup
 
@@ -84,15 +85,13 @@ def _vllm_environment(setup: Setup) -> dict[str, Any]:
     return {**{key: setup.build_manifest.get(key) for key in keys}, "checkpoint": checkpoint}
 
 
-# A server log line that mentions any of these is about speculation (settings, acceptance): the record keeps them
-SPECULATIVE_WORDS = ("specul", "draft", "ngram", "mtp", "dflash")
 MAX_LOG_LINES = 400
 
 
 def speculative_lines(log_text: str) -> list[str]:
     """The lines of a server log (one attempt's section) that mention speculation, as written (at most
     ``MAX_LOG_LINES``): what the table reads the effective settings and the acceptance from."""
-    lines = [line.rstrip() for line in log_text.splitlines() if any(w in line.lower() for w in SPECULATIVE_WORDS)]
+    lines = [line.rstrip() for line in log_text.splitlines() if is_speculative(line)]
     return lines[:MAX_LOG_LINES]
 
 

@@ -10,30 +10,22 @@ from typing import Any
 
 import httpx
 
-from specbench.measure.client import Exchange, checked_reasoning_off, run_lengths, timed_stream
+from specbench.measure.client import Chunks, Exchange, Generation, checked_reasoning_off, timed_stream
 
 CHAT_PATH = "/v1/chat/completions"
 
 
-def chat_request(
-    model: str | None,
-    messages: list[dict[str, str]],
-    *,
-    reasoning: bool,
-    max_tokens: int,
-    temperature: float,
-    seed: int,
-) -> dict[str, Any]:
+def chat_request(model: str | None, messages: list[dict[str, str]], generation: Generation) -> dict[str, Any]:
     """The ``/v1/chat/completions`` body: streamed with its usage, thinking switched as configured, token ids asked
     for (vLLM's ``return_token_ids``), no prompt cache (llama-server's ``cache_prompt``; others ignore it)."""
     body: dict[str, Any] = {
         "messages": messages,
-        "max_tokens": max_tokens,
-        "temperature": temperature,
-        "seed": seed,
+        "max_tokens": generation.max_tokens,
+        "temperature": generation.temperature,
+        "seed": generation.seed,
         "stream": True,
         "stream_options": {"include_usage": True},
-        "chat_template_kwargs": {"enable_thinking": reasoning},
+        "chat_template_kwargs": {"enable_thinking": generation.reasoning},
         "return_token_ids": True,
         "cache_prompt": False,
     }
@@ -53,20 +45,18 @@ def assemble_chat_stream(events: Iterable[tuple[float, dict[str, Any]]]) -> tupl
     text (``chunk_ms`` for every chunk, ``chunk_tokens`` counting token ids where sent, else one per text chunk)."""
     content: list[str] = []
     tokens: list[int] = []
-    chunk_ms: list[float] = []
-    per_chunk: list[int] = []
+    chunks = Chunks()
     text_at: list[float] = []
     extra: dict[str, Any] = {}
     finish_reason = None
     ids_sent = False
     for arrived, event in events:
-        chunk_ms.append(round(arrived * 1000.0, 2))
         choices = event.get("choices") or []
         choice = choices[0] if choices else {}
         text = (choice.get("delta") or {}).get("content") or ""
         own = _chunk_tokens(choice)
         ids_sent = ids_sent or "token_ids" in choice
-        per_chunk.append(len(own) if ids_sent else int(bool(text)))
+        chunks.add(arrived, len(own) if ids_sent else int(bool(text)))
         if text or own:
             text_at.append(arrived)
         content.append(text)
@@ -90,8 +80,7 @@ def assemble_chat_stream(events: Iterable[tuple[float, dict[str, Any]]]) -> tupl
         "text_chunks": len(text_at),
         "first_token_s": text_at[0] if text_at else None,
         "last_token_s": text_at[-1] if text_at else None,
-        "chunk_ms": chunk_ms,
-        "chunk_tokens": run_lengths(per_chunk),
+        **chunks.timing(),
     }
     return response, timing
 
@@ -114,27 +103,17 @@ def rendered_prompt(client: httpx.Client, base_url: str, messages: list[dict[str
 
 
 def run_chat_exchange(
-    base_url: str,
-    model: str | None,
-    messages: list[dict[str, str]],
-    *,
-    reasoning: bool,
-    max_tokens: int,
-    temperature: float,
-    seed: int,
-    timeout_s: float,
+    base_url: str, model: str | None, messages: list[dict[str, str]], generation: Generation, *, timeout_s: float
 ) -> Exchange:
     """Ask the server how it renders the messages (with thinking on too, when reasoning is off: the prompt must end
     as reasoning off, else ReasoningNotOff), then generate once, streaming."""
     with httpx.Client(timeout=timeout_s) as client:
-        rendering = rendered_prompt(client, base_url, messages, reasoning)
+        rendering = rendered_prompt(client, base_url, messages, generation.reasoning)
         check = None
-        if rendering["prompt"] is not None and not reasoning:
+        if rendering["prompt"] is not None and not generation.reasoning:
             on = rendered_prompt(client, base_url, messages, True)["prompt"]
             check = checked_reasoning_off(rendering["prompt"], on)
-        body = chat_request(
-            model, messages, reasoning=reasoning, max_tokens=max_tokens, temperature=temperature, seed=seed
-        )
+        body = chat_request(model, messages, generation)
         response, timing = timed_stream(client, f"{base_url}{CHAT_PATH}", body, assemble_chat_stream)
     return Exchange(
         {"route": rendering["route"], "prompt_tokens": rendering.get("prompt_tokens")},

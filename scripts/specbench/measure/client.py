@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -26,17 +26,29 @@ class Exchange:
     reasoning_check: dict[str, Any] | None = None  # how reasoning off was verified (None: nothing rendered it off)
 
 
+@dataclass(frozen=True)
+class Generation:
+    """How a cell's one request generates: thinking switched on or off, at most ``max_tokens`` tokens, at this
+    temperature and seed."""
+
+    reasoning: bool
+    max_tokens: int
+    temperature: float
+    seed: int
+
+
 class ReasoningNotOff(RuntimeError):
     """The chat template did not render reasoning off (the message says how the prompt ends)."""
 
 
-def completion_request(prompt: str, *, max_tokens: int, temperature: float, seed: int) -> dict[str, Any]:
-    """The ``/completion`` body: streamed, no prompt cache (cells must be independent), token ids returned."""
+def completion_request(prompt: str, generation: Generation) -> dict[str, Any]:
+    """The ``/completion`` body (the prompt is rendered already, thinking switched in it): streamed, no prompt cache
+    (cells must be independent), token ids returned."""
     return {
         "prompt": prompt,
-        "n_predict": max_tokens,
-        "temperature": temperature,
-        "seed": seed,
+        "n_predict": generation.max_tokens,
+        "temperature": generation.temperature,
+        "seed": generation.seed,
         "cache_prompt": False,
         "return_tokens": True,
         "stream": True,
@@ -89,19 +101,33 @@ def run_lengths(values: Iterable[int]) -> list[list[int]]:
     return runs
 
 
+@dataclass
+class Chunks:
+    """The client's timing of every streamed chunk, kept as ``chunk_ms`` (its arrival, ms after the request was sent,
+    to 0.01 ms) and ``chunk_tokens`` (its token count, as run-length pairs [tokens, chunks])."""
+
+    ms: list[float] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+
+    def add(self, arrived: float, tokens: int) -> None:
+        """A chunk that arrived ``arrived`` s after the request was sent, carrying ``tokens`` tokens."""
+        self.ms.append(round(arrived * 1000.0, 2))
+        self.tokens.append(tokens)
+
+    def timing(self) -> dict[str, Any]:
+        return {"chunk_ms": self.ms, "chunk_tokens": run_lengths(self.tokens)}
+
+
 def assemble_stream(events: Iterable[tuple[float, dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Join streamed chunks (arrival time in s after the request was sent, payload) into one response, plus
-    client-side timing: every chunk's arrival (``chunk_ms``, ms after the request was sent, to 0.01 ms) and its
-    token count (``chunk_tokens``, run-length pairs [tokens, chunks]), the final chunk included."""
+    client-side timing: every chunk's arrival and token count (``Chunks``), the final chunk included."""
     content: list[str] = []
     tokens: list[int] = []
     arrivals: list[float] = []
-    chunk_ms: list[float] = []
-    per_chunk: list[int] = []
+    chunks = Chunks()
     final: dict[str, Any] = {}
     for arrived, event in events:
-        chunk_ms.append(round(arrived * 1000.0, 2))
-        per_chunk.append(len(event.get("tokens") or []))
+        chunks.add(arrived, len(event.get("tokens") or []))
         if event.get("stop"):
             final = event
             continue
@@ -122,8 +148,7 @@ def assemble_stream(events: Iterable[tuple[float, dict[str, Any]]]) -> tuple[dic
         "first_token_s": arrivals[0] if arrivals else None,
         "last_token_s": arrivals[-1] if arrivals else None,
         "decode_tokens_per_s": (len(arrivals) - 1) / span if span > 0 else None,
-        "chunk_ms": chunk_ms,
-        "chunk_tokens": run_lengths(per_chunk),
+        **chunks.timing(),
     }
     return response, timing
 
@@ -131,11 +156,8 @@ def assemble_stream(events: Iterable[tuple[float, dict[str, Any]]]) -> tuple[dic
 def run_exchange(
     base_url: str,
     messages: list[dict[str, str]],
+    generation: Generation,
     *,
-    reasoning: bool,
-    max_tokens: int,
-    temperature: float,
-    seed: int,
     timeout_s: float,
     chat_template: str = GGUF,
 ) -> Exchange:
@@ -144,17 +166,18 @@ def run_exchange(
     it is rendered with thinking on too, and the prompt must end as reasoning off (``reasoning_off_problem``);
     ReasoningNotOff when it does not."""
     with httpx.Client(timeout=timeout_s) as client:
-        template_body = template_request(messages, reasoning=reasoning) if renders_on_server(chat_template) else None
+        template = renders_on_server(chat_template)
+        template_body = template_request(messages, reasoning=generation.reasoning) if template else None
         prompt = (
             _post(client, f"{base_url}/apply-template", template_body)["prompt"]
             if template_body is not None
             else raw_prompt(messages)
         )
         check = None
-        if template_body is not None and not reasoning:
+        if template_body is not None and not generation.reasoning:
             on = _post(client, f"{base_url}/apply-template", template_request(messages, reasoning=True))["prompt"]
             check = checked_reasoning_off(prompt, on)
-        body = completion_request(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed)
+        body = completion_request(prompt, generation)
         response, timing = stream_completion(client, base_url, body)
     return Exchange(template_body, prompt, body, response, timing, check)
 

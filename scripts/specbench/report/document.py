@@ -144,6 +144,9 @@ TEMPERATURE = Column("temp", "temperature", digits(1))
 
 REPEAT = Column("rep", "repeat")
 
+# The columns that name a row of a table per task, condition and temperature (analysis.cell_table.GROUP)
+GROUP_COLUMNS = (TASK, CONDITION, TEMPERATURE)
+
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return frame.to_dict("records")

@@ -4,6 +4,7 @@ value (its own setup, cells and rows), expanded when the config is validated (``
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from specbench.core.config.error import ConfigError
@@ -14,6 +15,15 @@ NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")  # schema $defs.name: a path component
 def sweep_member(name: str, value: Any) -> str:
     """The name of the condition a sweep makes for one value: '<sweep>-<value>', a '.' written 'p' (0.5 -> 0p5)."""
     return f"{name}-{str(value).replace('.', 'p')}"
+
+
+def sweeps_of(conditions: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """Sweep name -> {member condition: its swept facts}, in the members' order (``conditions``: each swept
+    condition's ``swept`` block, as the report's params carry them)."""
+    out: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for name, swept in conditions.items():
+        out.setdefault(str(swept["of"]), {})[name] = swept
+    return out
 
 
 def expand_sweeps(config: dict) -> dict[str, list[str]]:

@@ -1,2 +1,2 @@
-"""The files a run writes and later reads back: the cell record's version, explanation records, and whose
-measurement a cell file holds."""
+"""The files a run writes and later reads back: the cell record's version, the server log lines it keeps,
+explanation records, and whose measurement a cell file holds."""

@@ -13,8 +13,7 @@ from specbench.analysis.build_comparison import compare_builds
 from specbench.core.config.builds import ENDPOINT, VLLM
 from specbench.report.document import (
     CONDITION,
-    TASK,
-    TEMPERATURE,
+    GROUP_COLUMNS,
     Column,
     Note,
     Section,
@@ -59,7 +58,7 @@ def _multiplier(row: Mapping[str, Any], build: str, baseline: str) -> str:
 def _columns(builds: Sequence[str], baseline: str) -> list[Column]:
     first, later = builds[0], builds[1:]
     several = len(later) > 1
-    columns = [TASK, CONDITION, TEMPERATURE]
+    columns = list(GROUP_COLUMNS)
     columns += [
         Column(
             f"{b} multiplier [95 %]",

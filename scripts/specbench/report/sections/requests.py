@@ -8,18 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from specbench.report.document import (
-    CONDITION,
-    TASK,
-    TEMPERATURE,
-    Column,
-    Note,
-    Section,
-    Table,
-    digits,
-    is_missing,
-    records,
-)
+from specbench.report.document import GROUP_COLUMNS, Column, Note, Section, Table, digits, is_missing, records
 
 SHOWN_POSITIONS = 8  # positions listed in the table; the figure draws more
 
@@ -57,9 +46,7 @@ def positions_section(positions: pd.DataFrame) -> Section:
         notes,
         Table(
             [
-                TASK,
-                CONDITION,
-                TEMPERATURE,
+                *GROUP_COLUMNS,
                 Column("runs counted", lambda r: (r["counted_runs"], r["runs"]), lambda p: f"{p[0]}/{p[1]}"),
                 Column("steps", "verification_steps"),
                 Column("accepted", "accepted"),
@@ -92,9 +79,7 @@ def latency_section(latency: pd.DataFrame) -> Section:
         ],
         Table(
             [
-                TASK,
-                CONDITION,
-                TEMPERATURE,
+                *GROUP_COLUMNS,
                 Column("runs timed", lambda r: (r["timed_runs"], r["runs"]), lambda p: f"{p[0]}/{p[1]}"),
                 Column("TTFT ms", "ttft_ms", _ms),
                 Column("ITL median ms", "itl_median_ms", _ms),

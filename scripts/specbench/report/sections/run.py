@@ -20,6 +20,7 @@ from specbench.core.records.explanations import TOP_K
 from specbench.report.comparability import Comparability
 from specbench.report.document import (
     CONDITION,
+    GROUP_COLUMNS,
     REPEAT,
     TASK,
     TEMPERATURE,
@@ -257,9 +258,7 @@ def _speed_sections(summary: pd.DataFrame, baseline: str) -> list[Section]:
             notes,
             Table(
                 [
-                    TASK,
-                    CONDITION,
-                    TEMPERATURE,
+                    *GROUP_COLUMNS,
                     mean,
                     Column("x", "speedup", fmt_multiplier, link="speedup"),
                     Column("95 % interval", lambda r: (r["speedup_ci_low"], r["speedup_ci_high"]), fmt_interval),
@@ -313,9 +312,7 @@ def _acceptance(acceptance: pd.DataFrame, baseline: str) -> Section:
         ],
         Table(
             [
-                TASK,
-                CONDITION,
-                TEMPERATURE,
+                *GROUP_COLUMNS,
                 Column("drafted", "drafted"),
                 Column("accepted", "accepted"),
                 Column("rate", "pooled_rate", digits(3), link="acceptance"),

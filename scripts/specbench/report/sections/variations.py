@@ -10,8 +10,10 @@ from typing import Any
 import pandas as pd
 
 from specbench.analysis.prompt_spread import ALPHA
+from specbench.core.config.sweeps import sweeps_of
 from specbench.report.document import (
     CONDITION,
+    GROUP_COLUMNS,
     TASK,
     TEMPERATURE,
     Column,
@@ -24,7 +26,6 @@ from specbench.report.document import (
     records,
     verdict_tone,
 )
-from specbench.report.figures.run import sweeps_of
 
 
 def prompt_column(cells: pd.DataFrame) -> list[Column]:
@@ -103,9 +104,7 @@ def prompt_sections(tables: Mapping[str, pd.DataFrame], baseline: str) -> list[S
         ],
         Table(
             [
-                TASK,
-                CONDITION,
-                TEMPERATURE,
+                *GROUP_COLUMNS,
                 Column("per prompt", lambda r: _named(r["prompt_names"], r["prompt_multipliers"]), text=True),
                 Column("range", lambda r: (r["prompt_min"], r["prompt_max"]), fmt_interval),
                 Column("across prompts", "across_prompts_sd", _sd),

@@ -1,0 +1,13 @@
+"""Which lines of a server's log a cell record keeps (``server.log_lines``): those about speculation, its settings and
+its acceptance; the measurement keeps them and the analysis reads its figures from them."""
+
+from __future__ import annotations
+
+# A server log line that mentions any of these (in any case) is about speculation
+SPECULATIVE_WORDS = ("specul", "draft", "ngram", "mtp", "dflash")
+
+
+def is_speculative(line: str) -> bool:
+    """Whether a server log line is about speculation (mentions one of ``SPECULATIVE_WORDS``)."""
+    lowered = line.lower()
+    return any(word in lowered for word in SPECULATIVE_WORDS)
