@@ -35,8 +35,8 @@ sys.path.insert(0, str(REPO / "scripts"))
 from specbench.analysis import thesis  # noqa: E402
 from specbench.analysis.intervals import ratio_interval  # noqa: E402
 from specbench.analysis.verdict import verdict  # noqa: E402
-from specbench.claims.judges import _Measured  # noqa: E402
 from specbench.claims.metrics import METRICS  # noqa: E402
+from specbench.claims.ordering_judge import _Measured  # noqa: E402
 
 NOISE = (0.025, 0.25)  # CV of tokens/s between repeats: the study's level and ten times it
 RUNS = (2, 3)
@@ -100,7 +100,7 @@ def verdict_rule(draws: int, rng: np.random.Generator) -> None:
 
 
 def ordering(draws: int, rng: np.random.Generator) -> None:
-    print("\n## Ordering of two cells: 95 % intervals apart (claims/judges.py _Measured.order)")
+    print("\n## Ordering of two cells: 95 % intervals apart (claims/ordering_judge.py _Measured.order)")
     print("   tasks: two tasks under one method (own baselines); methods: two methods on one task (one baseline)")
     print(
         f"{'pair':>8} {'truth':>10} {'cv':>6} {'runs':>4} {'ordered':>8} {'reversed':>9} {'not sep.':>9} {'wrong':>7}"

@@ -2,7 +2,9 @@
 
 Runs a copy of a workflow (this checkout, or any other, e.g. an older commit for a before/after comparison) once,
 then for each case makes a real edit, takes the dry run's job counts, and undoes the edit (content and mtime); prints
-a table of the jobs per rule each case would rerun. The back half's cases (the default):
+a table of the jobs per rule each case would rerun, and a second of why each of those rules reruns, from the dry
+run's reasons: ``code`` where the edited module is the rule's own code (an input), ``files`` where it reads a file
+another rerun job writes. The back half's cases (the default):
 
 * a figure (report/figures/run.py)  * a judge (claims/judges.py)  * a summary (analysis/summaries.py)
 
@@ -80,11 +82,30 @@ def _counts(text: str) -> dict[str, int]:
     return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", block, re.MULTILINE) if m[0] != "total"}
 
 
-def _plan(workflow: Path, work: Path, configs: list[Path]) -> dict[str, int]:
+Why = dict[str, str]  # rule -> why it reruns
+
+
+def _why(text: str, edited: Path) -> Why:
+    """Per rule the dry run would run (its last job), why: 'code' (the edited file is one of its inputs: its code),
+    'files' (an input another job remakes: the reason Snakemake gives first), or both."""
+    out = {}
+    for rule, block in re.findall(r"^(?:local)?rule (\w+):\n(.*?)(?=^\S|\Z)", text, re.MULTILINE | re.DOTALL):
+        inputs = next(iter(re.findall(r"^\s*input: (.*)$", block, re.MULTILINE)), "")
+        reason = next(iter(re.findall(r"^\s*reason: (.*)$", block, re.MULTILINE)), "")
+        kinds = ["code"] * (str(edited) in inputs.split(", ")) + ["files"] * ("updated by another job" in reason)
+        out[rule] = "+".join(kinds) or "other"
+    return out
+
+
+def _dry_run(workflow: Path, work: Path, configs: list[Path]) -> str:
     result = _snakemake(workflow, work, configs, "--dry-run")
     if result.returncode != 0:
         raise SystemExit(f"dry run failed:\n{result.stderr[-3000:]}")
-    return _counts(result.stdout + result.stderr)
+    return result.stdout + result.stderr
+
+
+def _plan(workflow: Path, work: Path, configs: list[Path]) -> dict[str, int]:
+    return _counts(_dry_run(workflow, work, configs))
 
 
 def _mark_done(workflow: Path, work: Path, configs: list[Path]) -> subprocess.CompletedProcess:
@@ -102,11 +123,13 @@ def _mark_done(workflow: Path, work: Path, configs: list[Path]) -> subprocess.Co
     return listing
 
 
-def _edit_and_plan(path: Path, workflow: Path, work: Path, configs: list[Path]) -> dict[str, int]:
+def _edit_and_plan(path: Path, workflow: Path, work: Path, configs: list[Path]) -> tuple[dict[str, int], Why]:
+    """The jobs per rule a dry run would run after an edit of ``path``, and why each rule reruns (``_why``)."""
     text, stat = path.read_text(), path.stat()
     path.write_text(text + "\n# edited by bench/invalidation.py\n")
     try:
-        return _plan(workflow, work, configs)
+        planned = _dry_run(workflow, work, configs)
+        return _counts(planned), _why(planned, path)
     finally:
         path.write_text(text)
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
@@ -131,11 +154,11 @@ BACK_HALF_CASES = (
 OTHER_CASES = (("measurement code", "client.py"), ("GSM8K scorer", "gsm8k.py"), ("server-log parser", "server_log.py"))
 
 
-def table(rows: list[tuple[str, dict[str, int]]]) -> str:
-    """The cases as rows, every rule any case reruns as a column (its job count; '.' for none)."""
+def table(rows: list[tuple[str, dict[str, int]]] | list[tuple[str, dict[str, str]]]) -> str:
+    """The cases as rows, every rule any case reruns as a column (its job count, or why; '.' for none)."""
     rules = sorted({rule for _, counts in rows for rule in counts})
     label_width = max(len(label) for label, _ in rows)
-    widths = [max(len(rule), 3) for rule in rules]
+    widths = [max(len(rule), 3, *(len(str(counts.get(rule, "."))) for _, counts in rows)) for rule in rules]
     lines = [" " * label_width + "  " + "  ".join(r.rjust(w) for r, w in zip(rules, widths, strict=True))]
     for label, counts in rows:
         cells = [str(counts.get(rule, ".")).rjust(w) for rule, w in zip(rules, widths, strict=True)]
@@ -171,14 +194,19 @@ def main() -> int:
         raise SystemExit(f"the first run failed:\n{first.stderr[-3000:]}")
     package = workflow / "scripts" / "specbench"
     rows = [("nothing edited", _plan(workflow, work, configs))]
+    reasons = []
     for label, name in (*BACK_HALF_CASES, *(OTHER_CASES if args.every_case else ())):
         path = _module(package, name)
-        rows.append((f"{label} ({path.relative_to(package)})", _edit_and_plan(path, workflow, work, configs)))
+        counts, why = _edit_and_plan(path, workflow, work, configs)
+        rows.append((f"{label} ({path.relative_to(package)})", counts))
+        reasons.append((rows[-1][0], {rule: kind for rule, kind in why.items() if rule != "all"}))
     if args.every_case:
         rows.append(_another_model(workflow, work, configs))
     print(f"workflow: {args.workflow}  (matrix: {MATRIX['select']}, {MATRIX['repeats']} repeats)")
     print("jobs per rule that a dry run would run after each edit:")
     print(table(rows))
+    print("why each rule reruns (code: the edited module is its code; files: it reads what a rerun job rewrites):")
+    print(table(reasons))
     if args.keep:
         print(f"kept: {root}")
     else:

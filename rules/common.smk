@@ -159,30 +159,6 @@ def _code(script):
     return tuple(str(path) for path in import_closure(BASE / "scripts" / script))
 
 
-def report_inputs(wildcards):
-    """The per-cell table, the cell index, manifests, download records, claims and the report's code."""
-    inputs = {
-        "table": "results/cells.parquet",
-        "cells_index": "results/cells_index.json",
-        "build": LLAMA_BIN_DIR,
-        "model": model_manifest("target"),
-        "claims": config_path(config["claims"]),
-        "claims_schema": config_path("config/claims.schema.yaml"),
-        "downloads": [
-            f"results/models/{MODEL_IDS[role]}.download.json"
-            for role in USED_ROLES
-            if model_source(role)["kind"] == "hf"
-        ],
-        "code": code("report.py"),
-    }
-    if "draft" in USED_ROLES:
-        inputs["draft"] = model_manifest("draft")
-    if PREDICTIONS:
-        inputs["predictions"] = PREDICTIONS
-        inputs["predictions_stamp"] = PREDICTIONS_STAMP
-    return inputs
-
-
 # --- helpers of the rules in rules/llama_cpp.smk
 
 
@@ -342,11 +318,18 @@ def cell_priority(wildcards):
     return len(RUN_ORDER) - RUN_ORDER[first]
 
 
-# The typed tables the later rules read (specbench.analysis.summary_tables), the judged claims (specbench.report.judging)
-# and the figures' index (specbench.report.drawing): what each rule computed, read by the next rather than recomputed
-TABLES = "results/tables.pkl"
-JUDGED = "results/claims.pkl"
+# What each back-half rule computed, read by the next rather than recomputed, as files any tool reads (their JSON
+# checked against specbench/core/results/schemas): the typed tables, a folder of Parquet files with its index.json
+# (specbench.core.results.tables), the judged claims (specbench.report.judged) and the figures' index
+# (specbench.report.figure_index)
+TABLES = "results/tables"
+JUDGED = "results/judged.json"
 FIGURES_INDEX = "results/figures/index.json"
+# Their JSON Schemas, inputs of the rules that write or read them (an edit checks every file against it again)
+RESULT_SCHEMAS = {
+    name: str(BASE / "scripts/specbench/core/results/schemas" / f"{name}.schema.json")
+    for name in ("tables", "judged", "figures")
+}
 
 
 def manifest_inputs():
@@ -358,14 +341,17 @@ def manifest_inputs():
 
 
 def claims_inputs(wildcards):
-    """The typed tables, the cell index, the manifests, the claims (with their schema) and the predictions."""
+    """The per-cell and typed tables, the cell index, the manifests, the claims (with their schema) and the
+    predictions."""
     inputs = {
+        "table": "results/cells.parquet",
         "tables": TABLES,
         "cells_index": "results/cells_index.json",
         **manifest_inputs(),
         "claims": config_path(config["claims"]),
         "claims_schema": config_path("config/claims.schema.yaml"),
         "code": code("claims.py"),
+        "schemas": [RESULT_SCHEMAS["tables"], RESULT_SCHEMAS["judged"]],
     }
     if PREDICTIONS:
         inputs["predictions"] = PREDICTIONS
@@ -374,8 +360,9 @@ def claims_inputs(wildcards):
 
 
 def report_inputs(wildcards):
-    """The per-cell table and the cell index, what the tables, claims and figures rules wrote, the manifests and
-    the models' download records."""
+    """The per-cell table and the cell index, what the tables, claims and figures rules wrote, the manifests, the
+    models' download records and the report's code (what renders: it reads the files above without the code that
+    wrote them)."""
     return {
         "table": "results/cells.parquet",
         "cells_index": "results/cells_index.json",
@@ -390,6 +377,7 @@ def report_inputs(wildcards):
             if model_source(role)["kind"] == "hf"
         ],
         "code": code("report.py"),
+        "schemas": list(RESULT_SCHEMAS.values()),
     }
 
 

@@ -47,8 +47,10 @@ rule tables:
     input:
         table="results/cells.parquet",
         code=code("tables.py"),
+        schema=RESULT_SCHEMAS["tables"],
     output:
-        tables=TABLES,
+        # a folder: index.json and each build's and machine's summaries as Parquet (specbench.core.results.tables)
+        tables=directory(TABLES),
         # the summaries as CSV, every machine's and build's in one file (specbench.analysis.summary_tables.SUMMARY_FILES)
         summary=report(
             "results/summary.csv",
@@ -67,7 +69,7 @@ rule tables:
         # per prompt of a prompt set: its multipliers, and the spread across prompts beside that across repeats
         prompts="results/prompts.csv",
         spread="results/prompt_spread.csv",
-        # per temperature: the task effect against the method effect (the study's thesis, analysis.thesis)
+        # per temperature and view: the task side against the method side (the study's thesis, analysis.thesis)
         thesis="results/thesis.csv",
     log:
         "logs/tables.log",
@@ -105,11 +107,13 @@ rule claims:
 
 rule figures:
     input:
+        table="results/cells.parquet",
         tables=TABLES,
         # the thesis figure draws the thesis claim's published multipliers beside this run's
         claims=config_path(config["claims"]),
         claims_schema=config_path("config/claims.schema.yaml"),
         code=code("figures.py"),
+        schemas=[RESULT_SCHEMAS["tables"], RESULT_SCHEMAS["figures"]],
     output:
         index=FIGURES_INDEX,
         # in snakemake --report, and linked from report.md (the HTML report embeds them, and a sweep's figures)

@@ -1,5 +1,5 @@
-"""Snakemake entry: the typed tables, the claims and predictions files and the manifests -> claims.csv and the typed
-judgements the report reads (specbench.report.judging)."""
+"""Snakemake entry: the per-cell and typed tables, the claims and predictions files and the manifests -> claims.csv
+and the judgements the report reads, results/judged.json (specbench.report.judging)."""
 
 from pathlib import Path
 

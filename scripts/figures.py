@@ -1,5 +1,5 @@
-"""Snakemake entry: the typed tables (and the claims file's published multipliers) -> the report's figures as PNG
-files and their index (specbench.report.drawing)."""
+"""Snakemake entry: the per-cell table and the typed tables (and the claims file's published multipliers) -> the
+report's figures as PNG files and their index (specbench.report.drawing)."""
 
 from pathlib import Path
 
@@ -8,6 +8,7 @@ from specbench.report.drawing import FigureSettings, write_figures
 snakemake = globals()["snakemake"]
 out = snakemake.output
 write_figures(
+    Path(snakemake.input.table),
     Path(snakemake.input.tables),
     Path(snakemake.input.claims),
     FigureSettings(**dict(snakemake.params.items())),

@@ -1,5 +1,5 @@
-"""Snakemake entry: the per-cell table -> every summary, as CSV files and as the typed tables the claims, figures
-and report rules read (specbench.analysis.summary_tables)."""
+"""Snakemake entry: the per-cell table -> every summary, as CSV files and as the folder of typed tables (Parquet)
+the claims, figures and report rules read (specbench.analysis.summary_tables)."""
 
 from pathlib import Path
 

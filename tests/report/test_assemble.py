@@ -1,6 +1,7 @@
 """The back half as its four rules' work, each on the files the one before wrote: tables (the summaries as CSV and
 typed), claims (judged once per machine), figures (files and their index) and report (Markdown, HTML, provenance);
-and each rule's params, one function of the config, as its settings take them."""
+what each writes is a file any tool reads (Parquet, schema-checked JSON), never a pickle; and each rule's params, one
+function of the config, as its settings take them."""
 
 from __future__ import annotations
 
@@ -11,13 +12,17 @@ import pandas as pd
 import pytest
 import yaml
 
-from specbench.analysis.cell_table import frame_of, write_table
-from specbench.analysis.summary_tables import SUMMARY_FILES, read_tables, write_tables
+from specbench.analysis.cell_table import frame_of, read_table, write_table
+from specbench.analysis.summary_tables import SUMMARY_FILES, write_tables
+from specbench.core.results.documents import DocumentError
+from specbench.core.results.tables import read_table_folder
 from specbench.report import rule_params
 from specbench.report.assemble import ReportInputs, ReportSettings, assemble, write_report
-from specbench.report.drawing import FigureSettings, read_figures, write_figures
+from specbench.report.drawing import FigureSettings, write_figures
+from specbench.report.figure_index import THESIS_FIGURE, read_figure_index
 from specbench.report.figures.run import FIGURE_FILES
-from specbench.report.judging import ClaimInputs, ClaimSettings, read_claims, write_claims
+from specbench.report.judged import read_judged
+from specbench.report.judging import ClaimInputs, ClaimSettings, write_claims
 from support.config import load_config
 from support.paths import REPO
 
@@ -56,7 +61,7 @@ def _tables(tmp_path: Path, machines: list[str]) -> dict[str, pd.DataFrame]:
         baseline="off",
         machines=machines,
         builds=[],
-        store=tmp_path / "tables.pkl",
+        store=tmp_path / "tables",
         summaries={name: tmp_path / f"{name}.csv" for name in SUMMARY_FILES},
         log=tmp_path / "tables.log",
     )
@@ -65,7 +70,8 @@ def _tables(tmp_path: Path, machines: list[str]) -> dict[str, pd.DataFrame]:
 def _claims(tmp_path: Path) -> None:
     inputs = ClaimInputs.of(
         {
-            "tables": tmp_path / "tables.pkl",
+            "table": tmp_path / "cells.parquet",
+            "tables": tmp_path / "tables",
             "cells_index": tmp_path / "index.json",
             "build": tmp_path / "bin",
             "model": tmp_path / "model.json",
@@ -77,7 +83,7 @@ def _claims(tmp_path: Path) -> None:
     settings = ClaimSettings(
         baseline="off", names=NAMES, study_setup=STUDY["study_setup"], server_args=STUDY["server"]["args"]
     )
-    write_claims(inputs, settings, claims_csv=tmp_path / "claims.csv", store=tmp_path / "claims.pkl")
+    write_claims(inputs, settings, claims_csv=tmp_path / "claims.csv", store=tmp_path / "judged.json")
 
 
 def _figures(tmp_path: Path, files: bool = False) -> dict[str, Path]:
@@ -86,7 +92,8 @@ def _figures(tmp_path: Path, files: bool = False) -> dict[str, Path]:
         baseline="off", names=NAMES, task_order=NAMES["tasks"], condition_order=NAMES["conditions"]
     )
     write_figures(
-        tmp_path / "tables.pkl",
+        tmp_path / "cells.parquet",
+        tmp_path / "tables",
         REPO / "config/claims.yaml",
         settings,
         index=tmp_path / "figures/index.json",
@@ -108,8 +115,8 @@ def _report_inputs(tmp_path: Path) -> ReportInputs:
     return ReportInputs.of(
         {
             "table": tmp_path / "cells.parquet",
-            "tables": tmp_path / "tables.pkl",
-            "claims": tmp_path / "claims.pkl",
+            "tables": tmp_path / "tables",
+            "claims": tmp_path / "judged.json",
             "figures": tmp_path / "figures/index.json",
             "cells_index": tmp_path / "index.json",
             "build": tmp_path / "bin",
@@ -139,15 +146,18 @@ def test_the_summaries_are_written_as_csv_and_read_back_typed(tmp_path: Path) ->
         written = pd.read_csv(tmp_path / f"{name}.csv")
         assert list(written.columns) == list(combined[name].columns) and len(written) == len(combined[name])
     assert len(combined["summary"]) and set(pd.read_csv(tmp_path / "summary.csv").machine) == {"local"}
-    summary = read_tables(tmp_path / "tables.pkl")[""]["local"]["summary"]
+    typed = read_table_folder(tmp_path / "tables", read_table(tmp_path / "cells.parquet"))[""]["local"]
+    summary = typed["summary"]
     assert summary.cells.map(lambda c: isinstance(c, list) and bool(c)).all()  # lists stay lists, not JSON text
     pd.testing.assert_frame_equal(summary.drop(columns="machine"), combined["summary"].drop(columns="machine"))
     assert "tables:" in (tmp_path / "tables.log").read_text()
+    pd.testing.assert_frame_equal(typed["cells"], read_table(tmp_path / "cells.parquet"))  # read, not copied
+    assert not list((tmp_path / "tables").rglob("cells*"))
 
 
 def test_one_machine_claims_numbers_and_the_report_files(tmp_path: Path) -> None:
     inputs = _files(tmp_path, ["local"])
-    judged = read_claims(tmp_path / "claims.pkl")
+    judged = read_judged(tmp_path / "judged.json")
     ids = {c["id"] for c in yaml.safe_load((REPO / "config/claims.yaml").read_text())["claims"]}
     assert ids <= set(judged.claims.id)  # every study claim judged once (and its variants beside it)
     assert set(pd.read_csv(tmp_path / "claims.csv").id) == set(judged.claims.id)
@@ -167,7 +177,7 @@ def test_one_machine_claims_numbers_and_the_report_files(tmp_path: Path) -> None
 
 def test_several_machines_each_judged_on_its_own_cells(tmp_path: Path) -> None:
     done = assemble(_files(tmp_path, ["a100", "h200"]), _settings())
-    assert set(read_claims(tmp_path / "claims.pkl").machines) == {"a100", "h200"}
+    assert set(read_judged(tmp_path / "judged.json").machines) == {"a100", "h200"}
     titles = [s.id for s in done.report.sections]
     assert titles[:2] == ["answer", "machines"] and "machines-claims" in titles
     claims = next(s for s in done.report.sections if s.id == "machines-claims").table
@@ -183,21 +193,27 @@ def test_a_missing_input_is_named(tmp_path: Path) -> None:
 
 
 def test_the_figures_index_lists_files_and_keeps_the_others(tmp_path: Path) -> None:
-    """Each figure written as a file is listed by its path beside the index; one without a file (a sweep's) is kept
-    in the index; reading the index gives every figure back, in order, with its bytes."""
+    """Each figure written as a file is listed by its name and its path beside the index; one without a file (a
+    sweep's) is kept in the index; reading the index gives every figure back, in order, with its bytes."""
     _aggregated(tmp_path, ["local"])
     _tables(tmp_path, ["local"])
     figures = _figures(tmp_path, files=True)
-    entries = json.loads((tmp_path / "figures/index.json").read_text())
+    entries = json.loads((tmp_path / "figures/index.json").read_text())["figures"]
     assert [e["file"] for e in entries] == list(FIGURE_FILES)
-    drawn = read_figures(tmp_path / "figures/index.json")
+    names = [e["name"] for e in entries]
+    assert names == [Path(name).stem for name in FIGURE_FILES] and THESIS_FIGURE in names
+    drawn = read_figure_index(tmp_path / "figures/index.json")
     assert [d.file for d in drawn] == [figures[name] for name in FIGURE_FILES]
     assert all(d.png == figures[name].read_bytes() for d, name in zip(drawn, FIGURE_FILES, strict=True))
     _figures(tmp_path)  # none as a file: every figure in the index
-    kept = read_figures(tmp_path / "figures/index.json")
+    kept = read_figure_index(tmp_path / "figures/index.json")
     assert [d.file for d in kept] == [None] * len(FIGURE_FILES)
     assert [d.png[:8] for d in kept] == [b"\x89PNG\r\n\x1a\n"] * len(FIGURE_FILES)
     assert [d.caption for d in kept] == [d.caption for d in drawn]
+    index = tmp_path / "figures/index.json"
+    index.write_text(json.dumps({"figures": [{"name": "thesis", "caption": "c", "file": "/abs/thesis.png"}]}))
+    with pytest.raises(DocumentError, match=rf"^{index}: not a figures document .* at figures/0/file: "):
+        read_figure_index(index)
 
 
 @pytest.mark.parametrize("config", ["config.yaml", "tiny.yaml"])

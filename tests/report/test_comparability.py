@@ -11,6 +11,7 @@ import yaml
 from specbench.claims.evaluate import Setup
 from specbench.claims.predictions import integrity, stamp
 from specbench.report.comparability import assess, device_label
+from specbench.report.judging import setup_of
 from support.paths import REPO
 
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -72,7 +73,8 @@ def test_the_full_commit_a_run_checks_out_matches_the_short_one_the_study_publis
 def test_another_gpu_is_not_comparable_and_says_which_fact_differs() -> None:
     result = _assess(H200)
     assert not result.comparable and result.same_model  # the study's model elsewhere: its transfers are judged
-    assert result.setup() == Setup(comparable=False, same_model=True, device="NVIDIA H200 (143771 MiB)")
+    device = "NVIDIA H200 (143771 MiB)"
+    assert setup_of(result) == Setup(comparable=False, same_model=True, device=device, same_settings=True)
     assert [f.name for f in result.facts if not f.matches] == ["GPU"]
     assert result.device == "NVIDIA H200 (143771 MiB)"
 

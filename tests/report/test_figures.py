@@ -14,6 +14,7 @@ import pytest
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.speed import cell_multipliers
 from specbench.analysis.summaries import tables
+from specbench.report.figure_index import png_data_uri
 from specbench.report.figures import run as figures_module
 from specbench.report.figures import style as figure_style
 from specbench.report.figures.requests import arrivals_figure, positions_figure
@@ -27,9 +28,8 @@ from specbench.report.figures.style import (
     PNG_SIGNATURE,
     TIMELINE_SIZE,
     condition_styles,
-    png_data_uri,
 )
-from specbench.report.figures.thesis import thesis_figure, thesis_size
+from specbench.report.figures.thesis import draw_thesis, thesis_size
 from support.paths import TEST_DATA
 
 DATA = TEST_DATA / "report"
@@ -194,7 +194,10 @@ def test_sample_tables_render_at_the_fixed_size(sample, tmp_path):
         "multiplier": (multiplier_figure(sample["cells"], "off", TASKS, STUDY, sample["summary"]), MULTIPLIER_SIZE),
         "acceptance": (acceptance_figure(sample["acceptance"], "off", TASKS, STUDY), ACCEPTANCE_SIZE),
         "timeline": (timeline_figure(sample["cells"], "off", STUDY), TIMELINE_SIZE),
-        "thesis": (thesis_figure(sample["thesis"], "off", None, TASKS, STUDY), thesis_size(len(sample["thesis"]))),
+        "thesis": (
+            draw_thesis(sample["thesis"], "off", None, TASKS, STUDY),
+            thesis_size(sample["thesis"].temperature.nunique()),
+        ),
     }
     for name, (png, size) in rendered.items():
         assert isinstance(png, bytes) and png.startswith(PNG_SIGNATURE), name

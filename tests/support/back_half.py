@@ -20,20 +20,24 @@ import pandas as pd
 from hypothesis import HealthCheck, Phase, settings
 
 from specbench.analysis import thesis as thesis_words
-from specbench.analysis.cell_table import frame_of, write_table
+from specbench.analysis.cell_table import frame_of, read_table, write_table
+from specbench.analysis.summaries import combined_builds
 from specbench.analysis.summary_tables import SUMMARY_FILES, write_tables
 from specbench.analysis.verdict import VERDICTS
 from specbench.claims import claim as claim_words
 from specbench.claims.predictions import stamp as take_stamp
+from specbench.core.results.tables import read_table_folder
 from specbench.report.assemble import ReportInputs, ReportSettings, write_report
 from specbench.report.document import Report, Section, Table
 from specbench.report.drawing import FigureSettings, write_figures
 from specbench.report.figures.run import FIGURE_FILES
+from specbench.report.judged import Judged, read_judged
 from specbench.report.judging import ClaimInputs, ClaimSettings, write_claims
 from specbench.report.provenance import describe, row_id, unresolved
 from specbench.report.sections.variations import DECIDING_WORDS
 from support.cell_tables import STUDY, GeneratedRun, names
 from support.paths import REPO
+from support.same_tables import assert_same_judged, assert_same_table
 
 CI_PROFILE, BENCH_PROFILE = "back-half-ci", "back-half-bench"
 CI_EXAMPLES = 20
@@ -79,6 +83,7 @@ class BackHalf:
     claims: pd.DataFrame
     report: Report
     provenance: dict[str, Any]
+    judged: Judged
 
 
 def _chain(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -153,7 +158,8 @@ def write_inputs(run: GeneratedRun, root: Path, setup: str) -> ClaimInputs:
         (root / row["cell_file"]).parent.mkdir(parents=True, exist_ok=True)
         (root / row["cell_file"]).touch()
     return ClaimInputs(
-        tables=root / "results/tables.pkl",
+        table=root / "cells.parquet",
+        tables=root / "results/tables",
         cells_index=root / "index.json",
         build_dir=root / "bin",
         model=root / "model.json",
@@ -204,7 +210,7 @@ def run_back_half(run: GeneratedRun, root: Path, setup: str) -> tuple[BackHalf, 
         summaries={name: results / f"{name}.csv" for name in SUMMARY_FILES},
         figures={name: results / "figures" / name for name in FIGURE_FILES},
         tables=inputs.tables,
-        judged=results / "claims.pkl",
+        judged=results / "judged.json",
         figure_index=results / "figures/index.json",
     )
     claim_settings, figure_settings, settings = report_settings(run)
@@ -217,9 +223,9 @@ def run_back_half(run: GeneratedRun, root: Path, setup: str) -> tuple[BackHalf, 
         summaries=out.summaries,
     )
     judged = write_claims(inputs, claim_settings, claims_csv=out.claims, store=out.judged)
-    write_figures(out.tables, inputs.claims, figure_settings, index=out.figure_index, figures=out.figures)
+    write_figures(inputs.table, out.tables, inputs.claims, figure_settings, index=out.figure_index, figures=out.figures)
     report_inputs = ReportInputs(
-        table=root / "cells.parquet",
+        table=inputs.table,
         tables=out.tables,
         claims=out.judged,
         figures=out.figure_index,
@@ -229,7 +235,7 @@ def run_back_half(run: GeneratedRun, root: Path, setup: str) -> tuple[BackHalf, 
         draft=inputs.draft,
     )
     done = write_report(report_inputs, settings, markdown=out.markdown, html=out.html, provenance=out.provenance)
-    return BackHalf(summaries, judged.claims, done.report, done.provenance), out
+    return BackHalf(summaries, judged.claims, done.report, done.provenance, judged), out
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -381,6 +387,18 @@ def check_outputs(run: GeneratedRun, done: BackHalf, out: Written) -> None:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def check_files(done: BackHalf, out: Written) -> None:
+    """What each rule wrote is read back as it computed it, from files any tool reads (Parquet, JSON): every
+    summary of every build and machine, every judgement; no pickle anywhere."""
+    root = out.markdown.parent.parent
+    assert not list(root.rglob("*.pkl")), list(root.rglob("*.pkl"))
+    by_build = read_table_folder(out.tables, read_table(root / "cells.parquet"))
+    for name, table in combined_builds(by_build).items():
+        if name in done.summaries:
+            assert_same_table(done.summaries[name], table, name)
+    assert_same_judged(done.judged, read_judged(out.judged))
+
+
 def check_engines(run: GeneratedRun, done: BackHalf, out: Written) -> None:
     """Cells an endpoint served are counted in the report's first words (none: no such words); the builds compared
     say an output was compared by text only where an endpoint sent no token ids, and then for every one of its
@@ -404,6 +422,7 @@ def check_back_half(run: GeneratedRun, root: Path, setup: str) -> BackHalf:
     """Run the whole back half on ``run`` under ``root`` and check every property (see the module docstring)."""
     done, out = run_back_half(run, root, setup)
     check_outputs(run, done, out)
+    check_files(done, out)
     check_intervals(done)
     check_verdicts(done)
     check_provenance(run, done, out)

@@ -26,8 +26,8 @@ from specbench.claims.claim import (
     TOO_WIDE,
     Claim,
 )
-from specbench.claims.judges import tolerance_band
 from specbench.claims.metrics import METRICS
+from specbench.claims.sizes_judge import tolerance_band
 from support.config import load_config
 from support.paths import REPO
 

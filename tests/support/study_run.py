@@ -1,11 +1,13 @@
 """A run shaped like the published study (``study_run``): off at about 126 tokens/s on every task, the published
 multipliers, acceptance rates, token counts, identity and GSM8K results, the warm server's 123, 195, 307 tokens/s,
 the same at temperature 0 and 1.0, and DFlash's documented setting (dflash-n15) as its default one; figures the study
-does not give are plausible fillers. Each case of the report's opening changes a few cells of it."""
+does not give are plausible fillers. Each case of the report's opening, and each claim test on a whole run, changes a
+few cells of it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -83,23 +85,35 @@ def study_run(
     multipliers: Mapping[Key, float] | None = None,
     drafts: Mapping[Key, tuple[int, int]] | None = None,
     control_differs: bool = False,
+    *,
+    runs: Mapping[Key, list[float]] | None = None,
+    checks: Mapping[Key, list[dict[str, Any]]] | None = None,
+    positions: Mapping[Key, tuple[int, list[int]]] | None = None,
+    tokens: Mapping[tuple[str, str, int], list[int]] | None = None,
+    leave_out: tuple[str, ...] = (),
 ) -> dict[str, pd.DataFrame]:
-    """The summary tables of a study-shaped run; ``multipliers`` and ``drafts`` replace some cells' multiplier and
-    (drafted, accepted) counts per (task, condition, temperature); ``control_differs``: off's second repeat
-    differs from its first."""
+    """The summary tables of a study-shaped run; ``multipliers``, ``drafts``, ``runs``, ``checks`` and
+    ``positions`` replace some cells' multiplier, (drafted, accepted) counts, speeds of their runs, GSM8K scores and
+    counts by draft position per (task, condition, temperature); ``tokens`` some cells' output token ids at
+    temperature 0 per (task, condition, repeat); ``control_differs``: off's second repeat differs from its first;
+    ``leave_out``: conditions not run."""
     counts = {(task, condition, t): pair for (task, condition), pair in DRAFTS.items() for t in TEMPERATURES}
     wrong_third = scored(2, wrong=((3, "25000", "70000"),))
-    checks = {
+    answers = {
         ("gsm8k", "dflash", 0.0): [scored(3)] * 3,
         ("gsm8k", "dflash-n15", 0.0): [scored(3)] * 3,
         ("gsm8k", "off", 0.0): [wrong_third] * 3,
         ("gsm8k", "mtp", 0.0): [wrong_third] * 3,
     }
     rounds = {(task, "ngram-mod", t): (40, [3, 1]) for task in ("todo-app", "gsm8k") for t in TEMPERATURES}
+
+    def run(cells: Mapping[Any, Any]) -> dict[Any, Any]:
+        return {key: value for key, value in cells.items() if key[1] not in leave_out}
+
     return make_tables(
-        _speeds(multipliers or {}),
-        tokens=_tokens(control_differs),
-        checks=checks,
-        drafts={**counts, **(drafts or {})},
-        positions=rounds,
+        run({**_speeds(multipliers or {}), **(runs or {})}),
+        tokens=run({**_tokens(control_differs), **(tokens or {})}),
+        checks=run({**answers, **(checks or {})}),
+        drafts=run({**counts, **(drafts or {})}),
+        positions=run({**rounds, **(positions or {})}),
     )

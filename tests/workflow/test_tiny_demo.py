@@ -332,6 +332,10 @@ def test_aggregate_and_report_trace_to_cells(run: dict) -> None:
     for row in runs.itertuples():
         record = read_json(run["work"] / row.cell_file)
         assert row.tokens_per_s == pytest.approx(record["response"]["timings"]["predicted_per_second"])
+    # the rules hand each other Parquet and schema-checked JSON, never a pickle
+    assert not list((run["work"] / "results").rglob("*.pkl"))
+    assert {"index.json", "_"} <= {p.name for p in (run["work"] / "results/tables").iterdir()}
+    assert read_json(run["work"] / "results/judged.json")["claims"]["rows"]
     summary = pd.read_csv(run["work"] / "results/summary.csv")
     assert set(summary.verdict) <= {"baseline", "faster", "slower", "none", "too few runs"}
     assert (summary[summary.condition == "off"].verdict == "baseline").all()

@@ -1,27 +1,34 @@
-"""The study's thesis, "the task, more than the method, decided the multiplier", as a figure: the task x method
-matrix of log multipliers (one temperature, one machine) split into a task part, a method part and the rest.
+"""The study's thesis, "the task, more than the method, decided the multiplier", as figures: the task x method matrix
+of log multipliers (one temperature, one machine), read under two views, each a task side against a method side.
 
-- The decomposition: L[t, m] = mu + a_t + b_m + e_tm, fitted by least squares to the cells the matrix has (sum a_t = 0,
-  sum b_m = 0; on a complete matrix a_t is a row mean less the grand mean). ``task_effect`` tau = sqrt(mean_t a_t^2)
-  and ``method_effect`` beta = sqrt(mean_m b_m^2), on the log scale: exp() of either is a factor ("a task moves the
-  multiplier by 1.9x from the average task"). ``*_share``: tau^2, beta^2 and the mean squared rest e_tm^2 as shares of
-  their sum (on a complete matrix, of the spread of the log multipliers).
-- Noise: the runs' scatter moves every cell, and a squared effect grows with it. Each cell's log mean varies by
+- ``MAIN_EFFECTS`` (interaction apart): L[t, m] = mu + a_t + b_m + e_tm, fitted by least squares to the cells the
+  matrix has (sum a_t = 0, sum b_m = 0; on a complete matrix a_t is a row mean less the grand mean). The task side
+  tau = sqrt(mean_t a_t^2), the method side beta = sqrt(mean_m b_m^2): "averaged over the methods, a task moves the
+  multiplier by exp(tau) from the average task". ``*_share``: tau^2, beta^2 and the mean squared rest e_tm^2 as
+  shares of their sum (on a complete matrix, of the spread of the log multipliers). What a method changes only on
+  some tasks (n-gram's 6.25x on the file rewrite against ~1x elsewhere) is in the rest, on neither side.
+- ``SPREAD_WITHIN`` (interaction counted on both sides): the task side is the spread of the log multipliers across
+  the tasks within one method (each method's mean squared deviation from its own mean over its tasks, averaged over
+  the methods with two tasks or more), the method side the spread across the methods within one task (likewise).
+  On a complete matrix these are tau^2 + rest and beta^2 + rest: the same difference as the main effects' (so the
+  two views decide alike there), with a ratio nearer 1. No shares.
+- Noise: the runs' scatter moves every cell, and a squared side grows with it. Each cell's log mean varies by
   s^2 / (n mean^2) (delta method, per prompt of a prompt set); the baseline's noise is shared by every method of a
-  task, so it moves a whole row (a_t, never b_m). tau^2 and beta^2 are debiased by the exact expectation of that
-  noise in them, ``difference`` D = tau^2 - beta^2 likewise.
+  task, so it moves a whole row. Each side's square is a quadratic form of the cells, debiased by the exact
+  expectation of that noise in it, ``difference`` D (task side^2 - method side^2) likewise.
 - Intervals: symmetric (t) around each debiased estimate, its variance that of a quadratic form of normal cells plus
   the debiasing's own, Satterthwaite degrees of freedom over the cells' run counts (bench/calibration.py shows the
-  coverage by simulation). tau and beta and their intervals are the square roots of the estimates and bounds clipped
-  at 0, so each interval holds its estimate. ``ratio`` tau / beta has a Fieller-type interval: every r whose test of
-  tau^2 - r^2 beta^2 = 0 is not rejected (its estimate among them).
+  main effects' coverage by simulation). The sides and their intervals are the square roots of the estimates and
+  bounds clipped at 0, so each interval holds its estimate. ``ratio`` (task side / method side) has a Fieller-type
+  interval: every r whose test of task^2 - r^2 method^2 = 0 is not rejected (its estimate among them).
 - ``decides``: 'task' where D's 95 % interval lies above 0, 'method' below 0, 'not separated' otherwise (the ratio's
   interval then holds 1 too); 'cannot be judged' with fewer than two tasks or two methods, or a matrix in unconnected
   blocks; 'too few runs' where a cell (or a prompt of it) has one run: its figures are then not debiased.
 
 A multiplier is a condition's mean tokens/s over the baseline's mean of the same task and temperature, as
-``speed.summary`` computes it. ``published_figure`` computes the same figures from published multipliers (no
-noise), where a cell may be a number, a [low, high] range (read at points across it) or missing."""
+``speed.summary`` computes it. ``thesis_rows`` gives one temperature's row per view, ``thesis`` the table of every
+temperature; ``published_figure`` the same figures from published multipliers (no noise), where a cell may be a
+number, a [low, high] range (read at points across it) or missing."""
 
 from __future__ import annotations
 
@@ -37,8 +44,12 @@ from scipy import stats
 
 CONFIDENCE = 0.95
 TASK, METHOD, SEPARATED_NOT, TOO_FEW, CANNOT = "task", "method", "not separated", "too few runs", "cannot be judged"
+MAIN_EFFECTS = "main effects (interaction apart)"
+SPREAD_WITHIN = "spread within (interaction counted on both sides)"
+VIEWS = (MAIN_EFFECTS, SPREAD_WITHIN)
 THESIS_COLUMNS = [
     "temperature",
+    "view",
     "methods",
     "tasks",
     "matrix",
@@ -64,7 +75,7 @@ THESIS_COLUMNS = [
     "cells",
 ]
 INTERVALS = ("task", "method", "ratio", "difference")
-COMBOS = {"task": (1.0, 0.0), "method": (0.0, 1.0), "difference": (1.0, -1.0)}  # over (tau^2, beta^2)
+COMBOS = {"task": (1.0, 0.0), "method": (0.0, 1.0), "difference": (1.0, -1.0)}  # over (task^2, method^2)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -74,12 +85,14 @@ COMBOS = {"task": (1.0, 0.0), "method": (0.0, 1.0), "difference": (1.0, -1.0)}  
 @dataclass(frozen=True)
 class Design:
     """The additive fit on a presence mask: ``task`` (tasks, k) and ``method`` (methods, k) map the k present cells'
-    values (row-major) to a_t and b_m; ``rest`` (k, k) to the residuals; ``rows``: each present cell's task index."""
+    values (row-major) to a_t and b_m; ``rest`` (k, k) to the residuals; ``rows`` and ``columns``: each present
+    cell's task and method index."""
 
     task: np.ndarray
     method: np.ndarray
     rest: np.ndarray
     rows: np.ndarray
+    columns: np.ndarray
 
     @property
     def forms(self) -> dict[str, np.ndarray]:
@@ -87,6 +100,33 @@ class Design:
         tau = self.task.T @ self.task / len(self.task)
         beta = self.method.T @ self.method / len(self.method)
         return {"task": tau, "method": beta, "rest": self.rest.T @ self.rest / len(self.rows), "difference": tau - beta}
+
+    def forms_of(self, view: str) -> dict[str, np.ndarray]:
+        """The forms of a view's task side^2, method side^2, the rest and their difference (``VIEWS``)."""
+        if view == MAIN_EFFECTS:
+            return self.forms
+        if view != SPREAD_WITHIN:
+            raise ValueError(f"no thesis view {view!r}: one of {list(VIEWS)}")
+        across_tasks, across_methods = spread_form(self.columns), spread_form(self.rows)
+        return {
+            "task": across_tasks,
+            "method": across_methods,
+            "rest": self.forms["rest"],
+            "difference": across_tasks - across_methods,
+        }
+
+
+def spread_form(groups: np.ndarray) -> np.ndarray:
+    """The form (k, k) of the mean, over the groups with two cells or more, of each group's mean squared deviation
+    from its own mean (``groups``: each present cell's group; by method: the spread across tasks within a method)."""
+    form, counted = np.zeros((len(groups), len(groups))), 0
+    for group in np.unique(groups):
+        members = np.flatnonzero(groups == group)
+        n = len(members)
+        if n > 1:
+            form[np.ix_(members, members)] += (np.eye(n) - 1.0 / n) / n
+            counted += 1
+    return form / max(counted, 1)
 
 
 def connected(present: np.ndarray) -> bool:
@@ -113,7 +153,7 @@ def design(present: np.ndarray) -> Design:
     solve = np.linalg.pinv(x)  # the model's one free shift cancels in the centred effects
     task = solve[:tasks] - solve[:tasks].mean(axis=0)
     method = solve[tasks:] - solve[tasks:].mean(axis=0)
-    return Design(task, method, np.eye(len(rows)) - x @ solve, rows)
+    return Design(task, method, np.eye(len(rows)) - x @ solve, rows, columns)
 
 
 def shares(squares: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -155,17 +195,18 @@ class Noise:
 
 
 class Debiased:
-    """tau^2, beta^2, the rest and D of one matrix, debiased by the noise, with their variances: for a form Q of
+    """A view's task side^2, method side^2, the rest and D of one matrix, debiased by the noise, with their
+    variances (the names below are the main effects', tau^2 and beta^2; a view's sides stand in): for a form Q of
     normal cells y with covariance S, E y'Qy = mu'Q mu + tr(QS) and var y'Qy = 2 tr(QSQS) + 4 mu'QSQ mu; the
     debiasing subtracts tr(Q S_hat), whose own variance is sum_j w_j^2 2 v_j^2 / df_j over the sources j. mu'QSQ mu
     is estimated by y'QSQy, which errs upwards (by tr(QSQS)): bench/calibration.py shows the coverage this gives."""
 
-    def __init__(self, fit: Design, values: np.ndarray, noise: Noise) -> None:
+    def __init__(self, fit: Design, values: np.ndarray, noise: Noise, view: str = MAIN_EFFECTS) -> None:
         patterns, self.v, self.df = noise.sources(fit.rows)
         self.patterns = np.array(patterns)  # (sources, k)
         self.sigma = np.einsum("j,jk,jl->kl", self.v, self.patterns, self.patterns)
         self.y = values
-        self.forms = fit.forms
+        self.forms = fit.forms_of(view)
         self.weights = {  # w_j = tr(Q E_j) = p_j' Q p_j
             name: np.einsum("jk,kl,jl->j", self.patterns, q, self.patterns) for name, q in self.forms.items()
         }
@@ -290,16 +331,33 @@ def _cannot(tasks: Sequence[str], methods: Sequence[str], present: np.ndarray) -
     return None
 
 
-def thesis_figure(
+@dataclass(frozen=True)
+class Matrix:
+    """One temperature's (tasks, methods) matrix of log multipliers (NaN where missing), each cell's log-mean
+    variance and its degrees of freedom, each task's baseline's (NaN where a cell has one run), and what every view's
+    row shares: the multipliers by task and method, the fewest runs, the cell files behind them and why there is
+    no multiplier at all (None where there is)."""
+
+    logs: np.ndarray
+    variances: np.ndarray
+    dfs: np.ndarray
+    base_var: np.ndarray
+    base_df: np.ndarray
+    tasks: list[str]
+    methods: list[str]
+    shared: dict[str, Any]
+    no_multiplier: str | None
+
+
+def matrix_of(
     cells: pd.DataFrame,
     baseline: str,
     temperature: float,
     methods: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    """One row of ``THESIS_COLUMNS`` for one temperature: ``methods`` default to every condition but the baseline,
-    ``tasks`` to every task (in table order); a cell counts where both its runs and the baseline's have a positive
-    tokens/s."""
+) -> Matrix:
+    """The matrix of one temperature: ``methods`` default to every condition but the baseline, ``tasks`` to every
+    task (in table order); a cell counts where both its runs and the baseline's have a positive tokens/s."""
     read = cells[["task", "prompt", "condition", "tokens_per_s", "cell_file"]]  # the columns read, not the wide table
     usable = read[(cells.temperature == temperature) & (cells.tokens_per_s > 0)]
     methods = [m for m in (methods or dict.fromkeys(usable.condition)) if m != baseline]
@@ -323,16 +381,48 @@ def thesis_figure(
             fewest = min(fewest, *sizes, *base_sizes)
             matrix.setdefault(task, {})[method] = mean / base_mean
             behind += [*runs.cell_file, *base.cell_file]
-    row: dict[str, Any] = {
+    shared = {
         "temperature": float(temperature),
         "matrix": matrix,
         "fewest_runs": None if fewest == math.inf else int(fewest),
         "cells": sorted(set(behind)),
     }
-    figured = figures(logs, variances, dfs, base_var, base_df, tasks, methods)
-    if not matrix and usable.condition.isin(methods).any() and not (usable.condition == baseline).any():
-        figured["reason"] = f"no '{baseline}' cells: no multiplier"
-    return {**row, **figured}
+    lacking = not matrix and usable.condition.isin(methods).any() and not (usable.condition == baseline).any()
+    why = f"no '{baseline}' cells: no multiplier" if lacking else None
+    return Matrix(logs, variances, dfs, base_var, base_df, tasks, methods, shared, why)
+
+
+def thesis_rows(
+    cells: pd.DataFrame,
+    baseline: str,
+    temperature: float,
+    methods: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """One temperature's rows of ``THESIS_COLUMNS``, one per view (``VIEWS`` order); ``methods`` and ``tasks`` as
+    ``matrix_of`` reads them."""
+    return [row_of(matrix_of(cells, baseline, temperature, methods, tasks), view) for view in VIEWS]
+
+
+def thesis_row(
+    cells: pd.DataFrame,
+    baseline: str,
+    temperature: float,
+    methods: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    view: str = MAIN_EFFECTS,
+) -> dict[str, Any]:
+    """One temperature's row of ``THESIS_COLUMNS`` under one view."""
+    return row_of(matrix_of(cells, baseline, temperature, methods, tasks), view)
+
+
+def row_of(matrix: Matrix, view: str) -> dict[str, Any]:
+    """A matrix's row under one view."""
+    m = matrix
+    figured = figures(m.logs, m.variances, m.dfs, m.base_var, m.base_df, m.tasks, m.methods, view)
+    if m.no_multiplier:
+        figured["reason"] = m.no_multiplier
+    return {**m.shared, **figured}
 
 
 def figures(
@@ -343,12 +433,15 @@ def figures(
     base_df: np.ndarray,
     tasks: Sequence[str],
     methods: Sequence[str],
+    view: str = MAIN_EFFECTS,
 ) -> dict[str, Any]:
-    """The figures, intervals and answer of a (tasks, methods) matrix of log multipliers (NaN where missing), each
-    cell's log-mean variance and its degrees of freedom, and each task's baseline's (NaN where a cell has one run)."""
+    """The figures, intervals and answer under ``view`` of a (tasks, methods) matrix of log multipliers (NaN where
+    missing), each cell's log-mean variance and its degrees of freedom, and each task's baseline's (NaN where a cell
+    has one run)."""
     present = np.isfinite(logs)
     keep_t, keep_m = present.any(axis=1), present.any(axis=0)
     row: dict[str, Any] = {
+        "view": view,
         "methods": [m for mi, m in enumerate(methods) if keep_m[mi]],
         "tasks": [t for ti, t in enumerate(tasks) if keep_t[ti]],
         "missing": [
@@ -367,45 +460,55 @@ def figures(
     fit, values = design(present), logs[keep_t][:, keep_m][present]
     cell_var, cell_df = variances[keep_t][:, keep_m][present], dfs[keep_t][:, keep_m][present]
     if np.isnan(cell_var).any() or np.isnan(base_var[keep_t]).any():
-        plain = {name: float(values @ q @ values) for name, q in fit.forms.items()}
+        plain = {name: float(values @ q @ values) for name, q in fit.forms_of(view).items()}
         return {
             **row,
-            **_figures(plain),
+            **_figures(plain, view),
             "decides": TOO_FEW,
-            "reason": "a cell has one run: no noise estimate, so the effects are not debiased and have no interval",
+            "reason": "a cell has one run: no noise estimate, so the figures are not debiased and have no interval",
         }
-    debiased = Debiased(fit, values, Noise(cell_var, cell_df, base_var[keep_t], base_df[keep_t]))
-    row.update(_figures(debiased.values))
+    noise = Noise(cell_var, cell_df, base_var[keep_t], base_df[keep_t])
+    debiased = Debiased(fit, values, noise, view)
+    row.update(_figures(debiased.values, view))
     for name in ("task", "method"):
         low, high = debiased.interval(name)
         row[f"{name}_low"], row[f"{name}_high"] = math.sqrt(max(low, 0.0)), math.sqrt(max(high, 0.0))
     row["difference_low"], row["difference_high"] = debiased.interval("difference")
     row["ratio_low"], row["ratio_high"] = debiased.ratio_interval()
     verdict = decides(row["difference_low"], row["difference_high"])
-    reason = f"D = tau^2 - beta^2's {CONFIDENCE:.0%} interval " + _where(verdict)
+    reason = f"{DIFFERENCE_WORDS[view]}'s {CONFIDENCE:.0%} interval " + _where(verdict)
     if math.isnan(row["ratio"]):
-        reason += "; no ratio: neither debiased effect is above 0"
+        reason += "; no ratio: neither debiased side is above 0"
     return {**row, "decides": verdict, "reason": reason}
 
 
-def _figures(squares: Mapping[str, float]) -> dict[str, float]:
-    """The point figures of one matrix from its (debiased) squared effects."""
+DIFFERENCE_WORDS = {  # D in words, per view
+    MAIN_EFFECTS: "D = tau^2 - beta^2",
+    SPREAD_WITHIN: "D = (spread across tasks)^2 - (spread across methods)^2",
+}
+
+
+def _figures(squares: Mapping[str, float], view: str) -> dict[str, float]:
+    """The point figures of one matrix under ``view`` from its (debiased) squared sides; shares under the main
+    effects only (the spread within counts the rest on both sides)."""
     share = shares({k: np.asarray(v) for k, v in squares.items()})
+    split = view == MAIN_EFFECTS
     return {
         "task_effect": math.sqrt(max(squares["task"], 0.0)),
         "method_effect": math.sqrt(max(squares["method"], 0.0)),
         "ratio": ratio_of(squares["task"], squares["method"]),
         "difference": float(squares["difference"]),
-        "task_share": float(share["task"]),
-        "method_share": float(share["method"]),
-        "interaction_share": float(share["rest"]),
+        "task_share": float(share["task"]) if split else math.nan,
+        "method_share": float(share["method"]) if split else math.nan,
+        "interaction_share": float(share["rest"]) if split else math.nan,
     }
 
 
 def thesis(cells: pd.DataFrame, baseline: str, methods: Sequence[str] | None = None) -> pd.DataFrame:
-    """``thesis_figure`` per temperature of these cells (one machine's), ``methods`` by default every condition but
-    the baseline."""
-    rows = [thesis_figure(cells, baseline, t, methods) for t in sorted(set(cells.temperature.dropna()))]
+    """``thesis_rows`` per temperature of these cells (one machine's), ``methods`` by default every condition but
+    the baseline: a row per temperature and view."""
+    temperatures = sorted(set(cells.temperature.dropna()))
+    rows = [row for t in temperatures for row in thesis_rows(cells, baseline, t, methods)]
     return pd.DataFrame(rows, columns=THESIS_COLUMNS)
 
 
@@ -420,7 +523,7 @@ def in_place_of(methods: Sequence[str], condition: str) -> str | None:
 
 def settings_beside(cells: pd.DataFrame, baseline: str, methods: Sequence[str]) -> pd.DataFrame:
     """The thesis with each setting of a method this run has (a condition <method>-<suffix> outside ``methods``: the
-    warm n-gram server, DFlash at 15, a sweep's members) in place of its method, per temperature: not the run's
+    warm n-gram server, DFlash at 15, a sweep's members) in place of its method, per temperature and view: not the run's
     figure, which is over ``methods``, and never mixed into it; shown beside it. ``SETTING_COLUMNS``."""
     rows = []
     for setting in dict.fromkeys(cells.condition.dropna()):
@@ -429,8 +532,8 @@ def settings_beside(cells: pd.DataFrame, baseline: str, methods: Sequence[str]) 
             continue
         swapped = [setting if m == member else m for m in methods]
         for temperature in sorted(set(cells.temperature.dropna())):
-            figure = thesis_figure(cells, baseline, temperature, swapped)
-            rows.append({**figure, "setting": setting, "in_place_of": member})
+            for row in thesis_rows(cells, baseline, temperature, swapped):
+                rows.append({**row, "setting": setting, "in_place_of": member})
     return pd.DataFrame(rows, columns=SETTING_COLUMNS)
 
 
@@ -448,9 +551,11 @@ def _grid(low: float, high: float, points: Sequence[float], steps: int = 7) -> l
 
 def published_figure(published: Published) -> dict[str, Any]:
     """The figures of a published matrix (task -> method -> multiplier, a [low, high] range, or None where not
-    given) under every reading of its ranges: each figure's lowest and highest value over the readings (a range read
-    at points across it, independently of the others), the cells read as ranges and the missing ones. No noise: the
-    figures are the plain decomposition's, the same as a run's before debiasing."""
+    given) under every reading of its ranges, per view (``views``: view -> each figure's lowest and highest value
+    over the readings, and what it decides), with the cells read as ranges and the missing ones. A range is read at
+    points across it, independently of the others. No noise: the figures are the plain forms', the same as a run's
+    before debiasing. Computed from the published multipliers: the study states no figure of its own for the
+    thesis."""
     tasks = list(published)
     methods = list(dict.fromkeys(m for row in published.values() for m in row))
     points = [float(v) for row in published.values() for v in row.values() if isinstance(v, (int, float))]
@@ -470,7 +575,20 @@ def published_figure(published: Published) -> dict[str, Any]:
             axes.append([float(value)])
     readings = np.log(np.array(list(itertools.product(*axes)), dtype=float))  # (readings, present cells)
     fit = design(present)
-    squares = {name: np.einsum("rk,kl,rl->r", readings, q, readings) for name, q in fit.forms.items()}
+    return {
+        "tasks": tasks,
+        "methods": methods,
+        "matrix": {t: dict(row) for t, row in published.items()},
+        "readings": len(readings),
+        "ranged": ranged,
+        "missing": missing,
+        "views": {view: _published_view(readings, fit.forms_of(view), view) for view in VIEWS},
+    }
+
+
+def _published_view(readings: np.ndarray, forms: Mapping[str, np.ndarray], view: str) -> dict[str, Any]:
+    """One view's figures over the readings (readings, cells): each as its (lowest, highest), and the answer."""
+    squares = {name: np.einsum("rk,kl,rl->r", readings, q, readings) for name, q in forms.items()}
     share = shares(squares)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.sqrt(squares["task"] / squares["method"])
@@ -479,20 +597,15 @@ def published_figure(published: Published) -> dict[str, Any]:
     def span(values: np.ndarray) -> tuple[float, float]:
         return float(values.min()), float(values.max())
 
+    split, nothing = view == MAIN_EFFECTS, (math.nan, math.nan)
     return {
-        "tasks": tasks,
-        "methods": methods,
-        "matrix": {t: dict(row) for t, row in published.items()},
-        "readings": len(readings),
-        "ranged": ranged,
-        "missing": missing,
         "task_effect": span(np.sqrt(squares["task"])),
         "method_effect": span(np.sqrt(squares["method"])),
         "ratio": span(ratio),
         "difference": span(difference),
-        "task_share": span(share["task"]),
-        "method_share": span(share["method"]),
-        "interaction_share": span(share["rest"]),
+        "task_share": span(share["task"]) if split else nothing,
+        "method_share": span(share["method"]) if split else nothing,
+        "interaction_share": span(share["rest"]) if split else nothing,
         "decides": TASK if difference.min() > 0 else METHOD if difference.max() < 0 else "depends on the reading",
     }
 

@@ -53,18 +53,25 @@ VERDICTS = (
 )
 # The study's setup itself is the config's study_setup, shown fact by fact in the report's comparability table
 NOT_COMPARABLE_DETAIL = "absolute figure: compared only on the study's setup (see Comparable with the study?)"
+ANY_DEVICE_DETAIL = (
+    "what the model computes: compared on any device where the model, its quantization, the draft model, the build "
+    "and the server flags are the study's (see Comparable with the study?)"
+)
 NOT_JUDGED_DETAIL = "a claim about the study's model (Qwen3.5-9B); this run measured another model"
 SCHEMA_PATH = REPO_ROOT / "config" / "claims.schema.yaml"
-# The study's thesis claim: the report's thesis section shows it, the thesis figure its published multipliers
+# The study's thesis: the readings key of its claims (one per view); the report's thesis section shows them, the
+# thesis figure their published multipliers
 THESIS_CLAIM = "task-more-than-method"
 KINDS = tuple(load_schema(SCHEMA_PATH)["$defs"]["claim"]["properties"]["kind"]["enum"])
 # Scope (docs/claims.md): absolute figures are compared only on the study's setup; relative ones (verdicts, orders of
 # methods, the warm server, the control) are judged there and shown as agrees/differs elsewhere; only the order of
-# tasks per method "transfers" (the study's one claim about other hardware), judged everywhere.
+# tasks per method "transfers" (the study's one claim about other hardware), judged everywhere; what the model
+# computes (acceptance) is judged on any device where the rest of the study's setup is its own ("any-device").
+ANY_DEVICE = "any-device"
 SCOPES = {
     "speedup": "absolute",
     "tokens_per_s": "absolute",
-    "acceptance": "absolute",
+    "acceptance": ANY_DEVICE,
     "identity": "absolute",
     "gsm8k": "absolute",
     "verdict": "relative",
@@ -80,6 +87,8 @@ BOTH_READINGS = "both readings"
 T0_ONLY = "temperature 0 only"
 T1_ONLY = "temperature 1.0 only"
 SUPPORTED_READINGS = (BOTH_READINGS, T0_ONLY, T1_ONLY)
+# The temperatures each of those readings names, as indexes into (verdict at 0, verdict at 1.0)
+AT = {BOTH_READINGS: (0, 1), T0_ONLY: (0,), T1_ONLY: (1,)}
 ONLY = " only"  # a reading of several the run supports alone: "<reading> only" (temperature 0 only, per request only)
 NEITHER_READING = "neither reading"  # a claim against it under each reading (failed, or differs)
 CANNOT_TELL = "cannot tell"  # no reading borne out, and one with nothing against it: undecided or not comparable
@@ -110,6 +119,8 @@ RESULT_COLUMNS = [
     "sentence_reading",
     "reads",
     "read_with",
+    "relation",
+    "read_at",
     "readings",
     "tasks",
     "conditions",
@@ -154,7 +165,10 @@ class Claim:
     runs: int | None = None  # identity, a control: the runs the study compared (its first ``runs`` repeats)
     matrix: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # thesis: published multipliers
     sentence: str = ""  # the claims that share a sentence of the study share its temperature reading
-    explains: str = ""  # the sentence whose figures this one's explain: the two share one temperature reading
+    # The sentence whose figures this one's explain ("these numbers explain the results above") or restate (the title,
+    # the conclusion): read at that sentence's reading of the temperature, which that sentence's own claims decide
+    explains: str = ""
+    restates: str = ""
     readings: str = ""  # the claims that read one figure of the text in different ways share this key
     reads: str = ""  # this claim's reading of those words (e.g. "per request", "per draft round")
 
@@ -209,15 +223,31 @@ def supported_reading(at_zero: Sequence[str], at_one: Sequence[str]) -> str:
     return reading_supported({"temperature 0": at_zero, "temperature 1.0": at_one})
 
 
+def reading_at(read_at: str, at_zero: Sequence[str], at_one: Sequence[str]) -> str:
+    """Which reading the run supports of claims read at the temperatures another sentence's reading names
+    (``read_at``, one of ``SUPPORTED_READINGS``: the sentence they explain or restate): as ``supported_reading``
+    over those temperatures only, so never a temperature that reading leaves out ("temperature 0 only" within
+    "both readings"; "neither reading" where each of those temperatures has a verdict against them)."""
+    if read_at == BOTH_READINGS:
+        return supported_reading(at_zero, at_one)
+    reading = reading_supported({read_at: at_zero if read_at == T0_ONLY else at_one})
+    return read_at if reading == BOTH_READINGS else reading
+
+
+def verdicts_at(reading: str | None, verdict: str, verdict_t1: str | None) -> tuple[str, ...]:
+    """One claim row's verdicts at the temperatures a reading of the temperature names (both where ``reading`` names
+    none); a stated claim's verdict alone."""
+    if verdict_t1 is None:
+        return (verdict,)
+    return tuple((verdict, verdict_t1)[i] for i in AT.get(reading or BOTH_READINGS, AT[BOTH_READINGS]))
+
+
 def held_under(reading: str, verdict: str, verdict_t1: str | None, reads: str | None = None) -> bool:
     """Whether one claim row is borne out under a reading the run supports (its sentence's, or its own): at the
     temperatures that reading names (a stated claim: its verdict); a reading of the words, where it is this row's."""
     if reading not in SUPPORTED_READINGS:  # a reading of the words: this row's alone, or another's
         return bool(reads) and reading == f"{reads}{ONLY}"
-    if verdict_t1 is None:
-        return verdict in HELD
-    at = {BOTH_READINGS: (verdict, verdict_t1), T0_ONLY: (verdict,), T1_ONLY: (verdict_t1,)}[reading]
-    return all(v in HELD for v in at)
+    return all(v in HELD for v in verdicts_at(reading, verdict, verdict_t1))
 
 
 def either(verdicts: Sequence[str]) -> str:

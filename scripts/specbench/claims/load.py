@@ -127,6 +127,8 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "temperature", "a comparison with another temperature states its own"
     if e.get("sentence") and e.get("temperature") != "unstated":
         yield "sentence", "a sentence shares its temperature reading: only a claim whose temperature is unstated"
+    if {"explains", "restates"} <= given:
+        yield "restates", "a sentence explains another or restates it, not both"
     if kind == "ordering" and e.get("versus_temperature") == e["temperature"]:
         yield "versus_temperature", "must differ from temperature"
     if tiers and e["over"] == "tasks" and given & {"task", "tasks"}:

@@ -1,19 +1,32 @@
 """The judge of the study's thesis (kind ``thesis``): does the task move the multiplier more than the method does?
-This run's figure (analysis.thesis, over the claim's tasks and methods) beside the one its published multipliers
-give; the verdict follows the interval of D = tau^2 - beta^2 over the repeats (docs/claims.md, "The thesis")."""
+Judged under the view the claim reads (``reads``: analysis.thesis.VIEWS; the main effects where it names none) on
+this run's matrix (over the claim's tasks and methods), beside the figure computed from the study's published
+multipliers under the same view; the verdict follows the interval of D, the view's task side^2 - method side^2,
+over the repeats (docs/claims.md, "The thesis")."""
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from specbench.analysis import thesis as figure
-from specbench.claims.claim import CONTRADICTED, NOT_MEASURED, NOT_SEPARATED, REPRODUCED, TOO_FEW_RUNS
+from specbench.analysis.thesis_text import published_text
+from specbench.claims.claim import CONTRADICTED, NOT_MEASURED, NOT_SEPARATED, REPRODUCED, TOO_FEW_RUNS, ClaimError
 from specbench.claims.metrics import Outcome, Run, listed
 
 if TYPE_CHECKING:
     from specbench.claims.claim import Claim
+
+
+def view_of(claim: Claim) -> str:
+    """The view a thesis claim is judged under: its reading of the words, the main effects where it has none."""
+    view = claim.reads or figure.MAIN_EFFECTS
+    if view not in figure.VIEWS:
+        raise ClaimError(f"claim {claim.id!r}: key 'reads': a thesis is read as one of {list(figure.VIEWS)}")
+    return view
 
 
 def effect_text(row: Mapping[str, Any]) -> str:
@@ -35,29 +48,21 @@ def effect_text(row: Mapping[str, Any]) -> str:
     )
 
 
-def published_text(published: Mapping[str, Any]) -> str:
-    """The published figure in words, over every reading of its ranges, with the cells the text does not give."""
-    (t_low, t_high), (m_low, m_high), (r_low, r_high) = (
-        published[k] for k in ("task_effect", "method_effect", "ratio")
-    )
-
-    def span(low: float, high: float, unit: str = "x") -> str:
-        return f"{low:.2f}{unit}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}-{high:.2f}{unit}"
-
-    missing = f"; not given: {listed(published['missing'])}" if published["missing"] else ""
-    ranged = f" over every reading of {listed(published['ranged'])}" if published["ranged"] else ""
-    return (
-        f"published multipliers: task {span(figure.factor(t_low), figure.factor(t_high))} vs method "
-        f"{span(figure.factor(m_low), figure.factor(m_high))}, ratio {span(r_low, r_high, '')}{ranged}{missing} "
-        "(no interval: the study published no per-run numbers)"
-    )
+@functools.lru_cache(maxsize=4)
+def _published(matrix: str) -> Mapping[str, Any]:
+    """The figures computed from a published matrix (as JSON): the same for every temperature, variant and view."""
+    return figure.published_figure(json.loads(matrix))
 
 
 def judge_thesis(claim: Claim, run: Run) -> Outcome:
-    """The task effect against the method effect of the claim's tasks and methods at the claim's temperature."""
-    row = figure.thesis_figure(run.tables["cells"], run.baseline, claim.temperature, claim.conditions, claim.tasks)
-    published = figure.published_figure(claim.matrix) if claim.matrix else None
-    beside = f"; {published_text(published)}" if published else ""
+    """The task side against the method side of the claim's tasks and methods at the claim's temperature, under
+    the claim's view."""
+    view = view_of(claim)
+    row = figure.thesis_row(
+        run.tables["cells"], run.baseline, claim.temperature, claim.conditions, claim.tasks, view=view
+    )
+    published = _published(json.dumps(claim.matrix)) if claim.matrix else None
+    beside = f"; {published_text(published, view)}" if published else ""
     what = f"over {len(row['tasks'])} tasks and {len(row['methods'])} methods ({listed(row['methods'])})"
     lacking = [c for c in claim.conditions if c not in row["methods"]] + [
         t for t in claim.tasks if t not in row["tasks"]
@@ -79,5 +84,6 @@ def judge_thesis(claim: Claim, run: Run) -> Outcome:
         verdict = CONTRADICTED
         detail = f"the method moves the multiplier more than the task {what}: {row['reason']}"
     else:
-        verdict, detail = NOT_SEPARATED, f"task and method effects not separated {what}: {row['reason']}"
-    return Outcome({"run": row, "published": published}, effect_text(row), row["cells"], verdict, detail + beside)
+        verdict, detail = NOT_SEPARATED, f"task and method not separated {what}: {row['reason']}"
+    outcome = {"run": row, "published": published, "view": view}
+    return Outcome(outcome, effect_text(row), row["cells"], verdict, f"under the {view}: {detail}{beside}")

@@ -1,6 +1,7 @@
 """Rule report: the report (Markdown and one self-contained HTML file) and provenance.json, from what the earlier
-rules wrote: the typed tables (analysis.summary_tables), the judged claims (judging), the figures (drawing), with the
-per-cell table, the cell index and the manifests."""
+rules wrote, read back without the code that wrote it: the per-cell table with each machine's summaries
+(core.results.tables), the judged claims (report.judged), the figures' index (report.figure_index), the cell index
+and the manifests."""
 
 from __future__ import annotations
 
@@ -12,16 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from specbench.analysis.cell_table import read_table
-from specbench.analysis.summary_tables import first_tables, read_tables
+from specbench.core.results.tables import first_tables, read_table_folder
 from specbench.core.steps.entry import logged_to
 from specbench.core.steps.files import read_json, write_atomic, write_json_atomic
 from specbench.report.comparability import real_model_note
 from specbench.report.document import Facts, Figure, Report
-from specbench.report.drawing import read_figures
-from specbench.report.figures.run import FIGURE_FILES
-from specbench.report.figures.style import png_data_uri
+from specbench.report.figure_index import THESIS_FIGURE, png_data_uri, read_figure_index
 from specbench.report.html import render_html
-from specbench.report.judging import read_claims
+from specbench.report.judged import read_judged
 from specbench.report.markdown import render_markdown
 from specbench.report.provenance import report_numbers
 from specbench.report.sections.builds import build_comparison_sections, endpoint_note
@@ -93,10 +92,10 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, links_from: Path | 
     the first build, after Builds compared). ``links_from``: the folder the Markdown report is written to, which
     links each figure written as a file (relative to it); a figure kept in the index is in the HTML report only."""
     all_cells = read_table(inputs.table)
-    by_build = read_tables(inputs.tables)
+    by_build = read_table_folder(inputs.tables, all_cells)
     by_machine = next(iter(by_build.values()))
     tables = first_tables(by_build)
-    judged = read_claims(inputs.claims)
+    judged = read_judged(inputs.claims)
     index = read_json(inputs.cells_index)
     build = read_json(inputs.build_dir / "manifest.json")
     model = read_json(inputs.model)
@@ -112,11 +111,11 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, links_from: Path | 
         for machine_tables in build_tables.values()
         for key, number in report_numbers(machine_tables, settings.baseline).items()
     }
-    figures = [
-        Figure(caption, png_data_uri(png), _link(file, links_from))
-        for caption, png, file in read_figures(inputs.figures)
-    ]
-    thesis = figures.pop(FIGURE_FILES.index("thesis.png"))  # shown in its own section
+    drawn = read_figure_index(inputs.figures)
+    figures = {d.name: Figure(d.caption, png_data_uri(d.png), _link(d.file, links_from)) for d in drawn}
+    if THESIS_FIGURE not in figures:
+        raise ValueError(f"{inputs.figures}: no figure '{THESIS_FIGURE}' for the thesis section")
+    thesis = figures.pop(THESIS_FIGURE)  # shown in its own section
     facts = Facts(
         name=settings.name,
         baseline=settings.baseline,
@@ -144,7 +143,7 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, links_from: Path | 
         facts=facts,
         claims=judged.claims,
         numbers=numbers,
-        figures=figures,
+        figures=list(figures.values()),
         thesis=thesis,
         conditions=settings.condition_order,
         machines=views,

@@ -1,8 +1,8 @@
 """Is this run the study's setup? Decided from what the run recorded (the device the server used: NVML's on CUDA,
 llama.cpp's own device list on the other backends; the llama.cpp source,
 the model and draft files, the server flags), each fact set beside the study's value from the config's
-``study_setup``. Absolute figures are compared only when every fact matches; the study's other claims only where the
-model does (docs/claims.md, Scope)."""
+``study_setup``. Absolute figures are compared only when every fact matches; what the model computes (acceptance)
+when every fact but the GPU does; the study's other claims only where the model does (docs/claims.md, Scope)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from specbench.claims.evaluate import Setup
 from specbench.core.config.backends import devices_of
 
 MODEL_FACT = "model"
+GPU_FACT = "GPU"
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,13 @@ class Comparability:
         return any(f.name == MODEL_FACT and f.matches for f in self.facts)
 
     @property
+    def same_settings(self) -> bool:
+        """Nothing but the GPU differs: the model computes what it computed in the study (acceptance)."""
+        return bool(self.facts) and all(f.matches for f in self.facts if f.name != GPU_FACT)
+
+    @property
     def differing(self) -> list[str]:
         return [f.name for f in self.facts if not f.matches]
-
-    def setup(self) -> Setup:
-        """What the claims' judging needs to know of it (claims.evaluate.Setup)."""
-        return Setup(self.comparable, self.same_model, self.device)
 
 
 def used_devices(device: Mapping[str, Any], machine: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -88,7 +89,7 @@ def _gpu_fact(study: Mapping[str, Any], device: Mapping[str, Any], machine: Mapp
     want, memory = study["name_contains"], study.get("min_memory_mb", 0)
     used = used_devices(device, machine)
     ok = len(used) == 1 and want.lower() in (used[0]["name"] or "").lower() and (used[0]["memory_mib"] or 0) >= memory
-    return Fact("GPU", f"one {want}, at least {memory} MiB", label, ok)
+    return Fact(GPU_FACT, f"one {want}, at least {memory} MiB", label, ok)
 
 
 def _llama_fact(study: Mapping[str, Any], build: Mapping[str, Any]) -> Fact:

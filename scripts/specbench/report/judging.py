@@ -1,11 +1,11 @@
 """Rule claims: the study's claims judged on the first machine's tables under what differs from the study's setup
 (comparability), each machine's on its own cells when there are several, and the predictions with their stamp's
-integrity; written as claims.csv and as one typed file (a pandas pickle) that the report reads."""
+integrity; written as claims.csv and as results/judged.json (report.judged), which the report reads without the
+judges."""
 
 from __future__ import annotations
 
 import contextlib
-import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -13,21 +13,23 @@ from typing import Any
 
 import pandas as pd
 
-from specbench.analysis.cell_table import csv_copy
-from specbench.analysis.summary_tables import first_tables, read_tables
+from specbench.analysis.cell_table import csv_copy, read_table
 from specbench.claims.claim import Claim
 from specbench.claims.evaluate import Setup, evaluate
 from specbench.claims.load import about_the_study, load_claims
 from specbench.claims.predictions import integrity
+from specbench.core.results.tables import first_tables, read_table_folder
 from specbench.core.steps.entry import logged_to
 from specbench.core.steps.files import read_json, write_atomic
 from specbench.report.comparability import Comparability, assess, device_label
+from specbench.report.judged import Judged, write_judged
 
 
 @dataclass(frozen=True)
 class ClaimInputs:
     """The files the claims are judged from (rule claims' inputs)."""
 
+    table: Path
     tables: Path
     cells_index: Path
     build_dir: Path
@@ -46,6 +48,7 @@ class ClaimInputs:
             return None if value is None else Path(value)
 
         return cls(
+            table=Path(named["table"]),
             tables=Path(named["tables"]),
             cells_index=Path(named["cells_index"]),
             build_dir=Path(named["build"]),
@@ -67,16 +70,9 @@ class ClaimSettings:
     server_args: Sequence[str]
 
 
-@dataclass(frozen=True)
-class Judged:
-    """The claims judged: the setup they were judged under, the study's claims (claims.csv), the predictions and
-    their stamp's integrity (None without predictions), and with several machines each one's claims."""
-
-    comparability: Comparability
-    claims: pd.DataFrame
-    predictions: pd.DataFrame | None = None
-    integrity: Mapping[str, Any] | None = None
-    machines: Mapping[str, pd.DataFrame] | None = None
+def setup_of(comparability: Comparability) -> Setup:
+    """What the claims' judging needs to know of the setup (claims.evaluate.Setup)."""
+    return Setup(comparability.comparable, comparability.same_model, comparability.device, comparability.same_settings)
 
 
 def predictions_setup(path: Path, setup: Setup) -> Setup:
@@ -108,7 +104,7 @@ def machine_claims(
 
 def judge(inputs: ClaimInputs, settings: ClaimSettings) -> Judged:
     """Every judgement the report shows, from the typed tables, the manifests and the claims files."""
-    by_build = read_tables(inputs.tables)
+    by_build = read_table_folder(inputs.tables, read_table(inputs.table))
     tables = first_tables(by_build)
     index = read_json(inputs.cells_index)
     comparability = assess(
@@ -121,14 +117,14 @@ def judge(inputs: ClaimInputs, settings: ClaimSettings) -> Judged:
         server_args=settings.server_args,
     )
     study = load_claims(inputs.claims, settings.names)
-    claims = evaluate(study, tables, baseline=settings.baseline, setup=comparability.setup())
+    claims = evaluate(study, tables, baseline=settings.baseline, setup=setup_of(comparability))
     predictions, integrity_check = None, None
     if inputs.predictions:
         predictions = evaluate(
             load_claims(inputs.predictions, settings.names),
             tables,
             baseline=settings.baseline,
-            setup=predictions_setup(inputs.predictions, comparability.setup()),
+            setup=predictions_setup(inputs.predictions, setup_of(comparability)),
         )
         started = tables["cells"].started_at.dropna()
         integrity_check = integrity(
@@ -144,16 +140,11 @@ def judge(inputs: ClaimInputs, settings: ClaimSettings) -> Judged:
 def write_claims(
     inputs: ClaimInputs, settings: ClaimSettings, *, claims_csv: Path, store: Path, log: Path | None = None
 ) -> Judged:
-    """Judge the claims and write claims.csv and the typed judgements to ``store`` (each atomically; output to
-    ``log`` while it runs)."""
+    """Judge the claims and write claims.csv and the judgements to ``store`` (results/judged.json; each
+    atomically; output to ``log`` while it runs)."""
     with logged_to(log) if log else contextlib.nullcontext():
         judged = judge(inputs, settings)
-        write_atomic(store, pickle.dumps(judged, protocol=pickle.HIGHEST_PROTOCOL))
+        write_judged(store, judged)
         write_atomic(claims_csv, csv_copy(judged.claims).to_csv(index=False).encode("utf-8"))
         print(f"claims: {len(judged.claims)} claim rows, {len(judged.machines or {})} machine(s) judged apart")
     return judged
-
-
-def read_claims(store: Path) -> Judged:
-    """The judgements ``write_claims`` wrote."""
-    return pickle.loads(Path(store).read_bytes())

@@ -21,10 +21,9 @@ from specbench.report.figures.style import (
     marker_handles,
     new_figure,
     no_data,
-    ordered,
     render,
-    temperature_label,
 )
+from specbench.report.labels import ordered, temperature_label
 
 MAX_POSITIONS = 16  # positions drawn at most (DFlash drafts up to its block size); the footnote says when cut
 

@@ -33,6 +33,7 @@ from matplotlib.ticker import (
 )
 
 from specbench.analysis.speed import cell_multipliers
+from specbench.core.config.sweeps import sweeps_of
 from specbench.report.figures.requests import arrivals_figure, positions_figure
 from specbench.report.figures.style import (
     ACCEPTANCE_SIZE,
@@ -47,13 +48,12 @@ from specbench.report.figures.style import (
     marker_handles,
     new_figure,
     no_data,
-    ordered,
     render,
     task_axis,
-    temperature_label,
     times_label,
 )
-from specbench.report.figures.thesis import thesis_figure
+from specbench.report.figures.thesis import draw_thesis
+from specbench.report.labels import ordered, temperature_label
 
 # --------------------------------------------------------------------------------------------------------------------
 # Throughput multiplier
@@ -516,14 +516,6 @@ def sweep_figure(
         return render(fig)
 
 
-def sweeps_of(conditions: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str, Any]]]:
-    """Sweep name -> {member condition: its swept facts}, in the members' order."""
-    out: dict[str, dict[str, Mapping[str, Any]]] = {}
-    for name, swept in conditions.items():
-        out.setdefault(str(swept["of"]), {})[name] = swept
-    return out
-
-
 # The figures' file names, in report_figures' order (rule figures writes each beside the report, for snakemake --report
 # and the Markdown report)
 FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png", "thesis.png", "positions.png", "arrivals.png")
@@ -565,7 +557,7 @@ def report_figures(
         (
             "Does the task or the method decide? Each task's multiplier per method, and the task and method effects "
             "with their intervals, this run's beside the published multipliers'",
-            thesis_figure(tables.get("thesis"), baseline, published, tasks, conditions),
+            draw_thesis(tables.get("thesis"), baseline, published, tasks, conditions),
         ),
         (
             "Acceptance by draft position per task and condition (the server's own counts), with the mean accepted "

@@ -3,10 +3,9 @@ matplotlib settings, axes helpers, and rendering a figure to PNG bytes (``render
 
 from __future__ import annotations
 
-import base64
 import io
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import matplotlib
@@ -19,6 +18,8 @@ from matplotlib.ticker import (
     LogLocator,
     NullFormatter,
 )
+
+from specbench.report.labels import temperature_label
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -95,12 +96,6 @@ RC_PARAMS = {
 }
 
 
-def ordered(values: Iterable, order: Sequence = ()) -> list:
-    """Distinct values: those in ``order`` in its order, then the others sorted."""
-    unique = list(dict.fromkeys(values))
-    return [v for v in order if v in unique] + sorted((v for v in unique if v not in order), key=str)
-
-
 def condition_styles(conditions: Sequence[str], baseline: str) -> dict[str, Style]:
     """Styles by position in ``conditions`` (the config's order): the baseline black circles, the others the
     colour, marker and hatch cycles in turn, so one config gives every condition the same style in every figure."""
@@ -110,16 +105,6 @@ def condition_styles(conditions: Sequence[str], baseline: str) -> dict[str, Styl
         for i, c in enumerate(others)
     }
     return {baseline: BASELINE_STYLE, **styles}
-
-
-def temperature_label(temperature: float) -> str:
-    """A temperature as written in the config: 0.0, 1.0, 0.7."""
-    return f"{temperature:.1f}" if temperature == round(temperature, 1) else f"{temperature:g}"
-
-
-def png_data_uri(png: bytes) -> str:
-    """The PNG as a data: URI, to embed in HTML or Markdown."""
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 def render(fig: Figure) -> bytes:

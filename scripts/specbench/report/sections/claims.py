@@ -15,6 +15,7 @@ from specbench.claims.claim import (
     HELD,
     NEITHER_READING,
     held_under,
+    verdicts_at,
 )
 from specbench.report.document import Column, Note, Section, Table, is_missing, records
 from specbench.report.sections.opening import opening_entries, opening_notes, shown_verdict
@@ -45,15 +46,23 @@ def _tone(row: Any) -> str:
     return ""
 
 
+RELATIONS = {
+    "explains": 'explains the figures of {} ("these numbers explain the results above")',
+    "restates": "restates the figures of {}",
+}
+
+
 def sentence_text(row: Any) -> str:
+    """The reading of the row's sentence, and where it explains or restates another the reading it is read at."""
     if is_missing(row.get("sentence")):
         return ""
-    if not is_missing(row.get("read_with")):
-        return (
-            f'{row["sentence"]}, read with {row["read_with"]} ("these numbers explain the results above"): '
-            f"{row['sentence_reading']} (one temperature for both sentences)"
-        )
-    return f"{row['sentence']}: {row['sentence_reading']} (the figures of one sentence share its temperature)"
+    own = f"{row['sentence']}: {row['sentence_reading']}"
+    if is_missing(row.get("read_with")):
+        return f"{own} (the figures of one sentence share its temperature)"
+    relation = RELATIONS[str(row["relation"])].format(row["read_with"])
+    if is_missing(row.get("read_at")):
+        return f"{own}; it {relation}, which settle no temperature here: read on its own"
+    return f"{own}; it {relation}: read at their reading of the temperature, {row['read_at']}"
 
 
 def _reading_shown(row: Any) -> str:
@@ -113,24 +122,30 @@ def _verdict_t1(row: Any) -> str | None:
     return None if is_missing(row["verdict_t1"]) else str(row["verdict_t1"])
 
 
+def _read_at(row: Any) -> str | None:
+    """The reading of the temperature a row is read at where its sentence explains or restates another."""
+    return None if is_missing(row.get("read_at")) else str(row["read_at"])
+
+
 def supported(row: Any) -> bool:
-    """A claim row this run bears out: borne out at its stated temperature, or itself under a reading of its
-    sentence (or of its words) that the run supports."""
+    """A claim row this run bears out: borne out at its stated temperature, or at every temperature it was judged
+    at, or itself under a reading of its sentence (or of its words) that the run supports."""
+    if all(v in HELD for v in verdicts_at(None, row["verdict"], _verdict_t1(row))):
+        return True
     reading = _reading(row)
-    if not is_missing(reading):
-        return held_under(str(reading), row["verdict"], _verdict_t1(row), _reads(row))
-    return row["verdict"] in HELD
+    return not is_missing(reading) and held_under(str(reading), row["verdict"], _verdict_t1(row), _reads(row))
 
 
 def failed(row: Any) -> bool:
-    """A claim row this run does not reproduce: failed at its stated temperature, or failed itself under a reading
-    while its sentence (or the claim alone) holds under neither, or its words are contradicted under one of their
-    readings; never for undecided, not comparable or differs."""
+    """A claim row this run does not reproduce: failed at its stated temperature, or failed itself (at a temperature
+    its sentence is read at) while its sentence (or the claim alone) holds under neither, or its words are
+    contradicted under one of their readings; never for undecided, not comparable or differs."""
     reading = _reading(row)
     if is_missing(reading):
         return row["verdict"] in FAILED
     against = str(reading) == NEITHER_READING or str(reading).startswith(CONTRADICTED_UNDER)
-    return against and bool({row["verdict"], row["verdict_t1"]} & set(FAILED))
+    at = verdicts_at(_read_at(row), row["verdict"], _verdict_t1(row))
+    return against and bool(set(at) & set(FAILED))
 
 
 def settings_section(claims: pd.DataFrame | None) -> list[Section]:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from specbench.claims.claim import (
     AGAINST,
+    AT,
     BACKGROUND,
     BOTH_READINGS,
     DIFFERS,
@@ -25,8 +26,10 @@ from specbench.claims.claim import (
     T1_ONLY,
     UNDECIDED,
     either,
+    reading_at,
     reading_supported,
     supported_reading,
+    verdicts_at,
 )
 from specbench.report.document import Column, Note, Section, Table, fmt_interval, fmt_multiplier, is_missing, records
 
@@ -51,14 +54,17 @@ UNSAID = (NOT_COMPARABLE, NOT_JUDGED, BACKGROUND)  # verdicts that say nothing o
 @dataclass(frozen=True)
 class Unit:
     """What the opening names once: a sentence of the study (``sentence``), a figure whose words it reads in several
-    ways, or a claim outside both; its rows (the claims as claimed), the rows it is read with (its own, and those of
-    the sentence it explains or that explain it) and each row's variants' rows."""
+    ways, or a claim outside both; its rows (the claims as claimed), each row's variants' rows, and where its
+    sentence explains or restates another (``relation``) that sentence's name and rows (``stated``), whose reading
+    of the temperature it is read at."""
 
     name: str
     sentence: bool
     rows: tuple[Row, ...]
-    read_with: tuple[Row, ...]
     variants: Mapping[str, tuple[Row, ...]]
+    read_with: str = ""
+    relation: str = ""
+    stated: tuple[Row, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,7 @@ def _key(row: Row, column: str) -> str | None:
 def _units(rows: Sequence[Row]) -> list[Unit]:
     """The units of the claims (background left out), in the order of their first claims: sentences of two claims or
     more, readings groups outside a sentence and the claims outside both (a sentence of one claim is that claim),
-    each read with the rows of its sentence's link (``read_with``, else ``sentence``); variants with their claim."""
+    each with the rows of the sentence it explains or restates (``read_with``); variants with their claim."""
     base = [r for r in rows if is_missing(r["variant_of"]) and r["verdict"] != BACKGROUND]
     sizes = {s: sum(_key(r, "sentence") == s for r in base) for s in {_key(r, "sentence") for r in base}}
     groups: dict[tuple[bool, str], list[Row]] = {}
@@ -100,20 +106,17 @@ def _units(rows: Sequence[Row]) -> list[Unit]:
             groups.setdefault((True, sentence), []).append(row)
         else:
             groups.setdefault((False, _key(row, "readings") or str(row["id"])), []).append(row)
-    linked: dict[str, list[Row]] = {}
-    for row in base:
-        if link := _key(row, "read_with") or _key(row, "sentence"):
-            linked.setdefault(link, []).append(row)
     variants: dict[str, list[Row]] = {}
     for row in rows:
         if not is_missing(row["variant_of"]):
             variants.setdefault(str(row["variant_of"]), []).append(row)
     units = []
     for (sentence, name), members in groups.items():
-        link = _key(members[0], "read_with") or _key(members[0], "sentence")
-        read_with = linked[link] if link else members
         own = {str(r["id"]): tuple(variants.get(str(r["id"]), ())) for r in members}
-        units.append(Unit(name, sentence, tuple(members), tuple(read_with), own))
+        stated = _key(members[0], "read_with") or ""
+        relation = _key(members[0], "relation") or ""
+        rows_of = tuple(r for r in base if stated and _key(r, "sentence") == stated)
+        units.append(Unit(name, sentence, tuple(members), own, stated, relation, rows_of))
     return units
 
 
@@ -136,9 +139,10 @@ def _figure_verdict(figure: Sequence[Row], column: str) -> str | None:
     return either(verdicts) if verdicts else None
 
 
-def opening_reading(rows: Sequence[Row]) -> str:
+def opening_reading(rows: Sequence[Row], read_at: str = "") -> str:
     """The reading the run supports of rows read together, over the figures this setup says something of: as
-    claims.supported_reading, with what is not comparable here left out ('' where nothing is left)."""
+    claims.supported_reading (at the temperatures ``read_at`` names, as claims.reading_at, where it is given), with
+    what is not comparable here left out ('' where nothing is left)."""
     figures = [f for f in _figures(rows) if _said(f)]
     if not figures:
         return ""
@@ -146,30 +150,41 @@ def opening_reading(rows: Sequence[Row]) -> str:
     at_one = [v for f in figures if (v := _figure_verdict(f, "verdict_t1")) is not None]
     if not at_one:  # a stated temperature: one reading
         return reading_supported({"as stated": at_zero})
-    return supported_reading(at_zero, at_one)
+    return reading_at(read_at, at_zero, at_one) if read_at else supported_reading(at_zero, at_one)
 
 
-def _against(figure: Sequence[Row], verdicts: Sequence[str]) -> bool:
-    """A figure one of ``verdicts`` goes against at some temperature (its readings of the words as one)."""
-    return any(_figure_verdict(figure, column) in verdicts for column in ("verdict", "verdict_t1"))
+def read_at(unit: Unit) -> str:
+    """The reading of the temperature a unit is read at: that of the sentence it explains or restates, from that
+    sentence's own figures this setup says something of, where it is one ('' elsewhere: the unit read alone)."""
+    reading = opening_reading(unit.stated) if unit.stated else ""
+    return reading if reading in (BOTH_READINGS, T0_ONLY, T1_ONLY) else ""
+
+
+def _against(figure: Sequence[Row], verdicts: Sequence[str], at: str = "") -> bool:
+    """A figure one of ``verdicts`` goes against at some temperature ``at`` names (both where it names none; its
+    readings of the words as one)."""
+    columns = [("verdict", "verdict_t1")[i] for i in AT.get(at, AT[BOTH_READINGS])]
+    return any(_figure_verdict(figure, column) in verdicts for column in columns)
 
 
 def _kind(unit: Unit) -> tuple[str, str]:
-    """The unit's kind, and the reading it held under: held where its own figures hold at both temperatures, or at
-    the one the rows it is read with hold at; against the study where they fail (or differ) at each; else open."""
+    """The unit's kind, and the reading it held under: held where its own figures hold at each temperature it is
+    read at (both, or the one of the sentence it explains or restates), or at one of them; against the study where
+    they fail (or differ) at each; else open."""
     own = [f for f in _figures(unit.rows) if _said(f)]
     if not own:
         return NOT_COMPARED_KIND, ""
-    reading = opening_reading(unit.rows)
+    at = read_at(unit)
+    reading = opening_reading(unit.rows, at)
     if reading == NOT_MEASURED:
         return NOT_MEASURED_KIND, ""
     if reading == BOTH_READINGS:
         return HELD_KIND, ""
-    if reading in (T0_ONLY, T1_ONLY) and opening_reading(unit.read_with) == reading:
+    if reading in (T0_ONLY, T1_ONLY):
         return HELD_KIND, reading
-    if reading == NEITHER_READING and any(_against(f, FAILED) for f in own):
+    if reading == NEITHER_READING and any(_against(f, FAILED, at) for f in own):
         return NOT_REPRODUCED_KIND, ""
-    if reading == NEITHER_READING and any(_against(f, (DIFFERS,)) for f in own):
+    if reading == NEITHER_READING and any(_against(f, (DIFFERS,), at) for f in own):
         return DIFFERS_KIND, ""
     return CANNOT_TELL_KIND, ""
 
@@ -245,15 +260,20 @@ def _parts(unit: Unit) -> str:
 
 
 def _cause(unit: Unit) -> str:
-    """Why a unit cannot be told: the verdicts that leave it open (undecided, or saying nothing at one temperature
-    of a row judged at the other), or the one temperature it holds at, which the rows it is read with do not."""
+    """Why a unit cannot be told: the verdicts that leave it open at the temperatures it is read at (undecided, or
+    saying nothing at one temperature of a row judged at the other)."""
+    at = read_at(unit)
     said = [r for r in unit.rows if _said([r])]
-    open_ = sorted({v for r in said for v in _verdicts(r) if v in UNDECIDED or v in UNSAID})
-    others = sorted({str(_key(r, "sentence")) for r in unit.read_with if r not in unit.rows and _said([r])})
-    if open_ or not others:
-        return ", ".join(open_) or opening_reading(unit.rows)
-    together = opening_reading(unit.read_with)
-    return f"{opening_reading(unit.rows)}; read at one temperature with {', '.join(others)}: together {together}"
+    open_ = {v for r in said for v in verdicts_at(at, r["verdict"], _key(r, "verdict_t1"))}
+    return ", ".join(sorted(v for v in open_ if v in UNDECIDED or v in UNSAID)) or opening_reading(unit.rows, at)
+
+
+def _read_with(unit: Unit) -> str:
+    """Where a unit explains or restates another sentence, the reading it is read at and why, for its item."""
+    at = read_at(unit)
+    if not at:
+        return ""
+    return f"; read at the reading of {unit.read_with}, whose figures it {unit.relation}: {at}"
 
 
 def _reading_words(unit: Unit) -> str:
@@ -283,15 +303,15 @@ def _entry(unit: Unit, device: str) -> Entry:
     if unit.sentence:
         count = f"{len(unit.rows)} figures, one temperature"
         cause = f"; {_cause(unit)}" if kind == CANNOT_TELL_KIND else ""
-        text = f"{label[kind]}{where} as one sentence: **{unit.name}** ({count}{cause}): {_parts(unit)}"
-        return Entry(kind, unit.name, text, headings)
+        text = f"{label[kind]}{where} as one sentence: **{unit.name}** ({count}{cause}{_read_with(unit)}): "
+        return Entry(kind, unit.name, text + _parts(unit), headings)
     if len(unit.rows) > 1:  # one figure read in several ways
         words = f"{str(first['text']).rstrip('.')}{_reading_words(unit)}"
         text = f"{label[kind]}{where}: **{unit.name}** ({words}): {_parts(unit)}"
         return Entry(kind, unit.name, text, headings)
     prompt = f" ({PROMPT_NOTE})" if first.get("prompt_dependent") is True and _missed(first) else ""
     detail = values(first) if kind != CANNOT_TELL_KIND else f"this run {_measured(first)}"
-    about = _about(first, unit, prompt=False)
+    about = _about(first, unit, prompt=False) + _read_with(unit)
     text = f"{label[kind]}{where}{prompt}: **{unit.name}** ({about}): {first['text']} ({detail})"
     return Entry(kind, unit.name, text, headings)
 

@@ -118,8 +118,9 @@ def _scope_line(comparability: Comparability) -> str:
             "asked of this model (does the task decide here too?)."
         )
     return (
-        "not the study's setup (see Comparable with the study?): absolute figures are not compared, verdicts and "
-        "orders of methods are shown as agreeing or differing, the order of tasks per method is judged."
+        "not the study's setup (see Comparable with the study?): absolute figures are not compared, acceptance is "
+        "judged where only the GPU differs, verdicts and orders of methods are shown as agreeing or differing, the "
+        "order of tasks per method is judged."
     )
 
 
@@ -148,9 +149,11 @@ def _answer(summary: pd.DataFrame, claims: pd.DataFrame | None, facts: Facts, co
 def _comparability(facts: Facts) -> Section:
     comparability = facts.comparability
     verdict = (
-        "Not every fact matches: absolute figures (tokens/s, multipliers, acceptance, token counts) are shown but not "
-        "compared; verdicts and orders of methods are shown beside the study's (agrees / differs); the order of tasks "
-        "per method, the one thing the study expects to transfer, is judged on this setup."
+        "Not every fact matches: absolute figures (tokens/s, multipliers, token counts) are shown but not compared; "
+        "acceptance, which follows from the model and its settings rather than the GPU, is judged where only the GPU "
+        "differs and shown but not compared elsewhere; verdicts and orders of methods are shown beside the study's "
+        "(agrees / differs); the order of tasks per method, the one thing the study expects to transfer, is judged "
+        "on this setup."
     )
     if comparability.comparable:
         verdict = "Every fact matches: absolute figures are compared with the study's."
