@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from specbench.analysis import thesis  # noqa: E402
 from specbench.analysis.intervals import ratio_interval  # noqa: E402
-from specbench.analysis.verdict import verdict  # noqa: E402
+from specbench.analysis.verdict_rule import verdict  # noqa: E402
 from specbench.claims.metrics import METRICS  # noqa: E402
 from specbench.claims.ordering_judge import _Measured  # noqa: E402
 
@@ -88,7 +88,7 @@ def multiplier(draws: int, rng: np.random.Generator) -> None:
 
 
 def verdict_rule(draws: int, rng: np.random.Generator) -> None:
-    print("\n## Verdict rule: every run beats every baseline run (analysis/verdict.py; chance 1/20 at 3 vs 3)")
+    print("\n## Verdict rule: every run beats every baseline run (analysis/verdict_rule.py; chance 1/20 at 3 vs 3)")
     print(f"{'truth':>8} {'cv':>6} {'runs':>4} {'faster':>7} {'slower':>7} {'none':>7} {'too few':>8} {'wrong':>7}")
     for truth, (cv, n) in itertools.product((1.0, 1.05, 1.5), scenarios()):
         words = Counter(

@@ -28,7 +28,7 @@ from specbench.core.plan.code import (
     workflow_commit,
 )  # noqa: E402
 from specbench.preflight import planned as sb_planned  # noqa: E402
-from specbench.preflight import run as sb_preflight  # noqa: E402
+from specbench.preflight import machine_check as sb_preflight  # noqa: E402
 from specbench.report import rule_params as sb_back_half  # noqa: E402
 
 BASE = Path(workflow.basedir)

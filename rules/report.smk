@@ -51,7 +51,7 @@ rule tables:
     output:
         # a folder: index.json and each build's and machine's summaries as Parquet (specbench.core.results.tables)
         tables=directory(TABLES),
-        # the summaries as CSV, every machine's and build's in one file (specbench.analysis.summary_tables.SUMMARY_FILES)
+        # the summaries as CSV, every machine's and build's in one file (specbench.analysis.tabulate.SUMMARY_FILES)
         summary=report(
             "results/summary.csv",
             caption="../report/summary.rst",

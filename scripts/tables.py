@@ -1,9 +1,9 @@
 """Snakemake entry: the per-cell table -> every summary, as CSV files and as the folder of typed tables (Parquet)
-the claims, figures and report rules read (specbench.analysis.summary_tables)."""
+the claims, figures and report rules read (specbench.analysis.tabulate)."""
 
 from pathlib import Path
 
-from specbench.analysis.summary_tables import SUMMARY_FILES, write_tables
+from specbench.analysis.tabulate import SUMMARY_FILES, write_tables
 
 snakemake = globals()["snakemake"]
 out, params = snakemake.output, snakemake.params

@@ -11,11 +11,11 @@ from specbench.analysis.build_comparison import compare_builds, separated
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import combined_builds, tables, tables_by_build
 from specbench.report.comparability import Comparability, Fact
+from specbench.report.contents import build_report
 from specbench.report.document import Facts
 from specbench.report.markdown import render_markdown
 from specbench.report.provenance import row_id
 from specbench.report.sections.builds import build_comparison_sections, fmt_same_tokens
-from specbench.report.sections.run import build_report
 
 
 def _rows() -> list[dict]:

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from specbench.contention import devices, nvml, samples
+from specbench.contention.contended import judge
 from specbench.contention.nvml import NvmlSampler, device_info
 from specbench.contention.samples import Sample, Verdict, read_samples
-from specbench.contention.verdict import judge
 from specbench.contention.watch import GpuWatch
 from support.paths import TEST_DATA
 

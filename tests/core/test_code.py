@@ -72,7 +72,7 @@ def test_the_measurement_rules_code_is_the_measurement_contention_and_core_only(
         "server.py",
         "guard.py",
         "watch.py",
-        "verdict.py",
+        "contended.py",
     } <= closure
     assert not closure & {"gsm8k.py", "server_log.py", "derived.py", "cell_table.py"}
     used = set().union(*(_third_party(p) for p in import_closure(SCRIPTS / "run_cells.py")))

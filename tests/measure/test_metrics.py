@@ -1,6 +1,6 @@
 """Inside one request, on recorded data: the server's counters scraped from /metrics around a request
 (specbench.measure.metrics, analysis.draft_positions), its log line, and the stream's chunk arrivals
-(analysis.latency). The recorded files are llama-server b11223's own output for one tiny MTP request and one tiny
+(analysis.chunk_latency). The recorded files are llama-server b11223's own output for one tiny MTP request and one tiny
 ngram-mod request (bench/metrics_overhead.py --save)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 
 from specbench.analysis.acceptance import positions
 from specbench.analysis.cell_table import frame_of
+from specbench.analysis.chunk_latency import expanded, latency_columns, token_arrivals
 from specbench.analysis.draft_positions import (
     Counts,
     accepted_lengths,
@@ -21,7 +22,6 @@ from specbench.analysis.draft_positions import (
     position_columns,
     request_counts,
 )
-from specbench.analysis.latency import expanded, latency_columns, token_arrivals
 from specbench.analysis.latency_summary import latency
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.measure.client import assemble_stream, run_lengths

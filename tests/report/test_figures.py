@@ -15,10 +15,11 @@ from specbench.analysis.cell_table import frame_of
 from specbench.analysis.speed import cell_multipliers
 from specbench.analysis.summaries import tables
 from specbench.report.figure_index import png_data_uri
-from specbench.report.figures import run as figures_module
+from specbench.report.figures import cell_figures as figures_module
 from specbench.report.figures import style as figure_style
+from specbench.report.figures.cell_figures import acceptance_figure, multiplier_figure, timeline_figure
+from specbench.report.figures.figure_set import report_figures
 from specbench.report.figures.requests import arrivals_figure, positions_figure
-from specbench.report.figures.run import acceptance_figure, multiplier_figure, report_figures, timeline_figure
 from specbench.report.figures.style import (
     ACCEPTANCE_SIZE,
     BASELINE_STYLE,

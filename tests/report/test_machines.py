@@ -16,12 +16,12 @@ from specbench.analysis.summaries import combined, tables, tables_by_machine
 from specbench.core.config.error import ConfigError
 from specbench.core.config.load import validate_config
 from specbench.report.comparability import Comparability, Fact
+from specbench.report.contents import build_report
 from specbench.report.document import Facts, Report
 from specbench.report.html import render_html
 from specbench.report.markdown import render_markdown
 from specbench.report.provenance import report_numbers, row_id
 from specbench.report.sections.machines import machine_view
-from specbench.report.sections.run import build_report
 from support.paths import REPO
 from support.workflow import write_yaml
 

@@ -32,6 +32,7 @@ from specbench.claims.claim import (
 from specbench.claims.evaluate import Setup, evaluate
 from specbench.claims.load import load_claims
 from specbench.report.comparability import Comparability, Fact
+from specbench.report.contents import build_report
 from specbench.report.document import Facts, fmt_interval, fmt_multiplier
 from specbench.report.html import render_html
 from specbench.report.markdown import render_markdown
@@ -52,7 +53,6 @@ from specbench.report.sections.opening import (
     opening_entries,
     opening_notes,
 )
-from specbench.report.sections.run import build_report
 from support.counterfactuals import BASELINE, CONFIG
 from support.paths import REPO
 from support.study_run import TEMPERATURES, study_run

@@ -149,9 +149,9 @@ def test_partial_run_names_the_missing_cells() -> None:
 
 def test_html_report_of_a_partial_run_lists_what_is_missing() -> None:
     from specbench.report.comparability import Comparability
+    from specbench.report.contents import build_report
     from specbench.report.document import Facts
     from specbench.report.html import render_html
-    from specbench.report.sections.run import build_report
 
     rows = json.loads((TEST_DATA / "report" / "cells.json").read_text())
     dropped = rows[0]["cell_file"]

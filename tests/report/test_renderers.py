@@ -11,12 +11,12 @@ import pytest
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables
 from specbench.report.comparability import Comparability, Fact
+from specbench.report.contents import build_report
 from specbench.report.document import Facts, Figure, fmt
 from specbench.report.html import linked, render_html, table
 from specbench.report.markdown import render_markdown
 from specbench.report.provenance import report_numbers
 from specbench.report.sections.environment import ceiling_rows
-from specbench.report.sections.run import build_report
 from support.paths import TEST_DATA
 
 DATA = TEST_DATA / "report"
@@ -273,7 +273,7 @@ def test_values_are_formatted_by_the_renderers_only(rendered) -> None:
 
 
 def test_drafted_nothing_is_derived_from_the_drafted_count() -> None:
-    from specbench.report.sections.run import _acceptance
+    from specbench.report.sections.measurements import acceptance_section
 
     acceptance = pd.DataFrame(
         [
@@ -291,7 +291,7 @@ def test_drafted_nothing_is_derived_from_the_drafted_count() -> None:
             }
         ]
     )
-    html = table(_acceptance(acceptance, "off").table, {})
+    html = table(acceptance_section(acceptance, "off").table, {})
     assert "drafted nothing" in html and ">n/a<" in html
     assert ">2%<" in html  # the text's share found in the prompt; none shown for a response too short to judge
 

@@ -22,15 +22,15 @@ from hypothesis import HealthCheck, Phase, settings
 from specbench.analysis import thesis as thesis_words
 from specbench.analysis.cell_table import frame_of, read_table, write_table
 from specbench.analysis.summaries import combined_builds
-from specbench.analysis.summary_tables import SUMMARY_FILES, write_tables
-from specbench.analysis.verdict import VERDICTS
+from specbench.analysis.tabulate import SUMMARY_FILES, write_tables
+from specbench.analysis.verdict_rule import VERDICTS
 from specbench.claims import claim as claim_words
 from specbench.claims.predictions import stamp as take_stamp
 from specbench.core.results.tables import read_table_folder
 from specbench.report.assemble import ReportInputs, ReportSettings, write_report
 from specbench.report.document import Report, Section, Table
 from specbench.report.drawing import FigureSettings, write_figures
-from specbench.report.figures.run import FIGURE_FILES
+from specbench.report.figures.figure_set import FIGURE_FILES
 from specbench.report.judged import Judged, read_judged
 from specbench.report.judging import ClaimInputs, ClaimSettings, write_claims
 from specbench.report.provenance import describe, row_id, unresolved

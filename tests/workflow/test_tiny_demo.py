@@ -832,12 +832,12 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
     }
     cases = {
         "measure/client.py": {**cells, "code_manifest": 2},  # the explanations' code too
-        "contention/verdict.py": cells,
+        "contention/contended.py": cells,
         "measure/explain.py": {"code_manifest": 1, **explained, "aggregate": 1, **BACK_HALF, "all": 1},
         "analysis/gsm8k.py": {"aggregate": 1, **BACK_HALF, "all": 1},
         "analysis/server_log.py": {"aggregate": 1, **BACK_HALF, "all": 1},
         "analysis/summaries.py": {**BACK_HALF, "all": 1},
-        "report/figures/run.py": {"figures": 1, "report": 1, "all": 1},
+        "report/figures/cell_figures.py": {"figures": 1, "report": 1, "all": 1},
         "claims/judges.py": {"claims": 1, "report": 1, "all": 1},
     }
     for module, expected in cases.items():
@@ -1132,7 +1132,7 @@ def test_acceptance_by_draft_position_is_the_servers_own_count(run: dict) -> Non
 
 
 def test_the_stream_arrivals_give_ttft_and_itl(run: dict) -> None:
-    from specbench.analysis.latency import expanded
+    from specbench.analysis.chunk_latency import expanded
 
     rows = _tables(run)["cells"].set_index("cell_file")
     for task in TASKS:

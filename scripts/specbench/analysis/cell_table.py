@@ -18,11 +18,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from specbench.analysis.chunk_latency import latency_columns
 from specbench.analysis.derived import derived_figures
 from specbench.analysis.divergence import attach
 from specbench.analysis.draft_positions import position_columns
 from specbench.analysis.gsm8k import score_gsm8k
-from specbench.analysis.latency import latency_columns
 from specbench.analysis.repetition import text_sources
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.core.config.builds import ONE_BUILD
@@ -62,7 +62,7 @@ SCHEMA = pa.schema(
         ("draft_n_accepted", INT),
         ("acceptance_rate", FLOAT),
         # inside the request: the server's own counts around it (analysis.draft_positions) and the stream's chunk
-        # arrivals (analysis.latency)
+        # arrivals (analysis.chunk_latency)
         ("verification_steps", INT),
         ("counted_drafted", INT),
         ("counted_accepted", INT),

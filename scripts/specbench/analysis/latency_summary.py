@@ -1,5 +1,5 @@
 """Latency per task x condition x temperature: the median over its cells of each cell's time to first token
-and inter-token latency quantiles (the per-cell figures: analysis.latency)."""
+and inter-token latency quantiles (the per-cell figures: analysis.chunk_latency)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ LATENCY_COLUMNS = [
 
 def latency(cells: pd.DataFrame) -> pd.DataFrame:
     """Per task x condition x temperature: the median over its cells of each cell's time to first token and its
-    inter-token latency quantiles (analysis.latency), over the cells that kept their chunk arrivals."""
+    inter-token latency quantiles (analysis.chunk_latency), over the cells that kept their chunk arrivals."""
     figures = ["ttft_ms", "itl_median_ms", "itl_p90_ms", "itl_p99_ms"]
     timed = narrow(cells, [*GROUP, *figures, "cell_file"])
     timed = timed[timed.ttft_ms.notna()]

@@ -1,5 +1,5 @@
 """Every summary of the per-cell table, by name (``tables``): speeds and multipliers (analysis.speed, with the
-verdict rule of analysis.verdict), acceptance and acceptance by draft position (analysis.acceptance), latency
+verdict rule of analysis.verdict_rule), acceptance and acceptance by draft position (analysis.acceptance), latency
 (analysis.latency_summary), output identity (analysis.identity), the prompt spread and the thesis; and the same per
 machine and per build, since a multiplier never divides one machine's (or build's) speed by another's.
 """

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from specbench.analysis.verdict import TOO_FEW_RUNS as RULE_TOO_FEW
+from specbench.analysis.verdict_rule import TOO_FEW_RUNS as RULE_TOO_FEW
 from specbench.claims.claim import (
     NOT_DIRECTION,
     NOT_MEASURED,

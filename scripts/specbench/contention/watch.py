@@ -12,10 +12,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from specbench.contention.contended import judge
 from specbench.contention.cpu import CpuSampler, cpu_load
 from specbench.contention.nvml import NvmlSampler, error_text
 from specbench.contention.samples import MARKS, PHASES, Sample, Verdict
-from specbench.contention.verdict import judge
 
 # --- the pure decision -------------------------------------------------------------------------------------------
 

@@ -16,12 +16,12 @@ from typing import Any
 
 import httpx
 
+from specbench.contention.contended import busiest, judge
 from specbench.contention.cpu import CpuSampler
 from specbench.contention.devices import DeviceError, assigned_devices
 from specbench.contention.nvml import NVML_NOT_USED, device_info
 from specbench.contention.quiet import QuietWait, wait_for_quiet
 from specbench.contention.samples import Sample, Verdict
-from specbench.contention.verdict import busiest, judge
 from specbench.contention.watch import GpuWatch, NoGpuSampler
 from specbench.core.config.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
 from specbench.core.config.builds import LLAMA_CPP

@@ -17,6 +17,7 @@ from specbench.core.results.tables import first_tables, read_table_folder
 from specbench.core.steps.entry import logged_to
 from specbench.core.steps.files import read_json, write_atomic, write_json_atomic
 from specbench.report.comparability import real_model_note
+from specbench.report.contents import build_report
 from specbench.report.document import Facts, Figure, Report
 from specbench.report.figure_index import THESIS_FIGURE, png_data_uri, read_figure_index
 from specbench.report.html import render_html
@@ -26,7 +27,6 @@ from specbench.report.provenance import report_numbers
 from specbench.report.sections.builds import build_comparison_sections, endpoint_note
 from specbench.report.sections.environment import environment, missing_cells
 from specbench.report.sections.machines import machine_view
-from specbench.report.sections.run import build_report
 
 
 @dataclass(frozen=True)

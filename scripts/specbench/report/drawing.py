@@ -18,7 +18,7 @@ from specbench.core.results.tables import first_tables, read_table_folder
 from specbench.core.steps.entry import logged_to
 from specbench.core.steps.files import write_atomic
 from specbench.report.figure_index import Drawn, write_figure_index
-from specbench.report.figures.run import FIGURE_FILES, report_figures
+from specbench.report.figures.figure_set import FIGURE_FILES, report_figures
 
 
 @dataclass(frozen=True)

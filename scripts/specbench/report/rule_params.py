@@ -1,5 +1,5 @@
 """The params of the back half's rules (tables, claims, figures, report), each one function of the validated config:
-what each rule's settings (summary_tables, judging.ClaimSettings, drawing.FigureSettings, assemble.ReportSettings)
+what each rule's settings (tabulate, judging.ClaimSettings, drawing.FigureSettings, assemble.ReportSettings)
 take from it."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Figures of what happens inside a request, as PNG bytes: acceptance by draft position (the server's own counts,
-acceptance.positions) and tokens over time for one request of each condition (the stream's chunk arrivals). Pure, like
-report.figures.run: tables in, bytes out; tasks and conditions in the config's order, conditions styled as there."""
+acceptance.positions) and tokens over time for one request of each condition (the stream's chunk arrivals). Pure,
+like report.figures.cell_figures: tables in, bytes out; tasks and conditions in the config's order, conditions styled
+as there."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-from specbench.analysis.latency import token_arrivals
+from specbench.analysis.chunk_latency import token_arrivals
 from specbench.report.figures.style import (
     ACCEPTANCE_SIZE,
     RC_PARAMS,

@@ -13,7 +13,7 @@ from specbench.core.plan.cells import selected_cells
 from specbench.preflight import planned
 from specbench.preflight.checks import TOOLKIT_NEEDED
 from specbench.preflight.facts import GitAnswer, HubAnswer, ask_git_all
-from specbench.preflight.run import Machine, preflight, problems, report, timed_preflight
+from specbench.preflight.machine_check import Machine, preflight, problems, report, timed_preflight
 from specbench.preflight.writes import GB
 from support.config import load_config
 from support.paths import REPO

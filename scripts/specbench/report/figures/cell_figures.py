@@ -1,5 +1,5 @@
-"""Figures for the report, as PNG bytes: throughput multipliers, acceptance rates and a timeline of the cells (and,
-from report.figures.requests, acceptance by draft position and tokens over time within a request).
+"""Figures of the measured cells, as PNG bytes: throughput multipliers, acceptance rates, a timeline of the cells and
+one per sweep (report.figures.figure_set puts them in the report's order beside the others).
 
 Every function here is pure: it takes the typed tables (the cell table and the summaries, see summaries.tables) and
 returns the bytes of a PNG; nothing touches pyplot's global figure registry or the display. The figures are drawn
@@ -33,8 +33,6 @@ from matplotlib.ticker import (
 )
 
 from specbench.analysis.speed import cell_multipliers
-from specbench.core.config.sweeps import sweeps_of
-from specbench.report.figures.requests import arrivals_figure, positions_figure
 from specbench.report.figures.style import (
     ACCEPTANCE_SIZE,
     MULTIPLIER_SIZE,
@@ -52,7 +50,6 @@ from specbench.report.figures.style import (
     task_axis,
     times_label,
 )
-from specbench.report.figures.thesis import draw_thesis
 from specbench.report.labels import ordered, temperature_label
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -514,59 +511,3 @@ def sweep_figure(
         axes[0].yaxis.set_major_formatter(FuncFormatter(times_label))
         axes[0].set_ylabel(f"throughput multiplier (× mean '{baseline}' tokens/s)")
         return render(fig)
-
-
-# The figures' file names, in report_figures' order (rule figures writes each beside the report, for snakemake --report
-# and the Markdown report)
-FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png", "thesis.png", "positions.png", "arrivals.png")
-
-
-def report_figures(
-    tables: dict[str, pd.DataFrame],
-    baseline: str,
-    tasks: Sequence[str],
-    conditions: Sequence[str],
-    sweeps: Mapping[str, Mapping[str, Any]] | None = None,
-    published: Mapping[str, Any] | None = None,
-) -> list[tuple[str, bytes]]:
-    """The report's figures with their captions (``sweeps``: each swept condition's facts, a figure per sweep;
-    ``published``: the thesis figure of the study's published multipliers, analysis.thesis.published_figure)."""
-    cells = tables["cells"]
-    swept = [
-        (
-            f"Sweep '{name}': the multiplier per task against the value of {next(iter(m.values()))['flag']}, with "
-            "its 95 % interval",
-            sweep_figure(tables["summary"], name, m, baseline, tasks),
-        )
-        for name, m in sweeps_of(sweeps or {}).items()
-    ]
-    return [
-        (
-            f"Multiplier vs {baseline} per task and condition (every repeat a point, the bar their mean, the whisker "
-            "its 95 % interval)",
-            multiplier_figure(cells, baseline, tasks, conditions, tables["summary"]),
-        ),
-        (
-            "Pooled acceptance rate per task and condition",
-            acceptance_figure(tables["acceptance"], baseline, tasks, conditions),
-        ),
-        (
-            "Tokens/s of every cell over time (contention would show as a dip)",
-            timeline_figure(cells, baseline, conditions),
-        ),
-        (
-            "Does the task or the method decide? Each task's multiplier per method, and the task and method effects "
-            "with their intervals, this run's beside the published multipliers'",
-            draw_thesis(tables.get("thesis"), baseline, published, tasks, conditions),
-        ),
-        (
-            "Acceptance by draft position per task and condition (the server's own counts), with the mean accepted "
-            "length per verification step",
-            positions_figure(tables["positions"], baseline, tasks, conditions),
-        ),
-        (
-            "Tokens over time within one request of each condition (the stream's chunk arrivals)",
-            arrivals_figure(cells, baseline, tasks, conditions),
-        ),
-        *swept,
-    ]

@@ -1,10 +1,9 @@
-"""The report's sections, in order: ``build_report`` turns the summary tables (analysis.summaries.tables), the claims
-evaluation and the run's facts into one ``Report``, which both renderers show. A section marked ``markdown=False``
-appears in the HTML report only."""
+"""The report's measurement sections: speeds, acceptance, identical outputs, GSM8K answers, warm servers,
+contention, the ceiling and the runs, each from the summary tables and the cell table."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -12,12 +11,9 @@ import pandas as pd
 
 from specbench.analysis.repetition import WINDOW
 from specbench.analysis.speed import NOISE_LIMIT
-from specbench.analysis.summaries import methods
-from specbench.analysis.thesis import settings_beside
-from specbench.analysis.verdict import VERDICT_LEVEL
+from specbench.analysis.verdict_rule import VERDICT_LEVEL
 from specbench.core.config.backends import WATCH_NONE
 from specbench.core.records.explanations import TOP_K
-from specbench.report.comparability import Comparability
 from specbench.report.document import (
     CONDITION,
     GROUP_COLUMNS,
@@ -26,9 +22,7 @@ from specbench.report.document import (
     TEMPERATURE,
     Column,
     Facts,
-    Figure,
     Note,
-    Report,
     Section,
     Table,
     digits,
@@ -38,27 +32,12 @@ from specbench.report.document import (
     fmt_outputs,
     is_missing,
     joined,
-    multiplier_cell,
     percent,
     records,
     verdict_tone,
 )
-from specbench.report.sections.claims import claim_notes, claims_section, question_notes, settings_section
 from specbench.report.sections.environment import ceiling_rows
-from specbench.report.sections.machines import MachineView, machines_sections
-from specbench.report.sections.opening import headline_section
-from specbench.report.sections.requests import latency_section, positions_section
-from specbench.report.sections.thesis import thesis_section
-from specbench.report.sections.variations import prompt_column, prompt_sections, sweep_sections
-
-# ---------------------------------------------------------------------------------------------------------------
-# The sections
-
-PROMPTS_NOTE = (
-    "The study published none of its prompts: this run's prompts are our own (`config/tasks/`), written "
-    "to its task descriptions, so a figure that depends on the exact prompt (token counts, acceptance, "
-    "which outputs differ, the GSM8K answers; marked *prompt-dependent*) compares answers to other text."
-)
+from specbench.report.sections.variations import prompt_column
 
 
 def _speeds_vs(baseline: str) -> Callable[[Any], str]:
@@ -73,137 +52,8 @@ def _gsm8k_wrong(wrong: list[dict[str, Any]]) -> str:
     return "; ".join(f"problem {w['problem']}: {w['extracted']} vs {w['reference']}" for w in wrong) or "none"
 
 
-def _setup(cells: pd.DataFrame, facts: Facts) -> Section:
-    return Section(
-        "environment",
-        "Setup",
-        [Note(f"{len(cells)} cells; metric: server-reported generation tokens/s (prompt processing excluded).")],
-        Table(
-            [Column("item", "item", text=True), Column("value", "value", text=True)],
-            [{"item": k, "value": v} for k, v in facts.environment.items()],
-        ),
-    )
-
-
-def _matrix(summary: pd.DataFrame, baseline: str, conditions: Sequence[str]) -> Table:
-    """Task x condition: the multiplier, its interval and the verdict, one row per task and temperature, marked
-    where it was measured on outputs that differ from the baseline's."""
-    others = summary[summary.condition != baseline]
-    shown = [c for c in conditions if c in set(others.condition)]
-    rows = []
-    for (task, temperature), group in others.groupby(["task", "temperature"], sort=False):
-        row: dict[str, Any] = {"task": task, "temperature": temperature}
-        for r in group.to_dict("records"):
-            row[r["condition"]] = r
-        rows.append(row)
-
-    def cell(condition: str) -> Column:
-        return Column(
-            condition,
-            lambda row: row.get(condition),
-            lambda r: multiplier_cell(r, baseline),
-            text=True,
-            tone=lambda r: verdict_tone(r["verdict"]) if isinstance(r, Mapping) else "",
-        )
-
-    return Table([TASK, TEMPERATURE, *(cell(c) for c in shown)], rows)
-
-
-def _scope_line(comparability: Comparability) -> str:
-    if comparability.comparable:
-        return "the study's setup: every claim is compared."
-    if not comparability.same_model:
-        return (
-            "another model than the study's: the study's claims are not judged; the order of tasks per method is "
-            "asked of this model (does the task decide here too?)."
-        )
-    return (
-        "not the study's setup (see Comparable with the study?): absolute figures are not compared, acceptance is "
-        "judged where only the GPU differs, verdicts and orders of methods are shown as agreeing or differing, the "
-        "order of tasks per method is judged."
-    )
-
-
-def _answer(summary: pd.DataFrame, claims: pd.DataFrame | None, facts: Facts, conditions: Sequence[str]) -> Section:
-    """What this run found, first: on the study's model, what held, what differs, what was not reproduced and what
-    could not be told and why (each sentence or claim once; opening.py), or, on another model, the questions asked
-    of it; and the multipliers."""
-    comparability = facts.comparability
-    notes = [Note(f"Measured on **{comparability.device}**; {_scope_line(comparability)}"), Note(PROMPTS_NOTE)]
-    items: list[Note] = []
-    if claims is not None and not claims.empty and not comparability.same_model:
-        items = question_notes(claims)
-    elif claims is not None and not claims.empty:
-        items = claim_notes(claims, comparability.device, comparability.comparable)[1]
-    notes.append(
-        Note(
-            f"Multiplier vs '{facts.baseline}' (mean over mean) with its 95 % interval and the study's verdict rule "
-            "(*too few runs* where chance alone would give its word more often than 1 in 20, as with fewer than 3 "
-            f"runs against 3); *noisy*: the baseline's own runs spread by more than {NOISE_LIMIT:.0%} on "
-            "that task."
-        )
-    )
-    return Section("answer", "What this run found", notes, _matrix(summary, facts.baseline, conditions), items)
-
-
-def _comparability(facts: Facts) -> Section:
-    comparability = facts.comparability
-    verdict = (
-        "Not every fact matches: absolute figures (tokens/s, multipliers, token counts) are shown but not compared; "
-        "acceptance, which follows from the model and its settings rather than the GPU, is judged where only the GPU "
-        "differs and shown but not compared elsewhere; verdicts and orders of methods are shown beside the study's "
-        "(agrees / differs); the order of tasks per method, the one thing the study expects to transfer, is judged "
-        "on this setup."
-    )
-    if comparability.comparable:
-        verdict = "Every fact matches: absolute figures are compared with the study's."
-    elif not comparability.same_model:
-        verdict = (
-            "The model differs: the study's claims are about its own model, so none is judged here; the order of "
-            "tasks per method is asked of this model instead."
-        )
-    return Section(
-        "comparability",
-        "Comparable with the study?",
-        [Note(verdict)],
-        Table(
-            [
-                Column("fact", "name", text=True),
-                Column("study", "study", text=True),
-                Column("this run", "this_run", text=True),
-                Column("match", "matches", lambda v: "yes" if v else "no", tone=lambda v: "good" if v else "bad"),
-            ],
-            [vars(f) for f in comparability.facts],
-        ),
-    )
-
-
-def _predictions(facts: Facts) -> list[Section]:
-    if facts.predictions is None:
-        return []
-    check = facts.predictions_integrity or {}
-    notes = [
-        Note(
-            f"Stamped {check.get('stamped_at')} (file modified {check.get('modified_at')}), "
-            + (
-                "before the first cell started."
-                if check.get("stamped_before_measuring")
-                else "**after** measuring had begun."
-            ),
-            "" if check.get("stamped_before_measuring") else "bad",
-        ),
-        Note(
-            "The file is unchanged since."
-            if not check.get("changed_after_stamp")
-            else "**The file changed after it was stamped**: sha256 "
-            f"{check.get('recorded_sha256', '')[:12]} then, {check.get('current_sha256', '')[:12]} now.",
-            "" if not check.get("changed_after_stamp") else "bad",
-        ),
-    ]
-    return [claims_section(facts.predictions, "Predictions written before measuring", "predictions", notes)]
-
-
-def _speed_sections(summary: pd.DataFrame, baseline: str) -> list[Section]:
+def speed_sections(summary: pd.DataFrame, baseline: str) -> list[Section]:
+    """The speed tables: each condition's tokens/s per task and temperature and its multiplier over the baseline."""
     base, others = summary[summary.condition == baseline], summary[summary.condition != baseline]
     mean = Column("mean tok/s", "mean_tokens_per_s", digits(1))
     noisy = sorted(
@@ -299,7 +149,8 @@ def _share(value: float | None) -> str:
     return "" if is_missing(value) else f"{value:.0%}"
 
 
-def _acceptance(acceptance: pd.DataFrame, baseline: str) -> Section:
+def acceptance_section(acceptance: pd.DataFrame, baseline: str) -> Section:
+    """Acceptance per cell: drafted and accepted tokens, tokens per step and the text taken from the prompt."""
     return Section(
         "acceptance",
         "Acceptance",
@@ -330,7 +181,8 @@ def _acceptance(acceptance: pd.DataFrame, baseline: str) -> Section:
     )
 
 
-def _identity(identity: pd.DataFrame, baseline: str) -> Section:
+def identity_section(identity: pd.DataFrame, baseline: str) -> Section:
+    """Whether each condition's temperature-0 outputs equal the baseline's, token for token, beside the control."""
     return Section(
         "identity",
         f"Output identity at temperature 0 (token ids vs '{baseline}', same repeat; control: "
@@ -371,7 +223,8 @@ def _identity(identity: pd.DataFrame, baseline: str) -> Section:
     )
 
 
-def _gsm8k(cells: pd.DataFrame, stand_in_tasks: Sequence[str]) -> list[Section]:
+def gsm8k_sections(cells: pd.DataFrame, stand_in_tasks: Sequence[str]) -> list[Section]:
+    """The GSM8K answers checked per cell (none when no cell was checked)."""
     checked = cells[cells.gsm8k_total.notna()]
     if checked.empty:
         return []
@@ -418,15 +271,8 @@ WARM_SCOPES = {
 }
 
 
-def _beside(tables: Mapping[str, pd.DataFrame], baseline: str) -> pd.DataFrame | None:
-    """The thesis with each setting of a method in place of that method (shown beside the run's, never in it)."""
-    cells = tables.get("cells")
-    if cells is None or cells.empty or tables.get("thesis") is None:
-        return None
-    return settings_beside(cells, baseline, methods(cells, baseline))
-
-
-def _warm(cells: pd.DataFrame) -> list[Section]:
+def warm_sections(cells: pd.DataFrame) -> list[Section]:
+    """The cells whose server answered earlier cells first, and what that server had seen (none when none did)."""
     shared = cells.server_shared.fillna(False).astype(bool)
     scopes = cells.server_scope.where(cells.server_scope.notna(), shared.map({True: "task", False: "fresh"}))
     warm = cells[scopes != "fresh"].assign(server_scope=scopes[scopes != "fresh"])
@@ -487,7 +333,7 @@ def _unwatched(cells: pd.DataFrame) -> list[Note]:
     ]
 
 
-def _contention(cells: pd.DataFrame) -> Section:
+def contention_section(cells: pd.DataFrame) -> Section:
     """Attempts rejected as contended and the waits for a quiet machine: their count, and the table of the cells that
     had any (none when none had)."""
     rejected = cells[cells.rejected_attempts > 0]
@@ -508,7 +354,8 @@ def _contention(cells: pd.DataFrame) -> Section:
     return Section("contention", "Contention", [note, *_unwatched(cells)], table if len(rejected) else None)
 
 
-def _ceiling(summary: pd.DataFrame, facts: Facts) -> Section:
+def ceiling_section(summary: pd.DataFrame, facts: Facts) -> Section:
+    """The baseline's speed as a share of the device's memory-bandwidth ceiling."""
     note, rows = ceiling_rows(facts.device, facts.model_bytes, summary[summary.condition == facts.baseline])
     table = Table(
         [
@@ -527,7 +374,8 @@ def _watch_mark(watch: Any) -> str:
     return "not watched" if watch == WATCH_NONE else "" if is_missing(watch) else str(watch)
 
 
-def _runs(cells: pd.DataFrame) -> Section:
+def runs_section(cells: pd.DataFrame) -> Section:
+    """One row per cell: its files, server and client speeds and the contention watch's mark."""
     return Section(
         "runs",
         "Runs",
@@ -550,129 +398,3 @@ def _runs(cells: pd.DataFrame) -> Section:
             records(cells),
         ),
     )
-
-
-def _missing(facts: Facts) -> Section:
-    if not facts.missing_cells:
-        return Section(
-            "missing", "Missing cells", [Note("None: every cell of the configuration was measured.")], markdown=False
-        )
-    return Section("missing", "Missing cells", items=[Note(m, "bad") for m in facts.missing_cells], markdown=False)
-
-
-def _provenance(numbers: Mapping[str, Any], run_context: Mapping[str, Any]) -> Section:
-    context = "; ".join(f"{k}: {v}" for k, v in run_context.items())
-    return Section(
-        "provenance",
-        "Provenance",
-        [
-            Note(
-                "Each number's id, value and the cell files it was computed from; each cell's server "
-                "log, argv, binary and "
-                "model hashes are in `provenance.json` (`python -m specbench provenance ID` prints "
-                "the chain). Run context: " + (context or "n/a")
-            )
-        ],
-        Table(
-            [
-                Column("id", "id", text=True),
-                Column("value", "value", digits(3)),
-                Column("what", "what", text=True),
-                Column("cells", "cells", files=True, text=True),
-            ],
-            [{"id": key, **number} for key, number in numbers.items()],
-            anchor="id",
-        ),
-        markdown=False,
-    )
-
-
-def _scope_warning(comparability: Comparability) -> str:
-    """The report's first line off the study's setup: what differs, and so what is judged (docs/claims.md, Scope)."""
-    differing = ", ".join(comparability.differing)
-    if not comparability.same_model:
-        return (
-            f"This run measured **another model** than the study's ({differing} differ): none of the study's claims "
-            "is judged (they are about its model); whether the task decides the multiplier here too is asked of this "
-            "model instead."
-        )
-    return (
-        f"This run is **not** on the published study's setup ({differing} differ): absolute figures are not compared "
-        f"with the published ones; the order of tasks per method is judged on {comparability.device}, verdicts and "
-        "orders of methods are shown as agreeing or differing."
-    )
-
-
-def build_report(
-    tables: Mapping[str, pd.DataFrame],
-    *,
-    facts: Facts,
-    claims: pd.DataFrame | None,
-    numbers: Mapping[str, Any],
-    figures: Sequence[Figure] = (),
-    conditions: Sequence[str] = (),
-    machines: Sequence[MachineView] = (),
-    sweeps: Mapping[str, Mapping[str, Any]] | None = None,
-    thesis: Figure | None = None,
-    opening: Sequence[Section] = (),
-) -> Report:
-    """The report's sections, in order, from the summary tables (summaries.tables), the claims evaluation, the
-    provenance numbers and the figures (``sweeps``: each swept condition's facts; ``thesis``: the thesis section's
-    figure; ``opening``: sections shown first, the builds compared)."""
-    cells, summary, baseline = tables["cells"], tables["summary"], facts.baseline
-    warnings = [facts.endpoint_note] if facts.endpoint_note else []
-    warnings += [_scope_warning(facts.comparability)] if not facts.comparability.comparable else []
-    warnings += [facts.model_note] if facts.model_note else []
-    banner = Note(" ".join(warnings), "warn") if warnings else None
-    count = len(facts.missing_cells)
-    several = len(machines) > 1
-    per_machine = {v.label: len(v.tables["cells"]) for v in machines}
-    measured = (
-        f"{sum(per_machine.values())} cells measured on {len(machines)} machines ("
-        + ", ".join(f"{label}: {n}" for label, n in per_machine.items())
-        + ")"
-        if several
-        else f"{len(cells)} cells measured"
-    )
-    lead = Note(
-        measured
-        + "; "
-        + (f"{count} missing (listed under Missing cells)" if count else "none missing")
-        + ". Every number links to its provenance entry."
-        + (
-            f" The sections after Machines compared show the first machine, **{machines[0].label}** "
-            f"({machines[0].device})."
-            if several
-            else ""
-        ),
-        "bad" if count else "",
-    )
-    shown = conditions or list(dict.fromkeys(summary.condition))
-    sections = [
-        *opening,
-        _answer(summary, claims, facts, shown),
-        *(headline_section(claims, summary, facts.comparability.comparable) if facts.comparability.same_model else []),
-        *machines_sections(machines, baseline, shown),
-        *thesis_section(tables.get("thesis"), claims, thesis, shown, _beside(tables, baseline)),
-        _setup(cells, facts),
-        _comparability(facts),
-        claims_section(claims),
-        *settings_section(claims),
-        *_predictions(facts),
-        *_speed_sections(summary, baseline),
-        *prompt_sections(tables, baseline),
-        *sweep_sections(summary, tables["acceptance"], sweeps or {}),
-        Section("figures", "Figures", figures=figures, markdown=any(f.file for f in figures)),
-        _acceptance(tables["acceptance"], baseline),
-        positions_section(tables["positions"]),
-        latency_section(tables["latency"]),
-        _identity(tables["identity"], baseline),
-        *_gsm8k(cells, facts.stand_in_tasks),
-        *_warm(cells),
-        _contention(cells),
-        _ceiling(summary, facts),
-        _runs(cells),
-        _missing(facts),
-        _provenance(numbers, facts.run_context),
-    ]
-    return Report(f"Speculative decoding benchmark: {facts.name}", banner, lead, sections, numbers)

@@ -1,11 +1,11 @@
-"""The study's verdict rule (analysis.verdict): every run above every baseline run, below, neither, or too few
+"""The study's verdict rule (analysis.verdict_rule): every run above every baseline run, below, neither, or too few
 runs for the rule to say."""
 
 from __future__ import annotations
 
 import pytest
 
-from specbench.analysis.verdict import verdict
+from specbench.analysis.verdict_rule import verdict
 
 
 @pytest.mark.parametrize(

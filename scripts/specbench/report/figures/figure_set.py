@@ -1,0 +1,70 @@
+"""The report's figures: which ones, in what order, with their captions and file names (the cells' figures from
+report.figures.cell_figures, the per-request ones from report.figures.requests, the thesis from
+report.figures.thesis)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from specbench.core.config.sweeps import sweeps_of
+from specbench.report.figures.cell_figures import acceptance_figure, multiplier_figure, sweep_figure, timeline_figure
+from specbench.report.figures.requests import arrivals_figure, positions_figure
+from specbench.report.figures.thesis import draw_thesis
+
+# The figures' file names, in report_figures' order (rule figures writes each beside the report, for snakemake --report
+# and the Markdown report)
+FIGURE_FILES = ("multipliers.png", "acceptance.png", "timeline.png", "thesis.png", "positions.png", "arrivals.png")
+
+
+def report_figures(
+    tables: dict[str, pd.DataFrame],
+    baseline: str,
+    tasks: Sequence[str],
+    conditions: Sequence[str],
+    sweeps: Mapping[str, Mapping[str, Any]] | None = None,
+    published: Mapping[str, Any] | None = None,
+) -> list[tuple[str, bytes]]:
+    """The report's figures with their captions (``sweeps``: each swept condition's facts, a figure per sweep;
+    ``published``: the thesis figure of the study's published multipliers, analysis.thesis.published_figure)."""
+    cells = tables["cells"]
+    swept = [
+        (
+            f"Sweep '{name}': the multiplier per task against the value of {next(iter(m.values()))['flag']}, with "
+            "its 95 % interval",
+            sweep_figure(tables["summary"], name, m, baseline, tasks),
+        )
+        for name, m in sweeps_of(sweeps or {}).items()
+    ]
+    return [
+        (
+            f"Multiplier vs {baseline} per task and condition (every repeat a point, the bar their mean, the whisker "
+            "its 95 % interval)",
+            multiplier_figure(cells, baseline, tasks, conditions, tables["summary"]),
+        ),
+        (
+            "Pooled acceptance rate per task and condition",
+            acceptance_figure(tables["acceptance"], baseline, tasks, conditions),
+        ),
+        (
+            "Tokens/s of every cell over time (contention would show as a dip)",
+            timeline_figure(cells, baseline, conditions),
+        ),
+        (
+            "Does the task or the method decide? Each task's multiplier per method, and the task and method effects "
+            "with their intervals, this run's beside the published multipliers'",
+            draw_thesis(tables.get("thesis"), baseline, published, tasks, conditions),
+        ),
+        (
+            "Acceptance by draft position per task and condition (the server's own counts), with the mean accepted "
+            "length per verification step",
+            positions_figure(tables["positions"], baseline, tasks, conditions),
+        ),
+        (
+            "Tokens over time within one request of each condition (the stream's chunk arrivals)",
+            arrivals_figure(cells, baseline, tasks, conditions),
+        ),
+        *swept,
+    ]
