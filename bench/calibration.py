@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 from specbench.analysis import thesis  # noqa: E402
 from specbench.analysis.intervals import ratio_interval  # noqa: E402
 from specbench.analysis.verdict_rule import verdict  # noqa: E402
-from specbench.claims.metrics import METRICS  # noqa: E402
+from specbench.claims.judge_inputs import METRICS  # noqa: E402
 from specbench.claims.ordering_judge import _Measured  # noqa: E402
 
 NOISE = (0.025, 0.25)  # CV of tokens/s between repeats: the study's level and ten times it

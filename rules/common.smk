@@ -10,7 +10,7 @@ from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
-from specbench.claims import load as sb_claims  # noqa: E402
+from specbench.claims import claims_file as sb_claims  # noqa: E402
 from specbench.core.config import builds as sb_builds  # noqa: E402
 from specbench.core.config import chat_template as sb_chat  # noqa: E402
 from specbench.core.config import load as sb_config  # noqa: E402

@@ -15,7 +15,7 @@ from specbench.report.contents import build_report
 from specbench.report.document import Facts
 from specbench.report.markdown import render_markdown
 from specbench.report.provenance import row_id
-from specbench.report.sections.builds import build_comparison_sections, fmt_same_tokens
+from specbench.report.sections.builds_compared import build_comparison_sections, fmt_same_tokens
 
 
 def _rows() -> list[dict]:

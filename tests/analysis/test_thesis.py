@@ -34,11 +34,11 @@ from specbench.claims.claim import (
     Claim,
     ClaimError,
 )
+from specbench.claims.claims_file import load_claims, parse_claims
 from specbench.claims.evaluate import Setup, evaluate
-from specbench.claims.load import load_claims, parse_claims
 from specbench.core.config.schema import load_schema
-from specbench.report.figures import thesis as thesis_figure_module
-from specbench.report.sections.thesis import thesis_section
+from specbench.report.figures import thesis_figure as thesis_figure_module
+from specbench.report.sections.thesis_section import thesis_section
 from support.config import load_config
 from support.counterfactuals import tables_of, thesis_tables
 from support.paths import REPO

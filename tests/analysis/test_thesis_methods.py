@@ -8,7 +8,7 @@ import pandas as pd
 
 from specbench.analysis.summaries import methods
 from specbench.analysis.thesis import MAIN_EFFECTS, VIEWS, in_place_of, settings_beside
-from specbench.report.sections.thesis import thesis_section
+from specbench.report.sections.thesis_section import thesis_section
 from support.counterfactuals import tables_of
 
 

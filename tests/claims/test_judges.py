@@ -45,9 +45,9 @@ from specbench.claims.claim import (
     ClaimError,
     variant,
 )
+from specbench.claims.claims_file import about_the_study, load_claims, parse_claims
 from specbench.claims.evaluate import Setup, evaluate
-from specbench.claims.load import about_the_study, load_claims, parse_claims
-from specbench.claims.metrics import METRICS
+from specbench.claims.judge_inputs import METRICS
 from specbench.claims.sizes_judge import tolerance_band
 from specbench.report.document import Note
 from specbench.report.judging import predictions_setup

@@ -29,8 +29,8 @@ from specbench.claims.claim import (
     Claim,
     supported_reading,
 )
+from specbench.claims.claims_file import load_claims
 from specbench.claims.evaluate import Setup, evaluate, read_together
-from specbench.claims.load import load_claims
 from specbench.report.sections.claims import failed, settings_section, supported
 from specbench.report.sections.opening import CANNOT_TELL_KIND, HELD_KIND, NOT_REPRODUCED_KIND, opening_entries
 from support.counterfactuals import BASELINE, CONFIG

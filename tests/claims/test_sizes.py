@@ -18,9 +18,9 @@ from specbench.analysis.cell_table import frame_of
 from specbench.analysis.intervals import ratio_interval
 from specbench.analysis.speed import summary
 from specbench.claims.claim import NOT_DIRECTION, NOT_SIZE, REPRODUCED, TOO_FEW_RUNS, TOO_WIDE, Claim
+from specbench.claims.claims_file import load_claims, parse_claims
+from specbench.claims.judge_inputs import METRICS, Run
 from specbench.claims.judges import JUDGES
-from specbench.claims.load import load_claims, parse_claims
-from specbench.claims.metrics import METRICS, Run
 from specbench.claims.sizes_judge import ACROSS, INSIDE, OUTSIDE, place, tolerance_band
 from support.counterfactuals import BASELINE, CONFIG, make_rows
 from support.paths import REPO

@@ -27,10 +27,10 @@ from specbench.claims.claim import (
     Claim,
     variant,
 )
+from specbench.claims.claims_file import load_claims, parse_claims
 from specbench.claims.evaluate import Setup, evaluate
+from specbench.claims.judge_inputs import METRICS, Run
 from specbench.claims.judges import JUDGES
-from specbench.claims.load import load_claims, parse_claims
-from specbench.claims.metrics import METRICS, Run
 from specbench.report.sections.opening import HELD_KIND, NOT_REPRODUCED_KIND, opening_entries
 from support.counterfactuals import BASELINE, CONFIG, COUNTERFACTUALS, make_rows, make_tables
 from support.paths import REPO

@@ -23,7 +23,13 @@ from specbench.contention.contended import busiest, foreign_cpu, judge
 from specbench.contention.cpu import CpuSampler, command_of
 from specbench.contention.quiet import wait_for_quiet
 from specbench.contention.samples import Sample
-from specbench.measure.server import RunningServer, ServerError, check_identity, listening_addresses, port_holders
+from specbench.measure.server_process import (
+    RunningServer,
+    ServerError,
+    check_identity,
+    listening_addresses,
+    port_holders,
+)
 from support.paths import REPO
 
 

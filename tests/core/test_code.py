@@ -69,7 +69,7 @@ def test_the_measurement_rules_code_is_the_measurement_contention_and_core_only(
         "runner.py",
         "cell_record.py",
         "client.py",
-        "server.py",
+        "server_process.py",
         "guard.py",
         "watch.py",
         "contended.py",

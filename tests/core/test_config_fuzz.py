@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from snakemake.utils import update_config
 
 from specbench.claims.claim import ClaimError
-from specbench.claims.load import parse_claims
+from specbench.claims.claims_file import parse_claims
 from specbench.core.config.error import ConfigError
 from specbench.core.config.load import validate_config
 from specbench.core.config.templates import fill_template, template_fields

@@ -17,7 +17,7 @@ from specbench.measure.cell_record import response_fields
 from specbench.measure.chat_client import assemble_chat_stream, chat_request
 from specbench.measure.client import Generation, sse_events
 from specbench.measure.endpoint import local_pids, open_endpoint, served_model
-from specbench.measure.server import ServerError, free_port
+from specbench.measure.server_process import ServerError, free_port
 
 M = "/models/tiny"
 

@@ -330,7 +330,7 @@ def env_venv(env_file: Path) -> Path:
 IMPORT_CHECK = r"""
 import json, runpy, sys, traceback
 
-spec = json.loads(sys.argv[1])
+spec = json.loads(sys.stdin.read())
 sys.path.insert(0, spec["scripts_dir"])
 
 
@@ -437,7 +437,8 @@ def import_failures(python: Path, env_file: Path) -> list[str]:
     spec = {"scripts_dir": str(SCRIPTS), "scripts": [str(s) for s in scripts], "imports": imports}
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     result = subprocess.run(
-        [str(python), "-c", IMPORT_CHECK, json.dumps(spec)],
+        [str(python), "-c", IMPORT_CHECK],
+        input=json.dumps(spec),  # on stdin: the spec outgrows one argument's limit (128 KiB)
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -30,7 +30,7 @@ from specbench.report.figures.style import (
     TIMELINE_SIZE,
     condition_styles,
 )
-from specbench.report.figures.thesis import draw_thesis, thesis_size
+from specbench.report.figures.thesis_figure import draw_thesis, thesis_size
 from support.paths import TEST_DATA
 
 DATA = TEST_DATA / "report"

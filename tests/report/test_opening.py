@@ -29,8 +29,8 @@ from specbench.claims.claim import (
     VERDICTS,
     Claim,
 )
+from specbench.claims.claims_file import load_claims
 from specbench.claims.evaluate import Setup, evaluate
-from specbench.claims.load import load_claims
 from specbench.report.comparability import Comparability, Fact
 from specbench.report.contents import build_report
 from specbench.report.document import Facts, fmt_interval, fmt_multiplier

@@ -26,7 +26,7 @@ from specbench.claims.claim import (
     TOO_WIDE,
     Claim,
 )
-from specbench.claims.metrics import METRICS
+from specbench.claims.judge_inputs import METRICS
 from specbench.claims.sizes_judge import tolerance_band
 from support.config import load_config
 from support.paths import REPO

@@ -27,10 +27,10 @@ import pytest
 
 from specbench.core.plan.cells import Cell
 from specbench.core.steps.files import read_json, sha256_text
-from specbench.measure import server as server_module
+from specbench.measure import server_process as server_module
 from specbench.measure.condition_setup import Setup
 from specbench.measure.runner import run_cells
-from specbench.measure.server import listening_addresses
+from specbench.measure.server_process import listening_addresses
 from support.paths import OUTPUT_CACHE, REPO
 from support.workflow import (
     BACK_HALF,

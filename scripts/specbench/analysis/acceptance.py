@@ -17,7 +17,7 @@ import pandas as pd
 
 from specbench.analysis.cell_table import GROUP
 from specbench.analysis.draft_positions import accepted_lengths, mean_accepted_length
-from specbench.analysis.frames import narrow, sorted_list
+from specbench.analysis.summary_columns import narrow, sorted_list
 
 ACCEPTANCE_COLUMNS = [
     "task",

@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from specbench.analysis.frames import narrow
+from specbench.analysis.summary_columns import narrow
 from specbench.core.records.explanations import first_difference
 
 IDENTITY_COLUMNS = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from specbench.analysis.cell_table import GROUP
-from specbench.analysis.frames import narrow, sorted_list
+from specbench.analysis.summary_columns import narrow, sorted_list
 
 LATENCY_COLUMNS = [
     "task",

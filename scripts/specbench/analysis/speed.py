@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from specbench.analysis.cell_table import GROUP, PROMPT_GROUP
-from specbench.analysis.frames import narrow, sorted_list
 from specbench.analysis.intervals import ratio_interval, runs_for_precision
+from specbench.analysis.summary_columns import narrow, sorted_list
 from specbench.analysis.verdict_rule import BASELINE_WORD, verdict, verdict_chance
 
 SPEED_COLUMNS = [

@@ -43,8 +43,8 @@ from specbench.claims.claim import (
     supported_reading,
     variant,
 )
+from specbench.claims.judge_inputs import Outcome, Run, format_published
 from specbench.claims.judges import JUDGES
-from specbench.claims.metrics import Outcome, Run, format_published
 
 _MAYBE_NONE = [
     "temperature",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from specbench.claims.claim import NOT_COMPARABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED
-from specbench.claims.metrics import Outcome, Run, listed
+from specbench.claims.judge_inputs import Outcome, Run, listed
 
 if TYPE_CHECKING:
     from specbench.claims.claim import Claim

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from specbench.claims.claim import NOT_DIRECTION, NOT_MEASURED, NOT_REPRODUCED, NOT_SIZE, REPRODUCED
-from specbench.claims.metrics import Outcome, Run, absent, listed, side_of
+from specbench.claims.judge_inputs import Outcome, Run, absent, listed, side_of
 
 if TYPE_CHECKING:
     from specbench.claims.claim import Claim

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from specbench.claims.claim import BACKGROUND
 from specbench.claims.gsm8k_judge import judge_gsm8k
 from specbench.claims.identity_judge import judge_identity
-from specbench.claims.metrics import Outcome, Run
+from specbench.claims.judge_inputs import Outcome, Run
 from specbench.claims.ordering_judge import judge_ordering
 from specbench.claims.sizes_judge import judge_numeric
 from specbench.claims.thesis_judge import judge_thesis

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from specbench.claims.claim import CONTRADICTED, NOT_MEASURED, NOT_SEPARATED, REPRODUCED, TOO_FEW_RUNS
-from specbench.claims.metrics import METRICS, Outcome, Run, listed, side_of
+from specbench.claims.judge_inputs import METRICS, Outcome, Run, listed, side_of
 
 if TYPE_CHECKING:
     from specbench.claims.claim import Claim

@@ -10,7 +10,17 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from specbench.analysis.verdict_rule import TOO_FEW_RUNS as RULE_TOO_FEW
 from specbench.claims.claim import NOT_DIRECTION, NOT_MEASURED, NOT_SIZE, REPRODUCED, TOO_FEW_RUNS, TOO_WIDE
-from specbench.claims.metrics import METRICS, Metric, Outcome, Run, absent, format_published, listed, per_task, side_of
+from specbench.claims.judge_inputs import (
+    METRICS,
+    Metric,
+    Outcome,
+    Run,
+    absent,
+    format_published,
+    listed,
+    per_task,
+    side_of,
+)
 
 if TYPE_CHECKING:
     from specbench.claims.claim import Claim

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from specbench.analysis import thesis as figure
 from specbench.analysis.thesis_text import published_text
 from specbench.claims.claim import CONTRADICTED, NOT_MEASURED, NOT_SEPARATED, REPRODUCED, TOO_FEW_RUNS, ClaimError
-from specbench.claims.metrics import Outcome, Run, listed
+from specbench.claims.judge_inputs import Outcome, Run, listed
 
 if TYPE_CHECKING:
     from specbench.claims.claim import Claim

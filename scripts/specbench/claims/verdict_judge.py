@@ -17,7 +17,7 @@ from specbench.claims.claim import (
     TOO_FEW_RUNS,
     TOO_WIDE,
 )
-from specbench.claims.metrics import METRICS, Outcome, Run, absent, finite, listed, per_task, size_text
+from specbench.claims.judge_inputs import METRICS, Outcome, Run, absent, finite, listed, per_task, size_text
 from specbench.claims.sizes_judge import FEW_RUNS_DETAIL, Sizes, across_detail, sizes_against
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from specbench.claims.claim import NOT_DIRECTION, NOT_MEASURED, NOT_REPRODUCED, NOT_SIZE, REPRODUCED
-from specbench.claims.metrics import Outcome, Run, absent, listed, per_task
+from specbench.claims.judge_inputs import Outcome, Run, absent, listed, per_task
 
 if TYPE_CHECKING:
     from specbench.claims.claim import Claim

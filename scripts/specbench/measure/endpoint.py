@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from specbench.measure.server import ServerError, descendants, listener_pids
+from specbench.measure.server_process import ServerError, descendants, listener_pids
 
 # The routes an endpoint may answer about itself: llama-server's, vLLM's, and any OpenAI-compatible server's
 IDENTITY_ROUTES = ("/props", "/version", "/v1/models")

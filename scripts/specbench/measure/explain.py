@@ -29,7 +29,7 @@ from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import read_json, sha256_file, sha256_text, write_json_atomic
 from specbench.measure.client import RequestRefused, check_response
 from specbench.measure.guard import Interrupted, interrupt_guard
-from specbench.measure.server import ServerError, check_identity, start_server
+from specbench.measure.server_process import ServerError, check_identity, start_server
 
 
 def canonical(body: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ import httpx
 
 from specbench.core.records.explanations import first_difference
 from specbench.measure.client import stream_completion
-from specbench.measure.server import start_server
+from specbench.measure.server_process import start_server
 
 _OWN_FLAGS = ("--host", "--port")  # the cell's address: the replay picks its own
 

@@ -31,8 +31,8 @@ from specbench.measure.cell_record import cell_record, last_log_section, machine
 from specbench.measure.client import ReasoningNotOff, RequestRefused
 from specbench.measure.condition_setup import Setup
 from specbench.measure.endpoint import local_pids
-from specbench.measure.metrics import scrape
-from specbench.measure.server import RunningServer, ServerError, check_identity
+from specbench.measure.metrics_scrape import scrape
+from specbench.measure.server_process import RunningServer, ServerError, check_identity
 from specbench.measure.serving import ask, request_failure, server_record, serving
 
 

@@ -17,8 +17,8 @@ from specbench.measure.chat_client import run_chat_exchange
 from specbench.measure.client import Exchange, Generation, run_exchange
 from specbench.measure.condition_setup import Setup
 from specbench.measure.endpoint import Endpoint, open_endpoint, reported_identity, served_model
-from specbench.measure.metrics import METRICS_FLAG
-from specbench.measure.server import RunningServer, descendants, exit_description, start_server
+from specbench.measure.metrics_scrape import METRICS_FLAG
+from specbench.measure.server_process import RunningServer, descendants, exit_description, start_server
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ from specbench.report.html import render_html
 from specbench.report.judged import read_judged
 from specbench.report.markdown import render_markdown
 from specbench.report.provenance import report_numbers
-from specbench.report.sections.builds import build_comparison_sections, endpoint_note
+from specbench.report.sections.builds_compared import build_comparison_sections, endpoint_note
 from specbench.report.sections.environment import environment, missing_cells
 from specbench.report.sections.machines import machine_view
 

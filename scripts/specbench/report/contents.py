@@ -28,6 +28,7 @@ from specbench.report.sections.context import (
     provenance_section,
     setup_section,
 )
+from specbench.report.sections.inside_requests import latency_section, positions_section
 from specbench.report.sections.machines import MachineView, machines_sections
 from specbench.report.sections.measurements import (
     acceptance_section,
@@ -40,8 +41,7 @@ from specbench.report.sections.measurements import (
     warm_sections,
 )
 from specbench.report.sections.opening import headline_section
-from specbench.report.sections.requests import latency_section, positions_section
-from specbench.report.sections.thesis import thesis_section
+from specbench.report.sections.thesis_section import thesis_section
 from specbench.report.sections.variations import prompt_sections, sweep_sections
 
 

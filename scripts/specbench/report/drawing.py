@@ -13,7 +13,7 @@ from typing import Any
 from specbench.analysis.cell_table import read_table
 from specbench.analysis.thesis import published_figure
 from specbench.claims.claim import THESIS_CLAIM
-from specbench.claims.load import load_claims
+from specbench.claims.claims_file import load_claims
 from specbench.core.results.tables import first_tables, read_table_folder
 from specbench.core.steps.entry import logged_to
 from specbench.core.steps.files import write_atomic

@@ -15,8 +15,8 @@ import pandas as pd
 
 from specbench.analysis.cell_table import csv_copy, read_table
 from specbench.claims.claim import Claim
+from specbench.claims.claims_file import about_the_study, load_claims
 from specbench.claims.evaluate import Setup, evaluate
-from specbench.claims.load import about_the_study, load_claims
 from specbench.claims.predictions import integrity
 from specbench.core.results.tables import first_tables, read_table_folder
 from specbench.core.steps.entry import logged_to

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from specbench.core.config.builds import expand_builds
-from specbench.core.config.checks import check_config
+from specbench.core.config.cross_checks import check_config
 from specbench.core.config.error import ConfigError
 from specbench.core.config.schema import load_schema, validate_document
 from specbench.core.config.sweeps import expand_sweeps

@@ -1,6 +1,6 @@
 """The report's figures: which ones, in what order, with their captions and file names (the cells' figures from
 report.figures.cell_figures, the per-request ones from report.figures.requests, the thesis from
-report.figures.thesis)."""
+report.figures.thesis_figure)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 from specbench.core.config.sweeps import sweeps_of
 from specbench.report.figures.cell_figures import acceptance_figure, multiplier_figure, sweep_figure, timeline_figure
 from specbench.report.figures.requests import arrivals_figure, positions_figure
-from specbench.report.figures.thesis import draw_thesis
+from specbench.report.figures.thesis_figure import draw_thesis
 
 # The figures' file names, in report_figures' order (rule figures writes each beside the report, for snakemake --report
 # and the Markdown report)
