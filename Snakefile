@@ -1,6 +1,8 @@
 """Speculative-decoding benchmark: from pinned llama.cpp and model weights to a traceable report."""
 
 import os
+import sys
+from pathlib import Path
 
 from snakemake.utils import min_version
 
@@ -13,7 +15,25 @@ configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 report: "report/workflow.rst"
 
 
-include: "rules/common.smk"
+# The plan of this run (specbench.workflow.plan), built before any rule file reads it: the rule files read PLAN, the
+# config and names of their own, never one another's.
+sys.path.insert(0, os.path.join(workflow.basedir, "scripts"))
+
+from specbench.workflow import hooks as sb_hooks  # noqa: E402
+from specbench.workflow import plan as sb_plan  # noqa: E402
+
+PLAN = sb_plan.Plan(
+    sb_plan.validated(config, Path(workflow.basedir)),
+    Path(workflow.basedir),
+    lambda: workflow.local_exec,
+)
+PLAN.check_files()
+
+
+wildcard_constraints:
+    **PLAN.wildcard_constraints(),
+
+
 include: "rules/llama_cpp.smk"
 include: "rules/vllm.smk"
 include: "rules/models.smk"
@@ -48,8 +68,8 @@ localrules:
 # the planned jobs need (disk, toolkit, GPU, the hub, write access) and stops the run naming each problem. The
 # progress lines come from the logger plugin the workflow profiles select (plugins/snakemake-logger-plugin-specbench).
 onstart:
-    check_profile()
-    run_preflight()
+    sb_hooks.check_profile(workflow)
+    sb_hooks.run_preflight(workflow, PLAN)
 
 
 # Every cell is a target of its own (so a deleted cell file is made again, and only the aggregate and
@@ -57,7 +77,7 @@ onstart:
 # tables and the report.
 rule all:
     input:
-        cell_files(),
+        PLAN.cell_files(),
         "results/summary.csv",
         "results/report.md",
         "results/report.html",

@@ -32,7 +32,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from specbench.analysis import thesis  # noqa: E402
+from specbench.analysis import thesis, thesis_fit  # noqa: E402
 from specbench.analysis.intervals import ratio_interval  # noqa: E402
 from specbench.analysis.verdict_rule import verdict  # noqa: E402
 from specbench.claims.judge_inputs import METRICS  # noqa: E402
@@ -160,7 +160,7 @@ def new_figure(logs: np.ndarray, runs: dict[str, np.ndarray]) -> dict:
 
 
 def new_truth(logs: np.ndarray) -> dict[str, float]:
-    fit = thesis.design(np.isfinite(logs))
+    fit = thesis_fit.design(np.isfinite(logs))
     values = logs[np.isfinite(logs)]
     squares = {name: float(values @ q @ values) for name, q in fit.forms.items()}
     tau, beta = math.sqrt(max(squares["task"], 0.0)), math.sqrt(max(squares["method"], 0.0))
@@ -251,14 +251,14 @@ def thesis_bench(name: str, figure: Callable, truth_of: Callable, draws: int, rn
             word = row["decides"]
             words[word] += 1
             side = truth["difference"]
-            wrong += (word == thesis.TASK and side <= 0) or (word == thesis.METHOD and side >= 0)
+            wrong += (word == thesis_fit.TASK and side <= 0) or (word == thesis_fit.METHOD and side >= 0)
         cells = [rate(covered[k], draws) for k in ("task", "method")]
         cells += [rate(covered["ratio"], draws - no_ratio), rate(covered["difference"], draws)]
         print(
             f"{label:>16} {cv:6.3f} {n:4d} "
             + " ".join(f"{c:>7}" for c in cells)
-            + f" {rate(inside, draws):>7} {rate(wrong, draws):>7} {rate(words[thesis.TASK], draws):>6} "
-            f"{rate(words[thesis.METHOD], draws):>6} {rate(words[thesis.SEPARATED_NOT], draws):>6} "
+            + f" {rate(inside, draws):>7} {rate(wrong, draws):>7} {rate(words[thesis_fit.TASK], draws):>6} "
+            f"{rate(words[thesis_fit.METHOD], draws):>6} {rate(words[thesis_fit.SEPARATED_NOT], draws):>6} "
             f"{rate(no_ratio, draws):>8}"
         )
 

@@ -6,7 +6,7 @@ a table of the jobs per rule each case would rerun, and a second of why each of 
 run's reasons: ``code`` where the edited module is the rule's own code (an input), ``files`` where it reads a file
 another rerun job writes. The back half's cases (the default):
 
-* a figure (report/figures/cell_figures.py)  * a judge (claims/judges.py)  * a summary (analysis/summaries.py)
+* a figure (report/figures/multiplier_figure.py)  * a judge (claims/sizes_judge.py)  * a summary (analysis/summaries.py)
 
 and with ``--every-case`` also: measurement code (the client), the GSM8K scorer, the server log's parser, and trying
 another model in the same directory (it fails verification) and switching back. Modules are found by name anywhere in
@@ -147,8 +147,8 @@ def _module(package: Path, names: str) -> Path | None:
 
 # (row label, module file names) of each edit case: today's layout first, then an older checkout's
 BACK_HALF_CASES = (
-    ("a figure", "figures/cell_figures.py|figures/run.py|figures.py"),
-    ("a judge", "judges.py"),
+    ("a figure", "figures/multiplier_figure.py|figures/cell_figures.py|figures/run.py|figures.py"),
+    ("a judge", "claims/sizes_judge.py|judges.py"),
     ("a summary", "analysis/speed.py|summaries.py"),
 )
 OTHER_CASES = (("measurement code", "client.py"), ("GSM8K scorer", "gsm8k.py"), ("server-log parser", "server_log.py"))

@@ -21,8 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from specbench.analysis.cell_table import cell_table  # noqa: E402
 from specbench.analysis.record_reader import as_current  # noqa: E402
+from specbench.analysis.record_rows import cell_table  # noqa: E402
 from specbench.core.steps.files import read_json  # noqa: E402
 
 NEW_TIMING = ("chunk_ms", "chunk_tokens")

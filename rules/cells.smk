@@ -6,28 +6,47 @@
 # (the condition's own, else the config's), a task's repeats at one temperature (cell_sequence) or every selected
 # cell of the condition (condition_sequence); a scope no warm condition runs with has no rule (its many outputs
 # would slow planning).
-# Their functions (setup_inputs, server_resources, ...) are in rules/common.smk.
+# Their functions (setup_inputs, server_resources, ...) are specbench.workflow.plan.Plan's.
 
+# A cell's path without its suffix (with its build's folder in a run with builds)
+CELL_STEM = (
+    "results/cells/{machine}/{build}/{models}/{prompt}/{condition}/t{temperature}/r{repeat}"
+    if PLAN.builds_declared
+    else "results/cells/{machine}/{models}/{prompt}/{condition}/t{temperature}/r{repeat}"
+)
+CELL_PATTERN = f"{CELL_STEM}.json"
+# The pattern written out here is the one the package plans the cell files with (specbench.core.plan.cells)
+if CELL_PATTERN != PLAN.cell_pattern:
+    raise ValueError(
+        f"rules/cells.smk: {CELL_PATTERN} is not the planned {PLAN.cell_pattern}"
+    )
+# A warm sequence's logs (rule cell_sequence): one server for a task's repeats at one temperature
+SEQUENCE_STEM = (
+    "results/cells/{machine}/{build}/{models}/{prompt}/{condition}/t{temperature}/warm"
+    if PLAN.builds_declared
+    else "results/cells/{machine}/{models}/{prompt}/{condition}/t{temperature}/warm"
+)
+# One server for the whole condition (rule condition_sequence): its logs under a folder no task can be named ('_',
+# see schema $defs.name)
+CONDITION_STEM = (
+    "results/cells/{machine}/{build}/{models}/_all-tasks/{condition}/warm"
+    if PLAN.builds_declared
+    else "results/cells/{machine}/{models}/_all-tasks/{condition}/warm"
+)
 # What a cell job reads: its condition's setup (made by condition_setup: the build, the verified models, the
 # measurement code, the settings) and its tasks' prompt manifests. Two plain patterns - no input function and no
 # per-job params - so planning a large matrix stays fast. A setup is per models folder too, so another model's run
 # never remakes this one's setups (and so never makes its cells out of date).
 SETUP_STEM = (
-    "{build}/{models}/{condition}" if BUILDS_DECLARED else "{models}/{condition}"
+    "{build}/{models}/{condition}" if PLAN.builds_declared else "{models}/{condition}"
 )
 CONDITION_SETUP = f"results/setup/{SETUP_STEM}.json"
-
-
-# The conditions of the selected cells, in config order: those the cell rules' jobs serve
-SELECTED_CONDITIONS = [
-    c for c in config["conditions"] if c in {cell.condition for cell in CELLS}
-]
 
 
 rule cell:
     input:
         setup=CONDITION_SETUP,
-        prompt=PROMPT_MANIFEST,
+        prompt="results/prompts/{prompt}.json",
     output:
         CELL_PATTERN,
     log:
@@ -37,21 +56,21 @@ rule cell:
     benchmark:
         f"benchmarks/{CELL_STEM}.tsv"
     wildcard_constraints:
-        condition=conditions_regex("fresh"),
-    priority: cell_priority
+        condition=PLAN.conditions_regex("fresh"),
+    priority: PLAN.cell_priority
     conda:
         "../envs/pipeline.yaml"
     resources:
-        **server_resources("fresh"),
+        **PLAN.server_resources("fresh"),
     script:
         "../scripts/run_cells.py"
 
 
-if "task" in WARM_SCOPES:
+if "task" in PLAN.warm_scopes:
 
     use rule cell as cell_sequence with:
         output:
-            expand(CELL_PATTERN, repeat=REPEATS, allow_missing=True),
+            expand(CELL_PATTERN, repeat=PLAN.repeats, allow_missing=True),
         log:
             server=f"{SEQUENCE_STEM}.server.log",
             gpu=f"{SEQUENCE_STEM}.gpu.jsonl",
@@ -59,19 +78,21 @@ if "task" in WARM_SCOPES:
         benchmark:
             f"benchmarks/{SEQUENCE_STEM}.tsv"
         wildcard_constraints:
-            condition=conditions_regex("warm", "task"),
+            condition=PLAN.conditions_regex("warm", "task"),
         resources:
-            **server_resources("task"),
+            **PLAN.server_resources("task"),
 
 
-if "condition" in WARM_SCOPES:
+if "condition" in PLAN.warm_scopes:
 
     use rule cell as condition_sequence with:
         input:
             setup=CONDITION_SETUP,
-            prompt=expand(PROMPT_MANIFEST, prompt=SELECTED_PROMPT_KEYS),
+            prompt=expand(
+                "results/prompts/{prompt}.json", prompt=PLAN.selected_prompt_keys
+            ),
         output:
-            CONDITION_SEQUENCE_FILES,
+            PLAN.condition_sequence_files,
         log:
             server=f"{CONDITION_STEM}.server.log",
             gpu=f"{CONDITION_STEM}.gpu.jsonl",
@@ -79,9 +100,9 @@ if "condition" in WARM_SCOPES:
         benchmark:
             f"benchmarks/{CONDITION_STEM}.tsv"
         wildcard_constraints:
-            condition=conditions_regex("warm", "condition"),
+            condition=PLAN.conditions_regex("warm", "condition"),
         resources:
-            **server_resources("condition"),
+            **PLAN.server_resources("condition"),
 
 
 rule condition_setup:
@@ -89,19 +110,19 @@ rule condition_setup:
     # models, the measurement code's fingerprint, the server's argv and the measurement settings. A change to any
     # of them makes it again, and so reruns the condition's cells.
     input:
-        unpack(setup_inputs),
+        unpack(PLAN.setup_inputs),
     output:
         CONDITION_SETUP,
     log:
         f"logs/setup/{SETUP_STEM}.log",
     benchmark:
         f"benchmarks/setup/{SETUP_STEM}.tsv"
-    priority: PREPARE_PRIORITY
+    priority: PLAN.prepare_priority
     conda:
         "../envs/pipeline.yaml"
     params:
-        settings=setup_settings,
-        cells=setup_cells,
+        settings=PLAN.setup_settings,
+        cells=PLAN.setup_cells,
     script:
         "../scripts/condition_setup.py"
 
@@ -110,17 +131,17 @@ rule code_manifest:
     # The code of a rule that runs many jobs (the cells, the explanations) as one file: an edit of any of its modules
     # reruns every one of those jobs.
     input:
-        code=lambda wildcards: code(f"{wildcards.entry}.py"),
-        own=code("code_manifest.py"),
+        code=lambda wildcards: PLAN.code(f"{wildcards.entry}.py"),
+        own=PLAN.code("code_manifest.py"),
     output:
-        CODE_MANIFEST,
+        "results/code/{entry}.json",
     log:
         "logs/code_manifest/{entry}.log",
     benchmark:
         "benchmarks/code_manifest/{entry}.tsv"
     wildcard_constraints:
         entry="run_cells|explain_divergence",
-    priority: PREPARE_PRIORITY
+    priority: PLAN.prepare_priority
     conda:
         "../envs/pipeline.yaml"
     params:

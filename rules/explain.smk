@@ -4,28 +4,36 @@
 # condition's setup for the model's own log-probabilities there (specbench.measure.explain); where they are
 # identical it starts no server. The table reads the answers (specbench.analysis.divergence).
 
-from specbench.core.records import explanations as sb_explanations
-
-EXPLAIN_CODE_MANIFEST = CODE_MANIFEST.format(entry="explain_divergence")
-
-BASELINE = config["baseline"]
-BASELINE_MODELS = MODELS_FOLDERS[BASELINE]
-BASELINE_SETUP = CONDITION_SETUP.replace("{condition}", BASELINE).replace(
-    "{models}", BASELINE_MODELS
+# The baseline's setup, and the cells compared (temperature 0), with their build's folder in a run with builds
+BASELINE = PLAN.baseline
+BASELINE_MODELS = PLAN.models_folders[BASELINE]
+BASELINE_SETUP = (
+    f"results/setup/{{build}}/{BASELINE_MODELS}/{BASELINE}.json"
+    if PLAN.builds_declared
+    else f"results/setup/{BASELINE_MODELS}/{BASELINE}.json"
 )
-GREEDY_CELL = CELL_PATTERN.replace("{temperature}", sb_cells.format_temperature(0.0))
-EXPLANATION_PATTERN = (
-    sb_explanations.BUILD_EXPLANATION_PATTERN
-    if BUILDS_DECLARED
-    else sb_explanations.EXPLANATION_PATTERN
+GREEDY_CELL = (
+    "results/cells/{machine}/{build}/{models}/{prompt}/{condition}/t0.0/r{repeat}.json"
+    if PLAN.builds_declared
+    else "results/cells/{machine}/{models}/{prompt}/{condition}/t0.0/r{repeat}.json"
 )
-EXPLANATION_STEM = EXPLANATION_PATTERN.removesuffix(".json")
+EXPLANATION_STEM = (
+    "results/explanations/{machine}/{build}/{models}/{prompt}/{condition}/t0.0/r{repeat}"
+    if PLAN.builds_declared
+    else "results/explanations/{machine}/{models}/{prompt}/{condition}/t0.0/r{repeat}"
+)
 # A non-baseline cell's reference is the baseline's cell of the same repeat; the baseline's own (its control), the
 # baseline's first repeat: two plain patterns (specbench.core.records.explanations.reference_repeat says the same)
-SAME_REPEAT_REFERENCE = GREEDY_CELL.replace("{condition}", BASELINE).replace(
-    "{models}", BASELINE_MODELS
+SAME_REPEAT_REFERENCE = (
+    f"results/cells/{{machine}}/{{build}}/{BASELINE_MODELS}/{{prompt}}/{BASELINE}/t0.0/r{{repeat}}.json"
+    if PLAN.builds_declared
+    else f"results/cells/{{machine}}/{BASELINE_MODELS}/{{prompt}}/{BASELINE}/t0.0/r{{repeat}}.json"
 )
-FIRST_REPEAT_REFERENCE = SAME_REPEAT_REFERENCE.replace("{repeat}", "1")
+FIRST_REPEAT_REFERENCE = (
+    f"results/cells/{{machine}}/{{build}}/{BASELINE_MODELS}/{{prompt}}/{BASELINE}/t0.0/r1.json"
+    if PLAN.builds_declared
+    else f"results/cells/{{machine}}/{BASELINE_MODELS}/{{prompt}}/{BASELINE}/t0.0/r1.json"
+)
 OTHER_CONDITIONS_REGEX = (
     "|".join(
         re.escape(c)
@@ -34,7 +42,7 @@ OTHER_CONDITIONS_REGEX = (
     )
     or "(?!)"
 )
-LATER_REPEATS_REGEX = "|".join(str(r) for r in REPEATS if r != 1) or "(?!)"
+LATER_REPEATS_REGEX = "|".join(str(r) for r in PLAN.repeats if r != 1) or "(?!)"
 
 
 rule explain_divergence:
@@ -42,9 +50,9 @@ rule explain_divergence:
         cell=GREEDY_CELL,
         reference=SAME_REPEAT_REFERENCE,
         setup=BASELINE_SETUP,
-        code=EXPLAIN_CODE_MANIFEST,
+        code="results/code/explain_divergence.json",
     output:
-        EXPLANATION_PATTERN,
+        f"{EXPLANATION_STEM}.json",
     log:
         server=f"{EXPLANATION_STEM}.server.log",
         run=f"logs/{EXPLANATION_STEM}.log",
@@ -55,7 +63,7 @@ rule explain_divergence:
     conda:
         "../envs/pipeline.yaml"
     resources:
-        **server_resources("fresh", serving=BASELINE),
+        **PLAN.server_resources("fresh", serving=BASELINE),
     script:
         "../scripts/explain_divergence.py"
 
@@ -65,7 +73,7 @@ use rule explain_divergence as explain_control with:
         cell=GREEDY_CELL,
         reference=FIRST_REPEAT_REFERENCE,
         setup=BASELINE_SETUP,
-        code=EXPLAIN_CODE_MANIFEST,
+        code="results/code/explain_divergence.json",
     wildcard_constraints:
         condition=re.escape(BASELINE),
         repeat=LATER_REPEATS_REGEX,

@@ -9,9 +9,11 @@
 from specbench.llama_cpp.cmake import host_cpu
 
 HOST_CPU = host_cpu()
+# Each build's folders: resources/llama.cpp{build_dir}/, build_dir empty for the one build of a run without builds
+LLAMA_ROOT = "resources/llama.cpp{build_dir}"
 # What llama_cpp_fetch downloads (on the submitting host of a cluster run) - the git checkout, or the archive (every
 # build fetches the same kind: core.config.builds refuses a mix)
-FETCHED_GIT = BUILDS[0].llama_cpp["source"] == "git"
+FETCHED_GIT = PLAN.builds[0].llama_cpp["source"] == "git"
 LLAMA_FETCHED = (
     f"{LLAMA_ROOT}/source-git" if FETCHED_GIT else f"{LLAMA_ROOT}/source-archive"
 )
@@ -27,18 +29,18 @@ if workflow.workflow_settings.cache is not None:
 
 rule llama_cpp_fetch:
     input:
-        code=code("llama_cpp_fetch.py"),
+        code=PLAN.code("llama_cpp_fetch.py"),
     output:
         directory(LLAMA_FETCHED) if FETCHED_GIT else LLAMA_FETCHED,
     log:
         "logs/llama_cpp{build_dir}/fetch.log",
     cache: "omit-software"
-    priority: PREPARE_PRIORITY
+    priority: PLAN.prepare_priority
     retries: 2
     conda:
         "../envs/build.yaml"
     params:
-        source=llama_source,
+        source=PLAN.llama_source,
     script:
         "../scripts/llama_cpp_fetch.py"
 
@@ -46,18 +48,18 @@ rule llama_cpp_fetch:
 rule llama_cpp_source:
     input:
         fetched=LLAMA_FETCHED,
-        code=code("llama_cpp_source.py"),
+        code=PLAN.code("llama_cpp_source.py"),
     output:
         directory(f"{LLAMA_ROOT}/src"),
     log:
         "logs/llama_cpp{build_dir}/source.log",
     cache: "omit-software"
-    priority: PREPARE_PRIORITY
+    priority: PLAN.prepare_priority
     retries: 1
     conda:
         "../envs/build.yaml"
     params:
-        source=llama_source,
+        source=PLAN.llama_source,
     script:
         "../scripts/llama_cpp_source.py"
 
@@ -65,23 +67,23 @@ rule llama_cpp_source:
 rule llama_cpp_build:
     input:
         source=f"{LLAMA_ROOT}/src",
-        code=code("llama_cpp_build.py"),
+        code=PLAN.code("llama_cpp_build.py"),
     output:
         directory(f"{LLAMA_ROOT}/build"),
     log:
         "logs/llama_cpp{build_dir}/build.log",
     cache: "omit-software"
-    priority: PREPARE_PRIORITY
+    priority: PLAN.prepare_priority
     conda:
         "../envs/build.yaml"
     resources:
-        cpus=every_cpu,
+        cpus=PLAN.every_cpu,
     params:
-        cmake_args=llama_setting("cmake_args"),
-        backend=llama_setting("backend"),
-        targets=llama_setting("targets"),
+        cmake_args=PLAN.llama_setting("cmake_args"),
+        backend=PLAN.llama_setting("backend"),
+        targets=PLAN.llama_setting("targets"),
         host_cpu=HOST_CPU,
-        work_dir=llama_work_dir,
+        work_dir=lambda wc: f"resources/llama.cpp{wc.build_dir}/cmake-build",
     script:
         "../scripts/llama_cpp_build.py"
 
@@ -89,14 +91,14 @@ rule llama_cpp_build:
 rule llama_cpp_install:
     input:
         build=f"{LLAMA_ROOT}/build",
-        code=code("llama_cpp_install.py"),
+        code=PLAN.code("llama_cpp_install.py"),
     output:
         directory(f"{LLAMA_ROOT}/bin"),
     log:
         "logs/llama_cpp{build_dir}/install.log",
     benchmark:
         "benchmarks/llama_cpp{build_dir}/install.tsv"
-    priority: PREPARE_PRIORITY
+    priority: PLAN.prepare_priority
     conda:
         "../envs/build.yaml"
     script:

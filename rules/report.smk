@@ -1,13 +1,18 @@
 # Every cell and its explanation -> the per-cell table (aggregate) -> its summaries (tables) -> the claims judged
-# (claims) and the figures (figures) -> the report (HTML + Markdown) and provenance.json (report).
+# (claims) and the figures (figures) -> the report (HTML + Markdown) and provenance.json (report). Each rule's params
+# are what its settings take (specbench.workflow.rule_params).
+
+from specbench.core.plan import code as sb_code
+from specbench.core.plan import models as sb_models
+from specbench.workflow import rule_params as sb_params
 
 
 rule aggregate:
     input:
-        cells=cell_files(),
-        explanations=explanation_files(),
-        imports=import_indexes(),
-        code=code("aggregate.py"),
+        cells=PLAN.cell_files(),
+        explanations=PLAN.explanation_files(),
+        imports=PLAN.import_indexes(),
+        code=PLAN.code("aggregate.py"),
     output:
         table="results/cells.parquet",
         runs="results/runs.csv",
@@ -20,9 +25,9 @@ rule aggregate:
         "../envs/pipeline.yaml"
     params:
         baseline=config["baseline"],
-        machines=MACHINE_LABELS,
-        builds=BUILD_LABELS,
-        code_fingerprint=fingerprint(code("run_cells.py")),
+        machines=PLAN.machine_labels,
+        builds=PLAN.build_labels,
+        code_fingerprint=sb_code.fingerprint(PLAN.code("run_cells.py")),
     script:
         "../scripts/aggregate.py"
 
@@ -30,7 +35,7 @@ rule aggregate:
 rule record_predictions:
     # No input on purpose: the stamp is taken once, before the first cell, and never redone because the file changed.
     output:
-        PREDICTIONS_STAMP,
+        "results/predictions.stamp.json",
     log:
         "logs/predictions.log",
     benchmark:
@@ -38,7 +43,7 @@ rule record_predictions:
     conda:
         "../envs/pipeline.yaml"
     params:
-        path=PREDICTIONS,
+        path=PLAN.predictions,
     script:
         "../scripts/record_predictions.py"
 
@@ -46,11 +51,11 @@ rule record_predictions:
 rule tables:
     input:
         table="results/cells.parquet",
-        code=code("tables.py"),
-        schema=RESULT_SCHEMAS["tables"],
+        code=PLAN.code("tables.py"),
+        schema=PLAN.result_schemas["tables"],
     output:
         # a folder: index.json and each build's and machine's summaries as Parquet (specbench.core.results.tables)
-        tables=directory(TABLES),
+        tables=directory("results/tables"),
         # the summaries as CSV, every machine's and build's in one file (specbench.analysis.tabulate.SUMMARY_FILES)
         summary=report(
             "results/summary.csv",
@@ -78,21 +83,23 @@ rule tables:
     conda:
         "../envs/pipeline.yaml"
     params:
-        **sb_back_half.tables_params(config),
+        baseline=config["baseline"],
+        machines=PLAN.machine_labels,
+        builds=PLAN.build_labels,
     script:
         "../scripts/tables.py"
 
 
 rule claims:
     input:
-        unpack(claims_inputs),
+        unpack(PLAN.claims_inputs),
     output:
         claims=report(
             "results/claims.csv",
             caption="../report/claims.rst",
             category="Claims",
         ),
-        judged=JUDGED,
+        judged="results/judged.json",
     log:
         "logs/claims.log",
     benchmark:
@@ -100,7 +107,10 @@ rule claims:
     conda:
         "../envs/pipeline.yaml"
     params:
-        **sb_back_half.claims_params(config),
+        baseline=config["baseline"],
+        names=sb_params.names(config),
+        study_setup=config["study_setup"],
+        server_args=sb_params.claims_server_args(config),
     script:
         "../scripts/claims.py"
 
@@ -108,14 +118,14 @@ rule claims:
 rule figures:
     input:
         table="results/cells.parquet",
-        tables=TABLES,
+        tables="results/tables",
         # the thesis figure draws the thesis claim's published multipliers beside this run's
-        claims=config_path(config["claims"]),
-        claims_schema=config_path("config/claims.schema.yaml"),
-        code=code("figures.py"),
-        schemas=[RESULT_SCHEMAS["tables"], RESULT_SCHEMAS["figures"]],
+        claims=PLAN.config_path(config["claims"]),
+        claims_schema=PLAN.config_path("config/claims.schema.yaml"),
+        code=PLAN.code("figures.py"),
+        schemas=[PLAN.result_schemas["tables"], PLAN.result_schemas["figures"]],
     output:
-        index=FIGURES_INDEX,
+        index="results/figures/index.json",
         # in snakemake --report, and linked from report.md (the HTML report embeds them, and a sweep's figures)
         figures=[
             report(
@@ -156,14 +166,18 @@ rule figures:
     conda:
         "../envs/pipeline.yaml"
     params:
-        **sb_back_half.figures_params(config),
+        baseline=config["baseline"],
+        names=sb_params.names(config),
+        task_order=list(config["tasks"]),
+        condition_order=list(config["conditions"]),
+        sweeps=sb_params.sweeps(config),
     script:
         "../scripts/figures.py"
 
 
 rule report:
     input:
-        unpack(report_inputs),
+        unpack(lambda wildcards: PLAN.report_inputs(rules.figures.output.figures)),
     output:
         markdown="results/report.md",
         html=report(
@@ -179,11 +193,18 @@ rule report:
     conda:
         "../envs/pipeline.yaml"
     params:
-        **sb_back_half.report_params(
-            config,
-            expected_cells=cell_files(),
-            config_sha256=CONFIG_SHA256,
-            workflow_commit=WORKFLOW_COMMIT,
-        ),
+        name=config["name"],
+        baseline=config["baseline"],
+        study_setup=config["study_setup"],
+        condition_order=list(config["conditions"]),
+        expected_cells=PLAN.cell_files(),
+        config_sha256=PLAN.config_sha256,
+        workflow_commit=PLAN.workflow_commit,
+        machine_descriptions=sb_params.machine_descriptions(config),
+        stand_in_tasks=sb_params.stand_in_tasks(config),
+        model_note=sb_models.model_note(config),
+        sweeps=sb_params.sweeps(config),
+        build_descriptions=sb_params.build_descriptions(config),
+        left_out=sb_params.left_out(config),
     script:
         "../scripts/report.py"

@@ -10,26 +10,26 @@ TASK_NAMES_REGEX = "|".join(
 
 rule render_prompt:
     input:
-        unpack(prompt_inputs),
+        unpack(PLAN.prompt_inputs),
     output:
         PROMPT_MANIFEST,
     log:
         "logs/prompts/{prompt}.log",
     benchmark:
         "benchmarks/prompts/{prompt}.tsv"
-    priority: PREPARE_PRIORITY
+    priority: PLAN.prepare_priority
     conda:
         "../envs/pipeline.yaml"
     params:
-        task=prompt_spec,
-        max_tokens=lambda wc: prompt_spec(wc).get("max_tokens", config["max_tokens"]),
+        task=PLAN.prompt_spec,
+        max_tokens=PLAN.prompt_max_tokens,
     script:
         "../scripts/render_prompt.py"
 
 
 rule hf_dataset:
     input:
-        code=code("hf_dataset.py"),
+        code=PLAN.code("hf_dataset.py"),
     output:
         "resources/datasets/{task}.jsonl",
     log:
@@ -38,7 +38,7 @@ rule hf_dataset:
         "benchmarks/datasets/{task}.tsv"
     wildcard_constraints:
         task=TASK_NAMES_REGEX,
-    priority: PREPARE_PRIORITY
+    priority: PLAN.prepare_priority
     retries: 3
     conda:
         "../envs/pipeline.yaml"

@@ -1,31 +1,32 @@
 # vLLM builds (config builds[].engine: vllm): one environment per build, checked by importing vLLM's server there
 # and described by a manifest that the build's condition setups read (its interpreter starts each cell's server).
 # Without vllm.python the workflow makes the venv from the pinned requirements file (pip, so on the submitting host
-# of a cluster run, like the other downloads). Its functions (vllm_requirements, ...) are in rules/common.smk.
+# of a cluster run, like the other downloads). Its functions are
+# specbench.workflow.plan.Plan's.
 
-if VLLM_BUILDS:
+if PLAN.vllm_builds:
 
     rule vllm_env:
         input:
-            requirements=vllm_requirements,
-            code=code("vllm_env.py"),
+            requirements=PLAN.vllm_requirements,
+            code=PLAN.code("vllm_env.py"),
         output:
-            sb_builds.vllm_manifest("{label}"),
+            "resources/vllm/{label}/manifest.json",
         log:
-            f"logs/vllm/{{label}}/env.log",
+            "logs/vllm/{label}/env.log",
         benchmark:
-            f"benchmarks/vllm/{{label}}/env.tsv"
+            "benchmarks/vllm/{label}/env.tsv"
         wildcard_constraints:
-            label="|".join(re.escape(label) for label in VLLM_BUILDS),
-        priority: PREPARE_PRIORITY
+            label="|".join(re.escape(label) for label in PLAN.vllm_builds),
+        priority: PLAN.prepare_priority
         conda:
             "../envs/pipeline.yaml"
         params:
-            python=lambda wc: VLLM_BUILDS[wc.label].vllm.get("python"),
-            requirements=lambda wc: config_path(
-                VLLM_BUILDS[wc.label].vllm["requirements"]
+            python=lambda wc: PLAN.vllm_builds[wc.label].vllm.get("python"),
+            requirements=lambda wc: PLAN.config_path(
+                PLAN.vllm_builds[wc.label].vllm["requirements"]
             ),
-            venv=lambda wc: f"{sb_builds.vllm_dir(wc.label)}/venv",
+            venv=lambda wc: f"resources/vllm/{wc.label}/venv",
         script:
             "../scripts/vllm_env.py"
 

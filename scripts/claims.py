@@ -1,9 +1,9 @@
 """Snakemake entry: the per-cell and typed tables, the claims and predictions files and the manifests -> claims.csv
-and the judgements the report reads, results/judged.json (specbench.report.judging)."""
+and the judgements the report reads, results/judged.json (specbench.claims.judging)."""
 
 from pathlib import Path
 
-from specbench.report.judging import ClaimInputs, ClaimSettings, write_claims
+from specbench.claims.judging import ClaimInputs, ClaimSettings, write_claims
 
 snakemake = globals()["snakemake"]
 write_claims(

@@ -1,9 +1,9 @@
 """Snakemake entry: the per-cell table and the typed tables (and the claims file's published multipliers) -> the
-report's figures as PNG files and their index (specbench.report.drawing)."""
+report's figures as PNG files and their index (specbench.report.figures.drawing)."""
 
 from pathlib import Path
 
-from specbench.report.drawing import FigureSettings, write_figures
+from specbench.report.figures.drawing import FigureSettings, write_figures
 
 snakemake = globals()["snakemake"]
 out = snakemake.output

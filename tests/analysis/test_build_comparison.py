@@ -10,7 +10,7 @@ import pytest
 from specbench.analysis.build_comparison import compare_builds, separated
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import combined_builds, tables, tables_by_build
-from specbench.report.comparability import Comparability, Fact
+from specbench.core.results.judged import Comparability, Fact
 from specbench.report.contents import build_report
 from specbench.report.document import Facts
 from specbench.report.markdown import render_markdown

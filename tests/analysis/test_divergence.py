@@ -10,9 +10,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from specbench.analysis.cell_table import cell_table
 from specbench.analysis.divergence import NEAR_TIE_NATS, ExplanationError, divergence
 from specbench.analysis.record_reader import as_current
+from specbench.analysis.record_rows import cell_table
 from specbench.analysis.summaries import tables
 from specbench.core.plan.cells import Cell
 from specbench.core.records.explanations import (

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from specbench.analysis.cell_table import cell_row, frame_of
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.record_reader import as_current
+from specbench.analysis.record_rows import cell_row
 from specbench.analysis.summaries import tables
 from specbench.core.records.version import RECORD_VERSION
 from specbench.report.sections.variations import prompt_sections

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from specbench.analysis.cell_table import cell_row
 from specbench.analysis.record_reader import READABLE_VERSIONS, RecordVersionError, as_current
+from specbench.analysis.record_rows import cell_row
 from specbench.core.records.version import RECORD_VERSION
 
 V6 = {

@@ -46,4 +46,5 @@ def test_parquet_round_trip_keeps_types_and_csv_copy_keeps_lists_readable(tmp_pa
         "spread",
         "deciding",
         "thesis",
+        "thesis_settings",
     }

@@ -19,8 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specbench.analysis import thesis as thesis_module
+from specbench.analysis import thesis_fit
 from specbench.analysis.cell_table import csv_copy, frame_of
-from specbench.analysis.thesis import MAIN_EFFECTS, SPREAD_WITHIN, VIEWS, published_figure, thesis
+from specbench.analysis.thesis import thesis
+from specbench.analysis.thesis_fit import MAIN_EFFECTS, SPREAD_WITHIN, VIEWS
+from specbench.analysis.thesis_published import published_figure
 from specbench.analysis.thesis_text import PUBLISHED_LABEL
 from specbench.claims.claim import (
     AGREES,
@@ -225,7 +228,7 @@ def test_the_decomposition_of_a_hand_made_matrix():
     """2 x 3, complete: a_t the row means less the grand mean, b_m the column means less it, the rest the residual;
     the spread within is each column's (row's) variance, averaged: tau^2 + rest and beta^2 + rest."""
     logs = np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 3.0]])
-    fit = thesis_module.design(np.ones_like(logs, dtype=bool))
+    fit = thesis_fit.design(np.ones_like(logs, dtype=bool))
     values = logs.ravel()
     a = logs.mean(axis=1) - logs.mean()
     b = logs.mean(axis=0) - logs.mean()
@@ -294,7 +297,7 @@ def simulated(logs: np.ndarray, cv: float, runs: int, rng: np.random.Generator, 
 def truth(logs: np.ndarray, view: str) -> dict[str, float]:
     """A view's squared sides and D of a true matrix (no noise)."""
     present = np.isfinite(logs)
-    fit, values = thesis_module.design(present), logs[present]
+    fit, values = thesis_fit.design(present), logs[present]
     return {name: float(values @ q @ values) for name, q in fit.forms_of(view).items()}
 
 
@@ -340,7 +343,7 @@ def test_the_verdict_follows_a_known_truth_under_each_view():
     for _ in range(400):
         logs = random_matrix(rng)
         present = np.isfinite(logs)
-        if not (present.any(axis=0).all() and present.any(axis=1).all()) or not thesis_module.connected(present):
+        if not (present.any(axis=0).all() and present.any(axis=1).all()) or not thesis_fit.connected(present):
             continue
         for view in VIEWS:
             side = truth(logs, view)["difference"]
@@ -413,7 +416,7 @@ def test_each_views_intervals_hold_their_estimates(
             assert row[f"{name}_low"] <= row[point] <= row[f"{name}_high"], (view, name, row)
         if not math.isnan(row["ratio"]):
             assert row["ratio_low"] <= row["ratio"] <= row["ratio_high"], (view, row)
-        assert row["decides"] == thesis_module.decides(row["difference_low"], row["difference_high"])
+        assert row["decides"] == thesis_fit.decides(row["difference_low"], row["difference_high"])
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pandas as pd
 
 from specbench.analysis.summaries import methods
-from specbench.analysis.thesis import MAIN_EFFECTS, VIEWS, in_place_of, settings_beside
+from specbench.analysis.thesis import in_place_of, settings_beside
+from specbench.analysis.thesis_fit import MAIN_EFFECTS, VIEWS
 from specbench.report.sections.thesis_section import thesis_section
 from support.counterfactuals import tables_of
 

@@ -48,9 +48,9 @@ from specbench.claims.claim import (
 from specbench.claims.claims_file import about_the_study, load_claims, parse_claims
 from specbench.claims.evaluate import Setup, evaluate
 from specbench.claims.judge_inputs import METRICS
+from specbench.claims.judging import predictions_setup
 from specbench.claims.sizes_judge import tolerance_band
 from specbench.report.document import Note
-from specbench.report.judging import predictions_setup
 from specbench.report.sections.claims import claim_notes, sentence_text
 from support.config import load_config
 from support.counterfactuals import (

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from specbench.analysis.cell_table import frame_of
@@ -22,18 +22,13 @@ from specbench.claims.claims_file import load_claims, parse_claims
 from specbench.claims.judge_inputs import METRICS, Run
 from specbench.claims.judges import JUDGES
 from specbench.claims.sizes_judge import ACROSS, INSIDE, OUTSIDE, place, tolerance_band
+from support.bounded import bounded
 from support.counterfactuals import BASELINE, CONFIG, make_rows
 from support.paths import REPO
 
 # Each example builds one summary with the pipeline's own code (a tenth of a second): few examples, no shrinking
 # for minutes, the same draws every run
-BOUNDED = settings(
-    max_examples=40,
-    derandomize=True,
-    deadline=None,
-    phases=(Phase.explicit, Phase.generate),
-    suppress_health_check=[HealthCheck.too_slow],
-)
+BOUNDED = bounded(40)
 TASKS = ("file-rewrite", "todo-app", "gsm8k", "essay")  # one spread of the same runs per task, tightest last
 MISSES = (NOT_SIZE, NOT_DIRECTION)
 OFF = 126.0

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from specbench.analysis.cell_table import frame_of
@@ -32,6 +32,7 @@ from specbench.claims.evaluate import Setup, evaluate
 from specbench.claims.judge_inputs import METRICS, Run
 from specbench.claims.judges import JUDGES
 from specbench.report.sections.opening import HELD_KIND, NOT_REPRODUCED_KIND, opening_entries
+from support.bounded import bounded
 from support.counterfactuals import BASELINE, CONFIG, COUNTERFACTUALS, make_rows, make_tables
 from support.paths import REPO
 from support.study_run import MULTIPLIERS, TEMPERATURES, study_run
@@ -45,13 +46,7 @@ ANOTHER_MODEL = Setup(comparable=False, same_model=False, device="NVIDIA H200")
 OFF = 126.0
 ROUNDING = 0.005  # the study gives multipliers to two decimals
 # Each example builds one summary with the pipeline's own code: few examples, the same draws every run
-BOUNDED = settings(
-    max_examples=60,
-    derandomize=True,
-    deadline=None,
-    phases=(Phase.explicit, Phase.generate),
-    suppress_health_check=[HealthCheck.too_slow],
-)
+BOUNDED = bounded(60)
 Tiers = list[list[str]]
 
 

@@ -19,7 +19,7 @@ from specbench.core.plan.cells import selected_cells
 from specbench.core.plan.resources import server_resources
 from specbench.core.plan.server import server_args
 from specbench.report.figures import style as figure_style
-from specbench.report.figures.cell_figures import sweep_figure
+from specbench.report.figures.sweep_figure import sweep_figure
 from specbench.report.sections.variations import sweep_sections
 from support.config import STUDY_CONDITIONS
 from support.paths import REPO
@@ -168,7 +168,7 @@ def test_the_report_shows_each_sweep_value_per_task_with_its_interval(monkeypatc
     drawn: list = []
     original = figure_style.render
     monkeypatch.setattr(
-        "specbench.report.figures.cell_figures.render",
+        "specbench.report.figures.sweep_figure.render",
         lambda fig: drawn.extend(line for ax in fig.axes for line in ax.lines) or original(fig),
     )
     png = sweep_figure(summaries["summary"], "ngram-n-max", swept, "off", ["file-rewrite", "essay"])

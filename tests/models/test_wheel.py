@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from specbench.core.records.run_setup import model_origin
 from specbench.models.wheel import WheelError, extract_member
-from specbench.report.comparability import model_origin, real_model_note
+from specbench.report.sections.context import real_model_note
 
 MEMBER = "pkg/tiny.gguf"
 

@@ -14,15 +14,15 @@ import yaml
 
 from specbench.analysis.cell_table import frame_of, read_table, write_table
 from specbench.analysis.tabulate import SUMMARY_FILES, write_tables
+from specbench.claims.judging import ClaimInputs, ClaimSettings, write_claims
 from specbench.core.results.documents import DocumentError
+from specbench.core.results.judged import read_judged
 from specbench.core.results.tables import read_table_folder
-from specbench.report import rule_params
 from specbench.report.assemble import ReportInputs, ReportSettings, assemble, write_report
-from specbench.report.drawing import FigureSettings, write_figures
 from specbench.report.figure_index import THESIS_FIGURE, read_figure_index
+from specbench.report.figures.drawing import FigureSettings, write_figures
 from specbench.report.figures.figure_set import FIGURE_FILES
-from specbench.report.judged import read_judged
-from specbench.report.judging import ClaimInputs, ClaimSettings, write_claims
+from specbench.workflow import rule_params
 from support.config import load_config
 from support.paths import REPO
 

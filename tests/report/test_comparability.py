@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from specbench.claims.comparability import assess
 from specbench.claims.evaluate import Setup
+from specbench.claims.judging import setup_of
 from specbench.claims.predictions import integrity, stamp
-from specbench.report.comparability import assess, device_label
-from specbench.report.judging import setup_of
+from specbench.core.records.run_setup import device_label
 from support.paths import REPO
 
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

@@ -15,10 +15,13 @@ from specbench.analysis.cell_table import frame_of
 from specbench.analysis.speed import cell_multipliers
 from specbench.analysis.summaries import tables
 from specbench.report.figure_index import png_data_uri
-from specbench.report.figures import cell_figures as figures_module
+from specbench.report.figures import acceptance_figure as acceptance_module
+from specbench.report.figures import multiplier_figure as figures_module
 from specbench.report.figures import style as figure_style
-from specbench.report.figures.cell_figures import acceptance_figure, multiplier_figure, timeline_figure
+from specbench.report.figures import timeline_figure as timeline_module
+from specbench.report.figures.acceptance_figure import acceptance_figure
 from specbench.report.figures.figure_set import report_figures
+from specbench.report.figures.multiplier_figure import multiplier_figure
 from specbench.report.figures.requests import arrivals_figure, positions_figure
 from specbench.report.figures.style import (
     ACCEPTANCE_SIZE,
@@ -31,6 +34,7 @@ from specbench.report.figures.style import (
     condition_styles,
 )
 from specbench.report.figures.thesis_figure import draw_thesis, thesis_size
+from specbench.report.figures.timeline_figure import timeline_figure
 from support.paths import TEST_DATA
 
 DATA = TEST_DATA / "report"
@@ -83,7 +87,7 @@ def _texts(monkeypatch) -> list[str]:
         texts.extend(t.get_text().replace("\n", " ") for t in fig.texts)
         return original(fig)
 
-    for module in (figures_module, figure_style):  # the figures, and the "no data" ones
+    for module in (figures_module, acceptance_module, timeline_module, figure_style):  # the figures, and "no data"
         monkeypatch.setattr(module, "render", spy)
     return texts
 
@@ -279,7 +283,7 @@ def test_log_scale_only_for_ranges_over_ten_times(monkeypatch):
         scales.append(fig.axes[0].get_yscale())
         return original(fig)
 
-    for module in (figures_module, figure_style):  # the figures, and the "no data" ones
+    for module in (figures_module, acceptance_module, timeline_module, figure_style):  # the figures, and "no data"
         monkeypatch.setattr(module, "render", spy)
     narrow = _cells([("a", "off", 0.0, 1, 100.0), ("a", "mtp", 0.0, 1, 50.0), ("a", "ngram-mod", 0.0, 1, 400.0)])
     wide = _cells([("a", "off", 0.0, 1, 100.0), ("a", "mtp", 0.0, 1, 20.0), ("a", "ngram-mod", 0.0, 1, 400.0)])

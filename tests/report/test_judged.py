@@ -14,8 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specbench.core.results.documents import DocumentError
-from specbench.report.comparability import Comparability, Fact
-from specbench.report.judged import Judged, judged_document, read_judged, write_judged
+from specbench.core.results.judged import Comparability, Fact, Judged, judged_document, read_judged, write_judged
 from support.same_tables import assert_same_judged
 
 TEXTS = st.text(st.characters(blacklist_categories=["Cs"]), max_size=12)

@@ -15,7 +15,7 @@ from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import combined, tables, tables_by_machine
 from specbench.core.config.error import ConfigError
 from specbench.core.config.load import validate_config
-from specbench.report.comparability import Comparability, Fact
+from specbench.core.results.judged import Comparability, Fact
 from specbench.report.contents import build_report
 from specbench.report.document import Facts, Report
 from specbench.report.html import render_html

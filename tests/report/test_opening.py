@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from specbench.claims.claim import (
@@ -31,11 +31,12 @@ from specbench.claims.claim import (
 )
 from specbench.claims.claims_file import load_claims
 from specbench.claims.evaluate import Setup, evaluate
-from specbench.report.comparability import Comparability, Fact
+from specbench.core.results.judged import Comparability, Fact
 from specbench.report.contents import build_report
 from specbench.report.document import Facts, fmt_interval, fmt_multiplier
 from specbench.report.html import render_html
 from specbench.report.markdown import render_markdown
+from specbench.report.sections.headline import SIZES_NOT_COMPARED, headline_section
 from specbench.report.sections.opening import (
     CANNOT_TELL_KIND,
     DIFFERS_KIND,
@@ -46,13 +47,12 @@ from specbench.report.sections.opening import (
     NOT_MEASURED_KIND,
     NOT_REPRODUCED_KIND,
     PROMPT_NOTE,
-    SIZES_NOT_COMPARED,
     Entry,
     heading,
-    headline_section,
     opening_entries,
     opening_notes,
 )
+from support.bounded import bounded
 from support.counterfactuals import BASELINE, CONFIG
 from support.paths import REPO
 from support.study_run import TEMPERATURES, study_run
@@ -62,13 +62,7 @@ DEVICE = "NVIDIA H200"
 H200 = Setup(comparable=False, same_model=True, device=DEVICE, same_settings=True)
 STUDY = Setup(comparable=True, same_model=True, device="NVIDIA A100 80GB")
 # Each example builds one run with the pipeline's own summaries (half a second): few examples, the same every run
-BOUNDED = settings(
-    max_examples=8,
-    derandomize=True,
-    deadline=None,
-    phases=(Phase.explicit, Phase.generate),
-    suppress_health_check=[HealthCheck.too_slow],
-)
+BOUNDED = bounded(8)
 Item = tuple[str, str]
 LISTED = (HELD_KIND, NOT_COMPARED_KIND, NOT_MEASURED_KIND)  # the kinds the opening names in a line of names
 

@@ -148,7 +148,7 @@ def test_partial_run_names_the_missing_cells() -> None:
 
 
 def test_html_report_of_a_partial_run_lists_what_is_missing() -> None:
-    from specbench.report.comparability import Comparability
+    from specbench.core.results.judged import Comparability
     from specbench.report.contents import build_report
     from specbench.report.document import Facts
     from specbench.report.html import render_html

@@ -10,7 +10,7 @@ import pytest
 
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.summaries import tables
-from specbench.report.comparability import Comparability, Fact
+from specbench.core.results.judged import Comparability, Fact
 from specbench.report.contents import build_report
 from specbench.report.document import Facts, Figure, fmt
 from specbench.report.html import linked, render_html, table

@@ -38,7 +38,7 @@ def test_the_reports_code_input_has_no_judge_figure_or_writer() -> None:
     assert len(drawing) > 1 and not {p for p in report if p.startswith("report/figures/")}
     writers = _step("tables.py") | _step("claims.py") | _step("figures.py")
     assert len(writers) == 3 and not writers & report, writers & report
-    assert {"report/judged.py", "report/figure_index.py", "core/results/tables.py"} <= report
+    assert {"core/results/judged.py", "report/figure_index.py", "core/results/tables.py"} <= report
 
 
 def test_the_report_renders_without_matplotlib() -> None:

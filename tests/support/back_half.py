@@ -19,20 +19,20 @@ from typing import Any
 import pandas as pd
 from hypothesis import HealthCheck, Phase, settings
 
-from specbench.analysis import thesis as thesis_words
+from specbench.analysis import thesis_fit as thesis_words
 from specbench.analysis.cell_table import frame_of, read_table, write_table
 from specbench.analysis.summaries import combined_builds
 from specbench.analysis.tabulate import SUMMARY_FILES, write_tables
 from specbench.analysis.verdict_rule import VERDICTS
 from specbench.claims import claim as claim_words
+from specbench.claims.judging import ClaimInputs, ClaimSettings, write_claims
 from specbench.claims.predictions import stamp as take_stamp
+from specbench.core.results.judged import Judged, read_judged
 from specbench.core.results.tables import read_table_folder
 from specbench.report.assemble import ReportInputs, ReportSettings, write_report
 from specbench.report.document import Report, Section, Table
-from specbench.report.drawing import FigureSettings, write_figures
+from specbench.report.figures.drawing import FigureSettings, write_figures
 from specbench.report.figures.figure_set import FIGURE_FILES
-from specbench.report.judged import Judged, read_judged
-from specbench.report.judging import ClaimInputs, ClaimSettings, write_claims
 from specbench.report.provenance import describe, row_id, unresolved
 from specbench.report.sections.variations import DECIDING_WORDS
 from support.cell_tables import STUDY, GeneratedRun, names

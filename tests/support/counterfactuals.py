@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from specbench.analysis.cell_table import frame_of
-from specbench.analysis.summaries import tables as summary_tables
+from specbench.analysis.summaries import Summaries
 from specbench.claims.claim import (
     CONTRADICTED,
     NOT_COMPARABLE,
@@ -34,7 +34,7 @@ from support.paths import REPO
 CONFIG = load_config([REPO / "config" / "config.yaml"])
 BASELINE = CONFIG["baseline"]
 Key = tuple[str, str, float]
-Tables = dict[str, pd.DataFrame]
+Tables = Mapping[str, pd.DataFrame]  # each summary made when a judge first reads it
 
 # --------------------------------------------------------------------------------------------------------------
 # Builders: cell rows by hand, the typed table and its summaries from them with the pipeline's own code
@@ -111,7 +111,7 @@ def make_rows(
 
 
 def make_tables(speeds: Mapping[Key, list[float]], **kwargs: Any) -> Tables:
-    return summary_tables(frame_of(make_rows(speeds, **kwargs), BASELINE), BASELINE)
+    return Summaries(frame_of(make_rows(speeds, **kwargs), BASELINE), BASELINE)
 
 
 def sequence(n: int, start: int = 0) -> list[int]:
@@ -525,7 +525,7 @@ def _one_run(claim: Claim, value_of: Mapping[float, Callable[[str], float]]) -> 
     """The ordering's table with one run a side: no interval."""
     tables = _ordering_tables(claim, value_of)
     cells = tables["cells"]
-    return summary_tables(cells[cells.repeat == 1].reset_index(drop=True), BASELINE)
+    return Summaries(cells[cells.repeat == 1].reset_index(drop=True), BASELINE)
 
 
 def _thesis(claim: Claim) -> Counterfactuals:
@@ -582,11 +582,11 @@ def cell_rows(
     return rows
 
 
-def tables_of(multipliers: Mapping[str, Mapping[str, float]], **kwargs: Any) -> dict[str, pd.DataFrame]:
-    return summary_tables(frame_of(cell_rows(multipliers, **kwargs), BASELINE), BASELINE)
+def tables_of(multipliers: Mapping[str, Mapping[str, float]], **kwargs: Any) -> Tables:
+    return Summaries(frame_of(cell_rows(multipliers, **kwargs), BASELINE), BASELINE)
 
 
-def thesis_tables(claim: Claim, verdict: str) -> dict[str, pd.DataFrame]:
+def thesis_tables(claim: Claim, verdict: str) -> Tables:
     """Tables of the claim's own tasks and methods (at both temperatures) that its judge must read as ``verdict``:
     REPRODUCED (the multiplier follows the task: 1x, 2x, 4x, ... by task, +-5 % by method), CONTRADICTED (it follows
     the method) or NOT_SEPARATED (task and method move it alike, and the runs spread by +-30 %)."""

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from specbench.report.judged import Judged
+from specbench.core.results.judged import Judged
 
 
 def _kind(value: Any) -> str:

@@ -837,7 +837,7 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
         "analysis/gsm8k.py": {"aggregate": 1, **BACK_HALF, "all": 1},
         "analysis/server_log.py": {"aggregate": 1, **BACK_HALF, "all": 1},
         "analysis/summaries.py": {**BACK_HALF, "all": 1},
-        "report/figures/cell_figures.py": {"figures": 1, "report": 1, "all": 1},
+        "report/figures/multiplier_figure.py": {"figures": 1, "report": 1, "all": 1},
         "claims/judges.py": {"claims": 1, "report": 1, "all": 1},
     }
     for module, expected in cases.items():

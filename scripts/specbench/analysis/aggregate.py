@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from specbench.analysis.cell_index import cells_index, imported_records
-from specbench.analysis.cell_table import BUILD, MixedCodeError, cell_table, check_code, csv_copy, write_table
+from specbench.analysis.cell_table import BUILD, csv_copy, write_table
 from specbench.analysis.divergence import ExplanationError
 from specbench.analysis.record_reader import load_records
+from specbench.analysis.record_rows import MixedCodeError, cell_table, check_code
 from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import read_json, sha256_file, write_atomic, write_json_atomic
 

@@ -6,7 +6,7 @@ machine and per build, since a multiplier never divides one machine's (or build'
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import pandas as pd
 
@@ -16,7 +16,7 @@ from specbench.analysis.identity import identity
 from specbench.analysis.latency_summary import latency
 from specbench.analysis.prompt_spread import prompt_spread, task_or_prompt
 from specbench.analysis.speed import prompt_summary, summary
-from specbench.analysis.thesis import thesis
+from specbench.analysis.thesis import settings_beside, thesis
 from specbench.core.config.builds import ONE_BUILD
 from specbench.core.plan.cells import DEFAULT_MACHINE
 
@@ -25,26 +25,59 @@ def tables(cells: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
     """The per-cell table of one machine and build and every summary of it, by name: what claims, report, figures
     and provenance read. Multipliers never divide one machine's (or build's) speed by another's: mixed machines or
     builds are refused."""
-    machines = sorted(set(cells[MACHINE])) if MACHINE in cells else []
-    if len(machines) > 1:
-        raise ValueError(f"tables() summarises one machine's cells, got {machines}: use tables_by_machine()")
-    builds = sorted(set(cells[BUILD])) if BUILD in cells else []
-    if len(builds) > 1:
-        raise ValueError(f"tables() summarises one build's cells, got {builds}: use tables_by_build()")
-    prompts = prompt_summary(cells, baseline)
-    spread = prompt_spread(cells, baseline)
-    return {
-        "cells": cells,
-        "summary": (overall := summary(cells, baseline)),
-        "acceptance": acceptance(cells),
-        "positions": positions(cells),
-        "latency": latency(cells),
-        "identity": identity(cells, baseline),
-        "prompts": prompts,
-        "spread": spread,
-        "deciding": task_or_prompt(spread, overall, baseline),
-        "thesis": thesis(cells, baseline, methods(cells, baseline)),
-    }
+    made = Summaries(cells, baseline)
+    return {name: made.make(name) for name in SUMMARIES}
+
+
+class Summaries(Mapping[str, pd.DataFrame]):
+    """``tables`` of one machine's and build's cells, each summary made when first read (a claim's judge reads a
+    few of them); mixed machines or builds are refused at once."""
+
+    def __init__(self, cells: pd.DataFrame, baseline: str) -> None:
+        machines = sorted(set(cells[MACHINE])) if MACHINE in cells else []
+        if len(machines) > 1:
+            raise ValueError(f"tables() summarises one machine's cells, got {machines}: use tables_by_machine()")
+        builds = sorted(set(cells[BUILD])) if BUILD in cells else []
+        if len(builds) > 1:
+            raise ValueError(f"tables() summarises one build's cells, got {builds}: use tables_by_build()")
+        self.cells, self.baseline = cells, baseline
+        self._made: dict[str, pd.DataFrame] = {}
+
+    def make(self, name: str) -> pd.DataFrame:
+        """The summary ``name``, made once (an error making it propagates as raised)."""
+        if name not in self._made:
+            self._made[name] = SUMMARIES[name](self)
+        return self._made[name]
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in SUMMARIES:
+            raise KeyError(name)
+        try:
+            return self.make(name)
+        except KeyError as error:  # not "no such summary" (Mapping.get would read it so): a fault making it
+            raise RuntimeError(f"making summary {name!r}: KeyError {error}") from error
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SUMMARIES)
+
+    def __len__(self) -> int:
+        return len(SUMMARIES)
+
+
+# Each summary by name, from the cells (and the summaries it builds on), in the order ``tables`` lists them
+SUMMARIES: dict[str, Callable[[Summaries], pd.DataFrame]] = {
+    "cells": lambda s: s.cells,
+    "summary": lambda s: summary(s.cells, s.baseline),
+    "acceptance": lambda s: acceptance(s.cells),
+    "positions": lambda s: positions(s.cells),
+    "latency": lambda s: latency(s.cells),
+    "identity": lambda s: identity(s.cells, s.baseline),
+    "prompts": lambda s: prompt_summary(s.cells, s.baseline),
+    "spread": lambda s: prompt_spread(s.cells, s.baseline),
+    "deciding": lambda s: task_or_prompt(s.make("spread"), s.make("summary"), s.baseline),
+    "thesis": lambda s: thesis(s.cells, s.baseline, methods(s.cells, s.baseline)),
+    "thesis_settings": lambda s: settings_beside(s.cells, s.baseline, methods(s.cells, s.baseline)),
+}
 
 
 def methods(cells: pd.DataFrame, baseline: str) -> list[str]:

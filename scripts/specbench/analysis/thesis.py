@@ -27,12 +27,11 @@ of log multipliers (one temperature, one machine), read under two views, each a 
 
 A multiplier is a condition's mean tokens/s over the baseline's mean of the same task and temperature, as
 ``speed.summary`` computes it. ``thesis_rows`` gives one temperature's row per view, ``thesis`` the table of every
-temperature; ``published_figure`` the same figures from published multipliers (no noise), where a cell may be a
-number, a [low, high] range (read at points across it) or missing."""
+temperature. The decomposition is analysis.thesis_fit's, the noise and intervals analysis.thesis_noise's, the same
+figures from the study's published multipliers analysis.thesis_published's."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,13 +39,22 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-CONFIDENCE = 0.95
-TASK, METHOD, SEPARATED_NOT, TOO_FEW, CANNOT = "task", "method", "not separated", "too few runs", "cannot be judged"
-MAIN_EFFECTS = "main effects (interaction apart)"
-SPREAD_WITHIN = "spread within (interaction counted on both sides)"
-VIEWS = (MAIN_EFFECTS, SPREAD_WITHIN)
+from specbench.analysis.thesis_fit import (
+    CANNOT,
+    MAIN_EFFECTS,
+    METHOD,
+    SPREAD_WITHIN,
+    TASK,
+    TOO_FEW,
+    VIEWS,
+    connected,
+    decides,
+    design,
+    point_figures,
+)
+from specbench.analysis.thesis_noise import CONFIDENCE, Debiased, Noise
+
 THESIS_COLUMNS = [
     "temperature",
     "view",
@@ -75,232 +83,6 @@ THESIS_COLUMNS = [
     "cells",
 ]
 INTERVALS = ("task", "method", "ratio", "difference")
-COMBOS = {"task": (1.0, 0.0), "method": (0.0, 1.0), "difference": (1.0, -1.0)}  # over (task^2, method^2)
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# The decomposition of a (tasks, methods) matrix with gaps
-
-
-@dataclass(frozen=True)
-class Design:
-    """The additive fit on a presence mask: ``task`` (tasks, k) and ``method`` (methods, k) map the k present cells'
-    values (row-major) to a_t and b_m; ``rest`` (k, k) to the residuals; ``rows`` and ``columns``: each present
-    cell's task and method index."""
-
-    task: np.ndarray
-    method: np.ndarray
-    rest: np.ndarray
-    rows: np.ndarray
-    columns: np.ndarray
-
-    @property
-    def forms(self) -> dict[str, np.ndarray]:
-        """The quadratic forms (k, k) of tau^2, beta^2, the mean squared rest and D = tau^2 - beta^2."""
-        tau = self.task.T @ self.task / len(self.task)
-        beta = self.method.T @ self.method / len(self.method)
-        return {"task": tau, "method": beta, "rest": self.rest.T @ self.rest / len(self.rows), "difference": tau - beta}
-
-    def forms_of(self, view: str) -> dict[str, np.ndarray]:
-        """The forms of a view's task side^2, method side^2, the rest and their difference (``VIEWS``)."""
-        if view == MAIN_EFFECTS:
-            return self.forms
-        if view != SPREAD_WITHIN:
-            raise ValueError(f"no thesis view {view!r}: one of {list(VIEWS)}")
-        across_tasks, across_methods = spread_form(self.columns), spread_form(self.rows)
-        return {
-            "task": across_tasks,
-            "method": across_methods,
-            "rest": self.forms["rest"],
-            "difference": across_tasks - across_methods,
-        }
-
-
-def spread_form(groups: np.ndarray) -> np.ndarray:
-    """The form (k, k) of the mean, over the groups with two cells or more, of each group's mean squared deviation
-    from its own mean (``groups``: each present cell's group; by method: the spread across tasks within a method)."""
-    form, counted = np.zeros((len(groups), len(groups))), 0
-    for group in np.unique(groups):
-        members = np.flatnonzero(groups == group)
-        n = len(members)
-        if n > 1:
-            form[np.ix_(members, members)] += (np.eye(n) - 1.0 / n) / n
-            counted += 1
-    return form / max(counted, 1)
-
-
-def connected(present: np.ndarray) -> bool:
-    """Whether every task and method of a presence mask (each with a cell) is linked through shared cells."""
-    tasks, methods = present.shape
-    seen, todo = {0}, [0]  # nodes: tasks 0..T-1, methods T..T+M-1
-    while todo:
-        node = todo.pop()
-        links = (tasks + np.flatnonzero(present[node])) if node < tasks else np.flatnonzero(present[:, node - tasks])
-        for nxt in links.tolist():
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return len(seen) == tasks + methods
-
-
-def design(present: np.ndarray) -> Design:
-    """The additive fit on ``present`` (every row and column with a cell, the whole connected)."""
-    tasks, methods = present.shape
-    rows, columns = np.nonzero(present)
-    x = np.zeros((len(rows), tasks + methods))
-    x[np.arange(len(rows)), rows] = 1.0
-    x[np.arange(len(rows)), tasks + columns] = 1.0
-    solve = np.linalg.pinv(x)  # the model's one free shift cancels in the centred effects
-    task = solve[:tasks] - solve[:tasks].mean(axis=0)
-    method = solve[tasks:] - solve[tasks:].mean(axis=0)
-    return Design(task, method, np.eye(len(rows)) - x @ solve, rows, columns)
-
-
-def shares(squares: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """tau^2, beta^2 and the mean squared rest (each clipped at 0) as shares of their sum."""
-    parts = {k: np.maximum(squares[k], 0.0) for k in ("task", "method", "rest")}
-    total = sum(parts.values())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return {k: np.where(total > 0, v / np.where(total > 0, total, 1.0), np.nan) for k, v in parts.items()}
-
-
-def ratio_of(tau2: float, beta2: float) -> float:
-    """tau / beta from the (debiased) squares clipped at 0; infinity where only beta is 0, NaN where both are."""
-    tau, beta = math.sqrt(max(tau2, 0.0)), math.sqrt(max(beta2, 0.0))
-    if beta > 0:
-        return tau / beta
-    return math.inf if tau > 0 else math.nan
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Noise: debiasing and intervals
-
-
-@dataclass(frozen=True)
-class Noise:
-    """The variance of the log mean of every noise source: each present cell (``cells``, k) and each task's
-    baseline (``bases``, tasks), with the degrees of freedom of their estimates."""
-
-    cells: np.ndarray
-    cells_df: np.ndarray
-    bases: np.ndarray
-    bases_df: np.ndarray
-
-    def sources(self, rows: np.ndarray) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-        """Each source's pattern over the present cells (a cell alone; a baseline: every cell of its row), with the
-        sources' variances and degrees of freedom."""
-        k = len(rows)
-        patterns = [np.eye(k)[i] for i in range(k)] + [(rows == t).astype(float) for t in range(len(self.bases))]
-        return patterns, np.concatenate([self.cells, self.bases]), np.concatenate([self.cells_df, self.bases_df])
-
-
-class Debiased:
-    """A view's task side^2, method side^2, the rest and D of one matrix, debiased by the noise, with their
-    variances (the names below are the main effects', tau^2 and beta^2; a view's sides stand in): for a form Q of
-    normal cells y with covariance S, E y'Qy = mu'Q mu + tr(QS) and var y'Qy = 2 tr(QSQS) + 4 mu'QSQ mu; the
-    debiasing subtracts tr(Q S_hat), whose own variance is sum_j w_j^2 2 v_j^2 / df_j over the sources j. mu'QSQ mu
-    is estimated by y'QSQy, which errs upwards (by tr(QSQS)): bench/calibration.py shows the coverage this gives."""
-
-    def __init__(self, fit: Design, values: np.ndarray, noise: Noise, view: str = MAIN_EFFECTS) -> None:
-        patterns, self.v, self.df = noise.sources(fit.rows)
-        self.patterns = np.array(patterns)  # (sources, k)
-        self.sigma = np.einsum("j,jk,jl->kl", self.v, self.patterns, self.patterns)
-        self.y = values
-        self.forms = fit.forms_of(view)
-        self.weights = {  # w_j = tr(Q E_j) = p_j' Q p_j
-            name: np.einsum("jk,kl,jl->j", self.patterns, q, self.patterns) for name, q in self.forms.items()
-        }
-        self.values = {name: float(values @ q @ values - self.weights[name] @ self.v) for name, q in self.forms.items()}
-        basis = [self.forms["task"], self.forms["method"]]
-        s = self.sigma
-        self.noise = np.array([[np.trace(a @ s @ b @ s) for b in basis] for a in basis])  # tr(Q_x S Q_y S)
-        self.signal = np.array([[values @ a @ s @ b @ values for b in basis] for a in basis])  # y'Q_x S Q_y y
-        w = [self.weights["task"], self.weights["method"]]
-        self.debiasing = np.array([[np.sum(a * b * 2 * self.v**2 / self.df) for b in w] for a in w])
-        self.basis = basis
-
-    def cross(self, x: str, y: str) -> float:
-        """The covariance of the debiased forms x and y (each of task, method, difference)."""
-        u, w = np.array(COMBOS[x]), np.array(COMBOS[y])
-        return float(2 * u @ self.noise @ w + 4 * u @ self.signal @ w + u @ self.debiasing @ w)
-
-    def degrees(self, name: str) -> float:
-        """Satterthwaite degrees of freedom of the form's estimated variance g(v): g^2 / sum_j (v_j g_j)^2 / df_j,
-        g_j the derivative by the source j's variance v_j."""
-        u = np.array(COMBOS[name])
-        q = u[0] * self.basis[0] + u[1] * self.basis[1]
-        w = u[0] * self.weights["task"] + u[1] * self.weights["method"]
-        qsq = q @ self.sigma @ q
-        noise = np.einsum("jk,kl,jl->j", self.patterns, qsq, self.patterns)
-        signal = (self.patterns @ (q @ self.y)) ** 2
-        gradient = 4 * noise + 4 * signal + 4 * w**2 * self.v / self.df
-        g = self.cross(name, name)
-        spread = float(np.sum((gradient * self.v) ** 2 / self.df))
-        return g * g / spread if spread > 0 else math.inf
-
-    def interval(self, name: str) -> tuple[float, float]:
-        """The symmetric t interval of a debiased form."""
-        value, se = self.values[name], math.sqrt(max(self.cross(name, name), 0.0))
-        half = quantile(self.degrees(name)) * se
-        return value - half, value + half
-
-    def ratio_interval(self) -> tuple[float, float]:
-        """Every r >= 0 where |tau^2 - r^2 beta^2| <= c se(tau^2 - r^2 beta^2), c the quantile of D's degrees of
-        freedom (so that r = 1 is inside exactly where D's interval holds 0), as its hull with the estimate."""
-        tau2, beta2 = self.values["task"], self.values["method"]
-        c2 = quantile(self.degrees("difference")) ** 2
-        aa, ab, bb = self.cross("task", "task"), self.cross("task", "method"), self.cross("method", "method")
-        # f(s) = (tau2 - s beta2)^2 - c2 (aa - 2 s ab + s^2 bb) <= 0, s = r^2
-        low, high = _below_zero(beta2 * beta2 - c2 * bb, -2 * (tau2 * beta2 - c2 * ab), tau2 * tau2 - c2 * aa)
-        point = ratio_of(tau2, beta2)
-        if math.isnan(point):
-            return math.nan, math.nan
-        if low > high:  # no r passes (runs without scatter): the estimate alone
-            return point, point
-        return min(math.sqrt(low), point), max(math.sqrt(high), point)
-
-
-def _below_zero(a: float, b: float, c: float) -> tuple[float, float]:
-    """The hull of {s >= 0: a s^2 + b s + c <= 0} ((inf, -inf) where empty)."""
-    candidates = [0.0, math.inf]
-    if a != 0:
-        disc = b * b - 4 * a * c
-        if disc >= 0:
-            root = math.sqrt(disc)
-            candidates += [(-b - root) / (2 * a), (-b + root) / (2 * a)]
-    elif b != 0:
-        candidates.append(-c / b)
-    inside = [s for s in candidates if s >= 0 and _holds(a, b, c, s)]
-    return (min(inside), max(inside)) if inside else (math.inf, -math.inf)
-
-
-def _holds(a: float, b: float, c: float, s: float) -> bool:
-    if math.isinf(s):
-        return a < 0 or (a == 0 and (b < 0 or (b == 0 and c <= 0)))
-    scale = abs(a) * s * s + abs(b) * s + abs(c)
-    return a * s * s + b * s + c <= 1e-12 * scale
-
-
-def quantile(df: float) -> float:
-    """The two-sided CONFIDENCE quantile of Student's t with ``df`` degrees of freedom."""
-    return float(stats.t.ppf(0.5 + CONFIDENCE / 2, max(df, 1.0)))
-
-
-def decides(low: float, high: float) -> str:
-    """'task' / 'method' / 'not separated' from D = tau^2 - beta^2's interval."""
-    if low > 0:
-        return TASK
-    if high < 0:
-        return METHOD
-    return SEPARATED_NOT
-
-
-def _where(verdict: str) -> str:
-    return {TASK: "lies above 0", METHOD: "lies below 0"}.get(verdict, "holds 0")
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# A run's cells
 
 
 def _log_mean(runs: pd.DataFrame) -> tuple[float, float, float, list[int]]:
@@ -401,7 +183,8 @@ def thesis_rows(
 ) -> list[dict[str, Any]]:
     """One temperature's rows of ``THESIS_COLUMNS``, one per view (``VIEWS`` order); ``methods`` and ``tasks`` as
     ``matrix_of`` reads them."""
-    return [row_of(matrix_of(cells, baseline, temperature, methods, tasks), view) for view in VIEWS]
+    matrix = matrix_of(cells, baseline, temperature, methods, tasks)
+    return [row_of(matrix, view) for view in VIEWS]
 
 
 def thesis_row(
@@ -489,19 +272,8 @@ DIFFERENCE_WORDS = {  # D in words, per view
 
 
 def _figures(squares: Mapping[str, float], view: str) -> dict[str, float]:
-    """The point figures of one matrix under ``view`` from its (debiased) squared sides; shares under the main
-    effects only (the spread within counts the rest on both sides)."""
-    share = shares({k: np.asarray(v) for k, v in squares.items()})
-    split = view == MAIN_EFFECTS
-    return {
-        "task_effect": math.sqrt(max(squares["task"], 0.0)),
-        "method_effect": math.sqrt(max(squares["method"], 0.0)),
-        "ratio": ratio_of(squares["task"], squares["method"]),
-        "difference": float(squares["difference"]),
-        "task_share": float(share["task"]) if split else math.nan,
-        "method_share": float(share["method"]) if split else math.nan,
-        "interaction_share": float(share["rest"]) if split else math.nan,
-    }
+    """The point figures of one matrix under ``view`` from its (debiased) squared sides."""
+    return {name: float(value) for name, value in point_figures(squares, view).items()}
 
 
 def thesis(cells: pd.DataFrame, baseline: str, methods: Sequence[str] | None = None) -> pd.DataFrame:
@@ -537,79 +309,5 @@ def settings_beside(cells: pd.DataFrame, baseline: str, methods: Sequence[str]) 
     return pd.DataFrame(rows, columns=SETTING_COLUMNS)
 
 
-# --------------------------------------------------------------------------------------------------------------------
-# Published multipliers
-
-Published = Mapping[str, Mapping[str, "float | Sequence[float] | None"]]
-
-
-def _grid(low: float, high: float, points: Sequence[float], steps: int = 7) -> list[float]:
-    """The values a [low, high] range is read at: both ends, evenly between, and every published point inside."""
-    inside = [p for p in points if low < p < high]
-    return sorted({*np.linspace(low, high, steps).tolist(), *inside})
-
-
-def published_figure(published: Published) -> dict[str, Any]:
-    """The figures of a published matrix (task -> method -> multiplier, a [low, high] range, or None where not
-    given) under every reading of its ranges, per view (``views``: view -> each figure's lowest and highest value
-    over the readings, and what it decides), with the cells read as ranges and the missing ones. A range is read at
-    points across it, independently of the others. No noise: the figures are the plain forms', the same as a run's
-    before debiasing. Computed from the published multipliers: the study states no figure of its own for the
-    thesis."""
-    tasks = list(published)
-    methods = list(dict.fromkeys(m for row in published.values() for m in row))
-    points = [float(v) for row in published.values() for v in row.values() if isinstance(v, (int, float))]
-    points += [float(e) for row in published.values() for v in row.values() if isinstance(v, Sequence) for e in v]
-    axes, ranged, missing = [], [], []
-    present = np.zeros((len(tasks), len(methods)), dtype=bool)
-    for (ti, task), (mi, method) in itertools.product(enumerate(tasks), enumerate(methods)):
-        value = published[task].get(method)
-        if value is None:
-            missing.append(f"{task}/{method}")
-            continue
-        present[ti, mi] = True
-        if isinstance(value, Sequence):
-            ranged.append(f"{task}/{method} {value[0]:g}-{value[1]:g}x")
-            axes.append(_grid(float(value[0]), float(value[1]), points))
-        else:
-            axes.append([float(value)])
-    readings = np.log(np.array(list(itertools.product(*axes)), dtype=float))  # (readings, present cells)
-    fit = design(present)
-    return {
-        "tasks": tasks,
-        "methods": methods,
-        "matrix": {t: dict(row) for t, row in published.items()},
-        "readings": len(readings),
-        "ranged": ranged,
-        "missing": missing,
-        "views": {view: _published_view(readings, fit.forms_of(view), view) for view in VIEWS},
-    }
-
-
-def _published_view(readings: np.ndarray, forms: Mapping[str, np.ndarray], view: str) -> dict[str, Any]:
-    """One view's figures over the readings (readings, cells): each as its (lowest, highest), and the answer."""
-    squares = {name: np.einsum("rk,kl,rl->r", readings, q, readings) for name, q in forms.items()}
-    share = shares(squares)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.sqrt(squares["task"] / squares["method"])
-    difference = squares["difference"]
-
-    def span(values: np.ndarray) -> tuple[float, float]:
-        return float(values.min()), float(values.max())
-
-    split, nothing = view == MAIN_EFFECTS, (math.nan, math.nan)
-    return {
-        "task_effect": span(np.sqrt(squares["task"])),
-        "method_effect": span(np.sqrt(squares["method"])),
-        "ratio": span(ratio),
-        "difference": span(difference),
-        "task_share": span(share["task"]) if split else nothing,
-        "method_share": span(share["method"]) if split else nothing,
-        "interaction_share": span(share["rest"]) if split else nothing,
-        "decides": TASK if difference.min() > 0 else METHOD if difference.max() < 0 else "depends on the reading",
-    }
-
-
-def factor(log_effect: float) -> float:
-    """A log effect as the factor it stands for (0.69 -> 2.0x)."""
-    return math.exp(log_effect)
+def _where(verdict: str) -> str:
+    return {TASK: "lies above 0", METHOD: "lies below 0"}.get(verdict, "holds 0")

@@ -1,6 +1,6 @@
-"""The thesis (analysis.thesis) in words, for the thesis claim's judge, the thesis figure and the report's section
-alike: each answer, the figure computed from the study's published multipliers under one view, and the thesis table
-as one mapping per temperature."""
+"""The thesis (analysis.thesis, analysis.thesis_published) in words, for the thesis claim's judge, the thesis
+figure and the report's section alike: each answer, the published figure under one view, and the thesis table as
+one mapping per temperature."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from specbench.analysis.thesis import CANNOT, METHOD, TASK, TOO_FEW, factor
+from specbench.analysis.thesis_fit import CANNOT, METHOD, TASK, TOO_FEW, factor
 
 ANSWERS = {
     TASK: "the task decides",

@@ -1,5 +1,5 @@
 """The judge of the study's thesis (kind ``thesis``): does the task move the multiplier more than the method does?
-Judged under the view the claim reads (``reads``: analysis.thesis.VIEWS; the main effects where it names none) on
+Judged under the view the claim reads (``reads``: analysis.thesis_fit.VIEWS; the main effects where it names none) on
 this run's matrix (over the claim's tasks and methods), beside the figure computed from the study's published
 multipliers under the same view; the verdict follows the interval of D, the view's task side^2 - method side^2,
 over the repeats (docs/claims.md, "The thesis")."""
@@ -12,7 +12,9 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from specbench.analysis import thesis as figure
+from specbench.analysis import thesis_fit as figure
+from specbench.analysis.thesis import thesis_row
+from specbench.analysis.thesis_published import published_figure
 from specbench.analysis.thesis_text import published_text
 from specbench.claims.claim import CONTRADICTED, NOT_MEASURED, NOT_SEPARATED, REPRODUCED, TOO_FEW_RUNS, ClaimError
 from specbench.claims.judge_inputs import Outcome, Run, listed
@@ -51,16 +53,14 @@ def effect_text(row: Mapping[str, Any]) -> str:
 @functools.lru_cache(maxsize=4)
 def _published(matrix: str) -> Mapping[str, Any]:
     """The figures computed from a published matrix (as JSON): the same for every temperature, variant and view."""
-    return figure.published_figure(json.loads(matrix))
+    return published_figure(json.loads(matrix))
 
 
 def judge_thesis(claim: Claim, run: Run) -> Outcome:
     """The task side against the method side of the claim's tasks and methods at the claim's temperature, under
     the claim's view."""
     view = view_of(claim)
-    row = figure.thesis_row(
-        run.tables["cells"], run.baseline, claim.temperature, claim.conditions, claim.tasks, view=view
-    )
+    row = thesis_row(run.tables["cells"], run.baseline, claim.temperature, claim.conditions, claim.tasks, view=view)
     published = _published(json.dumps(claim.matrix)) if claim.matrix else None
     beside = f"; {published_text(published, view)}" if published else ""
     what = f"over {len(row['tasks'])} tasks and {len(row['methods'])} methods ({listed(row['methods'])})"

@@ -1,6 +1,6 @@
 """Rule report: the report (Markdown and one self-contained HTML file) and provenance.json, from what the earlier
 rules wrote, read back without the code that wrote it: the per-cell table with each machine's summaries
-(core.results.tables), the judged claims (report.judged), the figures' index (report.figure_index), the cell index
+(core.results.tables), the judged claims (core.results.judged), the figures' index (report.figure_index), the cell index
 and the manifests."""
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from specbench.analysis.cell_table import read_table
+from specbench.core.results.judged import read_judged
 from specbench.core.results.tables import first_tables, read_table_folder
 from specbench.core.steps.entry import logged_to
 from specbench.core.steps.files import read_json, write_atomic, write_json_atomic
-from specbench.report.comparability import real_model_note
 from specbench.report.contents import build_report
 from specbench.report.document import Facts, Figure, Report
 from specbench.report.figure_index import THESIS_FIGURE, png_data_uri, read_figure_index
 from specbench.report.html import render_html
-from specbench.report.judged import read_judged
 from specbench.report.markdown import render_markdown
 from specbench.report.provenance import report_numbers
 from specbench.report.sections.builds_compared import build_comparison_sections, endpoint_note
+from specbench.report.sections.context import real_model_note
 from specbench.report.sections.environment import environment, missing_cells
 from specbench.report.sections.machines import machine_view
 

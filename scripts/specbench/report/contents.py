@@ -9,9 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from specbench.analysis.summaries import methods
-from specbench.analysis.thesis import settings_beside
-from specbench.report.comparability import Comparability
+from specbench.core.results.judged import Comparability
 from specbench.report.document import (
     Facts,
     Figure,
@@ -28,6 +26,7 @@ from specbench.report.sections.context import (
     provenance_section,
     setup_section,
 )
+from specbench.report.sections.headline import headline_section
 from specbench.report.sections.inside_requests import latency_section, positions_section
 from specbench.report.sections.machines import MachineView, machines_sections
 from specbench.report.sections.measurements import (
@@ -40,17 +39,8 @@ from specbench.report.sections.measurements import (
     speed_sections,
     warm_sections,
 )
-from specbench.report.sections.opening import headline_section
 from specbench.report.sections.thesis_section import thesis_section
 from specbench.report.sections.variations import prompt_sections, sweep_sections
-
-
-def _beside(tables: Mapping[str, pd.DataFrame], baseline: str) -> pd.DataFrame | None:
-    """The thesis with each setting of a method in place of that method (shown beside the run's, never in it)."""
-    cells = tables.get("cells")
-    if cells is None or cells.empty or tables.get("thesis") is None:
-        return None
-    return settings_beside(cells, baseline, methods(cells, baseline))
 
 
 def _scope_warning(comparability: Comparability) -> str:
@@ -119,7 +109,7 @@ def build_report(
         answer_section(summary, claims, facts, shown),
         *(headline_section(claims, summary, facts.comparability.comparable) if facts.comparability.same_model else []),
         *machines_sections(machines, baseline, shown),
-        *thesis_section(tables.get("thesis"), claims, thesis, shown, _beside(tables, baseline)),
+        *thesis_section(tables.get("thesis"), claims, thesis, shown, tables.get("thesis_settings")),
         setup_section(cells, facts),
         comparability_section(facts),
         claims_section(claims),

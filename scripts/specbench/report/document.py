@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from specbench.report.comparability import Comparability
+from specbench.core.results.judged import Comparability
 
 Row = Mapping[str, Any]
 

@@ -1,5 +1,5 @@
 """What the workflow profiles cannot say of a job's resources: the CPUs a local build may use, a server job's time
-limit, and keys set per machine or per condition. rules/common.smk turns them into Snakemake's resources."""
+limit, and keys set per machine or per condition. specbench.workflow.plan turns them into Snakemake's resources."""
 
 from __future__ import annotations
 

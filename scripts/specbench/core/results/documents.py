@@ -5,6 +5,7 @@ file, the place in it and the problem."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,9 @@ from specbench.core.steps.files import write_atomic
 
 SCHEMAS = Path(__file__).with_name("schemas")
 _LONGEST = 300  # characters of a problem's description (it may quote the whole value)
+# Texts this process has read and found to be what their schema says: (schema name, SHA-256 of the text); the same
+# text read again is the same document, not checked twice
+_READ_VALID: set[tuple[str, str]] = set()
 
 
 class DocumentError(ValueError):
@@ -50,9 +54,13 @@ def write_document(path: Path, document: Any, name: str) -> None:
 
 def read_document(path: Path, name: str) -> Any:
     """The document at ``path``, checked against schema ``name``."""
+    text = Path(path).read_text(encoding="utf-8")
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = json.loads(text)
     except json.JSONDecodeError as error:
         raise DocumentError(f"{path}: not JSON: {error}") from None
-    check_document(document, name, path)
+    seen = (name, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    if seen not in _READ_VALID:
+        check_document(document, name, path)
+        _READ_VALID.add(seen)
     return document

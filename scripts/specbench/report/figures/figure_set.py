@@ -1,6 +1,5 @@
-"""The report's figures: which ones, in what order, with their captions and file names (the cells' figures from
-report.figures.cell_figures, the per-request ones from report.figures.requests, the thesis from
-report.figures.thesis_figure)."""
+"""The report's figures: which ones, in what order, with their captions and file names (each drawn by its own
+module of report.figures, purely: tables in, PNG bytes of a fixed size out, a "no data" one where nothing is drawn)."""
 
 from __future__ import annotations
 
@@ -10,9 +9,12 @@ from typing import Any
 import pandas as pd
 
 from specbench.core.config.sweeps import sweeps_of
-from specbench.report.figures.cell_figures import acceptance_figure, multiplier_figure, sweep_figure, timeline_figure
+from specbench.report.figures.acceptance_figure import acceptance_figure
+from specbench.report.figures.multiplier_figure import multiplier_figure
 from specbench.report.figures.requests import arrivals_figure, positions_figure
+from specbench.report.figures.sweep_figure import sweep_figure
 from specbench.report.figures.thesis_figure import draw_thesis
+from specbench.report.figures.timeline_figure import timeline_figure
 
 # The figures' file names, in report_figures' order (rule figures writes each beside the report, for snakemake --report
 # and the Markdown report)
@@ -28,7 +30,7 @@ def report_figures(
     published: Mapping[str, Any] | None = None,
 ) -> list[tuple[str, bytes]]:
     """The report's figures with their captions (``sweeps``: each swept condition's facts, a figure per sweep;
-    ``published``: the thesis figure of the study's published multipliers, analysis.thesis.published_figure)."""
+    ``published``: the thesis figure of the study's published multipliers, analysis.thesis_published)."""
     cells = tables["cells"]
     swept = [
         (

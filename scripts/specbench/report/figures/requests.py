@@ -1,6 +1,6 @@
 """Figures of what happens inside a request, as PNG bytes: acceptance by draft position (the server's own counts,
 acceptance.positions) and tokens over time for one request of each condition (the stream's chunk arrivals). Pure,
-like report.figures.cell_figures: tables in, bytes out; tasks and conditions in the config's order, conditions styled
+like the other figures: tables in, bytes out; tasks and conditions in the config's order, conditions styled
 as there."""
 
 from __future__ import annotations

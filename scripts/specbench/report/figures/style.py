@@ -174,6 +174,18 @@ def log_axis(ax: Any, values: np.ndarray, pad: float, formatter: Any) -> None:
     ax.yaxis.set_minor_formatter(NullFormatter())
 
 
+def interval_whisker(
+    ax: Any, at: float, point: float, low: float, high: float, horizontal: bool = False, zorder: float = 3
+) -> None:
+    """A 95 % interval [low, high] about ``point`` as a capped whisker at ``at`` on the other axis (vertical unless
+    ``horizontal``); nothing where either end is not finite."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return
+    span = [[point - low], [high - point]]
+    where, bars = ((point, at), {"xerr": span}) if horizontal else ((at, point), {"yerr": span})
+    ax.errorbar(*where, **bars, fmt="none", ecolor="0.2", elinewidth=1.0, capsize=3, zorder=zorder)
+
+
 def task_axis(ax: Any, tasks: list[str], temperature: float) -> None:
     """One panel's task axis: separators between task groups, labels, limits, the temperature as title."""
     for boundary in range(1, len(tasks)):

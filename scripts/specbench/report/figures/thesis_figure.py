@@ -17,13 +17,14 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from specbench.analysis.thesis import CANNOT, MAIN_EFFECTS, SPREAD_WITHIN, VIEWS
+from specbench.analysis.thesis_fit import CANNOT, MAIN_EFFECTS, SPREAD_WITHIN, VIEWS
 from specbench.analysis.thesis_text import answer, by_temperature
 from specbench.report.figures.style import (
     DPI,
     OKABE_ITO,
     RC_PARAMS,
     condition_styles,
+    interval_whisker,
     is_empty,
     no_data,
     render,
@@ -72,7 +73,7 @@ def draw_thesis(
 ) -> bytes:
     """Draw, per temperature of the ``thesis`` table (analysis.thesis, a row per temperature and view): the
     multipliers of its matrix, a row per task and a dot per method; per view, this run's task and method sides
-    (95 % intervals) and those computed from the ``published`` multipliers (analysis.thesis.published_figure: the
+    (95 % intervals) and those computed from the ``published`` multipliers (analysis.thesis_published: the
     span over every reading of its ranges, no interval) as bars."""
     title = "Does the task or the method decide the multiplier?"
     if is_empty(thesis):
@@ -161,16 +162,7 @@ def _effects(ax: Any, row: Mapping[str, Any] | None, published: Mapping[str, Any
         for name, point, low, high, colour in bars:
             if np.isfinite(point):
                 ax.barh(y, point - 1, left=1, color=colour, height=0.7, edgecolor="0.15", linewidth=0.6, zorder=3)
-                if np.isfinite(low) and np.isfinite(high):
-                    ax.errorbar(
-                        point,
-                        y,
-                        xerr=[[point - low], [high - point]],
-                        fmt="none",
-                        ecolor="0.1",
-                        capsize=3,
-                        zorder=4,
-                    )
+                interval_whisker(ax, y, point, low, high, horizontal=True, zorder=4)
                 ax.annotate(
                     f"{point:.2f}×",
                     (high if np.isfinite(high) else point, y),

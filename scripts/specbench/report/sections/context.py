@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 
 from specbench.analysis.speed import NOISE_LIMIT
-from specbench.report.comparability import Comparability
+from specbench.core.records.run_setup import model_origin
+from specbench.core.results.judged import Comparability
 from specbench.report.document import (
     TASK,
     TEMPERATURE,
@@ -200,4 +201,21 @@ def provenance_section(numbers: Mapping[str, Any], run_context: Mapping[str, Any
             anchor="id",
         ),
         markdown=False,
+    )
+
+
+def real_model_note(model: Mapping[str, Any], study: Mapping[str, Any]) -> str | None:
+    """The report's warning when the target is a trained model other than the study's (None for the study's own
+    architecture: the study's model, or a tiny constructed one, which has its own note)."""
+    if model.get("architecture") == study["model"]["architecture"]:
+        return None
+    meta = model.get("metadata") or {}
+    name = meta.get("general.name") or meta.get("general.basename") or "the model"
+    size = meta.get("general.size_label")
+    return (
+        f"The target is a real trained model, not the study's {study['model']['repo']}: {name}"
+        + (f", {size} parameters" if size else "")
+        + f" ({model.get('architecture')}, "
+        f"{model.get('file_type_name')}, {model_origin(model.get('source') or {})}). Its acceptance, output "
+        "identity and answers are this model's own; its multipliers are not the study's."
     )

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from specbench.claims.claim import AGREES, NOT_MEASURED, REPRODUCED
-from specbench.report.comparability import device_label
+from specbench.core.records.run_setup import device_label
 from specbench.report.document import (
     CONDITION,
     TASK,

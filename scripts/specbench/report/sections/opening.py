@@ -1,7 +1,6 @@
 """The opening's answer on the study's model ("What this run found"): one entry per sentence of the study, per figure
 whose words it reads in several ways and per claim outside both, each of one kind (held; differs; not reproduced;
-cannot tell, with its cause; not compared; not measured), and the study's headline multipliers beside this run's
-(docs/claims.md, "The opening")."""
+cannot tell, with its cause; not compared; not measured), as docs/claims.md, "The opening", describes."""
 
 from __future__ import annotations
 
@@ -13,6 +12,7 @@ import pandas as pd
 
 from specbench.claims.claim import (
     AGAINST,
+    ANY_DEVICE,
     AT,
     BACKGROUND,
     BOTH_READINGS,
@@ -31,7 +31,7 @@ from specbench.claims.claim import (
     supported_reading,
     verdicts_at,
 )
-from specbench.report.document import Column, Note, Section, Table, fmt_interval, fmt_multiplier, is_missing, records
+from specbench.report.document import Note, is_missing, records
 
 Row = Mapping[str, Any]
 
@@ -47,7 +47,10 @@ KINDS = (NOT_REPRODUCED_KIND, DIFFERS_KIND, CANNOT_TELL_KIND, HELD_KIND, NOT_COM
 HEADINGS = ("not reproduced", "differs", "could not tell", "not compared", "held")
 PROMPT_NOTE = "prompt-dependent: the study published no prompts, ours are our own"
 NOT_COMPARED_CAUSE = "not comparable on other hardware: absolute figures, which hold only on the study's setup"
-SIZES_NOT_COMPARED = "sizes not compared on other hardware"
+SETTINGS_CAUSE = (  # an any-device figure (claims.claim.ANY_DEVICE_DETAIL) where more than the device differs
+    "not comparable where the settings differ from the study's: what the model computes, compared only where the "
+    "model, its quantization, the draft model, the build and the server flags are the study's"
+)
 UNSAID = (NOT_COMPARABLE, NOT_JUDGED, BACKGROUND)  # verdicts that say nothing of the figure on this setup
 
 
@@ -70,12 +73,14 @@ class Unit:
 @dataclass(frozen=True)
 class Entry:
     """One unit as the opening tells it: its kind (``KINDS``), its name, the text of its item (a held unit's: its
-    name and reading), and each of its rows' ids with the one heading it stands under (``HEADINGS``)."""
+    name and reading), each of its rows' ids with the one heading it stands under (``HEADINGS``), and the ids of
+    those not comparable because the settings differ from the study's (``settings_differ``)."""
 
     kind: str
     name: str
     text: str
     headings: tuple[tuple[str, str], ...] = ()
+    settings_differ: tuple[str, ...] = ()
 
     @property
     def not_compared(self) -> tuple[str, ...]:
@@ -284,16 +289,29 @@ def _reading_words(unit: Unit) -> str:
     return f"; its words read {len(unit.rows)} ways: {reading}"
 
 
+def _settings_differ(row: Row) -> bool:
+    """A row of what the model computes judged not comparable: its settings, not only its device, differ from the
+    study's (claims.evaluate: an any-device claim is judged where only the device differs)."""
+    return row.get("scope") == ANY_DEVICE and NOT_COMPARABLE in _verdicts(row)
+
+
 def _entry(unit: Unit, device: str) -> Entry:
     """The unit as the opening tells it."""
+    kind, text = _told(unit, device)
+    headings = tuple((str(r["id"]), heading(r)) for r in unit.rows)
+    settings = tuple(str(r["id"]) for r in unit.rows if _settings_differ(r))
+    return Entry(kind, unit.name, text, headings, settings)
+
+
+def _told(unit: Unit, device: str) -> tuple[str, str]:
+    """The unit's kind and the text of its item."""
     kind, reading = _kind(unit)
     first = unit.rows[0]
-    headings = tuple((str(r["id"]), heading(r)) for r in unit.rows)
     if kind == HELD_KIND:
         mark = f" ({reading})" if reading else ""
-        return Entry(kind, unit.name, f"{unit.name}{mark}", headings)
+        return kind, f"{unit.name}{mark}"
     if kind in (NOT_COMPARED_KIND, NOT_MEASURED_KIND):
-        return Entry(kind, unit.name, unit.name, headings)
+        return kind, unit.name
     label = {
         NOT_REPRODUCED_KIND: "Not reproduced",
         DIFFERS_KIND: "Differs from the study",
@@ -304,16 +322,14 @@ def _entry(unit: Unit, device: str) -> Entry:
         count = f"{len(unit.rows)} figures, one temperature"
         cause = f"; {_cause(unit)}" if kind == CANNOT_TELL_KIND else ""
         text = f"{label[kind]}{where} as one sentence: **{unit.name}** ({count}{cause}{_read_with(unit)}): "
-        return Entry(kind, unit.name, text + _parts(unit), headings)
+        return kind, text + _parts(unit)
     if len(unit.rows) > 1:  # one figure read in several ways
         words = f"{str(first['text']).rstrip('.')}{_reading_words(unit)}"
-        text = f"{label[kind]}{where}: **{unit.name}** ({words}): {_parts(unit)}"
-        return Entry(kind, unit.name, text, headings)
+        return kind, f"{label[kind]}{where}: **{unit.name}** ({words}): {_parts(unit)}"
     prompt = f" ({PROMPT_NOTE})" if first.get("prompt_dependent") is True and _missed(first) else ""
     detail = values(first) if kind != CANNOT_TELL_KIND else f"this run {_measured(first)}"
     about = _about(first, unit, prompt=False) + _read_with(unit)
-    text = f"{label[kind]}{where}{prompt}: **{unit.name}** ({about}): {first['text']} ({detail})"
-    return Entry(kind, unit.name, text, headings)
+    return kind, f"{label[kind]}{where}{prompt}: **{unit.name}** ({about}): {first['text']} ({detail})"
 
 
 def opening_entries(claims: pd.DataFrame, device: str = "") -> list[Entry]:
@@ -325,6 +341,14 @@ def opening_entries(claims: pd.DataFrame, device: str = "") -> list[Entry]:
 
 def _listed(entries: Sequence[Entry]) -> str:
     return ", ".join(e.text for e in entries)
+
+
+def _not_compared_cause(entries: Sequence[Entry]) -> str:
+    """Why the entries' rows were not compared on another setup: absolute figures, and what the model computes
+    where the settings differ from the study's, each named where some row is not compared for it."""
+    settings = any(set(e.not_compared) & set(e.settings_differ) for e in entries)
+    absolute = any(set(e.not_compared) - set(e.settings_differ) for e in entries)
+    return "; ".join(cause for cause, named in ((NOT_COMPARED_CAUSE, absolute), (SETTINGS_CAUSE, settings)) if named)
 
 
 def opening_notes(entries: Sequence[Entry], device: str = "", comparable: bool = True) -> list[Note]:
@@ -351,79 +375,8 @@ def opening_notes(entries: Sequence[Entry], device: str = "", comparable: bool =
     unsaid = [e.text for e in by_kind[NOT_COMPARED_KIND]]
     unsaid += [f"{i} (in {e.name})" for e in by_kind[HELD_KIND] for i in e.not_compared]
     if unsaid:
-        cause = NOT_COMPARED_CAUSE if not comparable else "not comparable"
-        notes.append(Note(f"Not compared{where} ({cause}): {', '.join(unsaid)}."))
+        cause = _not_compared_cause([*by_kind[NOT_COMPARED_KIND], *by_kind[HELD_KIND]]) if not comparable else ""
+        notes.append(Note(f"Not compared{where} ({cause or 'not comparable'}): {', '.join(unsaid)}."))
     if by_kind[NOT_MEASURED_KIND]:
         notes.append(Note(f"Not measured in this run: {_listed(by_kind[NOT_MEASURED_KIND])}."))
     return notes
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The study's headline multipliers beside this run's
-
-
-def _headline_rows(claims: pd.DataFrame) -> list[Row]:
-    """Every multiplier the study states for one method on one task (its claims as claimed), one row per task and
-    method with the study's figures for it, in the claims' order."""
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in records(claims):
-        tasks, conditions = r.get("tasks"), r.get("conditions")
-        single = isinstance(tasks, list) and isinstance(conditions, list) and len(tasks) == len(conditions) == 1
-        if r["kind"] != "speedup" or not is_missing(r["variant_of"]) or not single:
-            continue
-        if not isinstance(r["published"], (int, float)):
-            continue
-        row = rows.setdefault((tasks[0], conditions[0]), {"task": tasks[0], "condition": conditions[0], "claims": []})
-        row["claims"].append(r)
-    return list(rows.values())
-
-
-def _run_value(summary: pd.DataFrame, task: str, condition: str, temperature: float) -> str:
-    """This run's multiplier and its 95 % interval at one temperature ('n/a' where not measured)."""
-    at = summary[(summary.task == task) & (summary.condition == condition) & (summary.temperature == temperature)]
-    if at.empty:
-        return "n/a"
-    r = at.iloc[0]
-    return f"{fmt_multiplier(r['speedup'])} [{fmt_interval((r['speedup_ci_low'], r['speedup_ci_high']))}]"
-
-
-def _compared(row: Row) -> str:
-    """What the claims of a headline row say here: not compared, or each one's verdict."""
-    if all(set(_verdicts(c)) <= set(UNSAID) for c in row["claims"]):
-        return SIZES_NOT_COMPARED
-    return "; ".join(f"{c['published_text']}: {shown_verdict(c)}" for c in row["claims"])
-
-
-def headline_section(claims: pd.DataFrame | None, summary: pd.DataFrame, comparable: bool) -> list[Section]:
-    """The study's headline multipliers (every one it states for one method on one task) beside this run's, with
-    intervals at both temperatures; marked not compared where the setup is not the study's."""
-    rows = _headline_rows(claims) if claims is not None and not claims.empty else []
-    if not rows:
-        return []
-    shown = [
-        {
-            "condition": r["condition"],
-            "task": r["task"],
-            "study": " / ".join(dict.fromkeys(str(c["published_text"]) for c in r["claims"])),
-            "t0": _run_value(summary, r["task"], r["condition"], 0.0),
-            "t1": _run_value(summary, r["task"], r["condition"], 1.0),
-            "compared": _compared(r),
-        }
-        for r in rows
-    ]
-    note = "Every multiplier the study states for one method on one task (results, title, explanation), beside this "
-    note += "run's mean over mean with its 95 % interval at each temperature (the text gives none)."
-    if not comparable:
-        note += (
-            " Sizes are not compared on other hardware: the study expects the multipliers to differ there (only the "
-            "order of tasks transfers), so they stand side by side, unjudged."
-        )
-    columns = [
-        Column("method", "condition", text=True),
-        Column("task", "task", text=True),
-        Column("the study", "study", text=True),
-        Column("this run, T=0", "t0", text=True),
-        Column("this run, T=1.0", "t1", text=True),
-        Column("compared", "compared", text=True),
-    ]
-    return [Section("headline", "The study's headline figures beside this run's", [Note(note)], Table(columns, shown))]

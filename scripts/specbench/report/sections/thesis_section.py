@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from specbench.analysis.thesis import MAIN_EFFECTS, SPREAD_WITHIN, VIEWS, factor
+from specbench.analysis.thesis_fit import MAIN_EFFECTS, SPREAD_WITHIN, VIEWS, factor
 from specbench.analysis.thesis_text import PUBLISHED_LABEL, answer, by_temperature, view_text
 from specbench.claims.claim import THESIS_CLAIM
 from specbench.report.document import Column, Figure, Note, Section, Table, is_missing, joined, records

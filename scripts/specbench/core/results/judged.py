@@ -1,11 +1,12 @@
 """The claims judged, as rule claims writes them and the report reads them back: ``results/judged.json`` (schema
-``judged``, core.results.documents), each table of verdicts as columns and rows (core.results.frames), read into
-DataFrames and plain dataclasses without the judges."""
+``judged``, core.results.documents): the setup they were judged under (each fact of the study's setup beside this
+run's), each table of verdicts as columns and rows (core.results.frames), read into DataFrames and plain
+dataclasses without the judges."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,46 @@ import pandas as pd
 from specbench.core.results.documents import read_document, write_document
 from specbench.core.results.frames import frame_document, frame_of_document
 from specbench.core.results.values import from_json, to_json
-from specbench.report.comparability import Comparability, Fact
 
 SCHEMA = "judged"
+MODEL_FACT = "model"
+GPU_FACT = "GPU"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact of the setup: the study's value, this run's, and whether they match."""
+
+    name: str
+    study: str
+    this_run: str
+    matches: bool
+
+
+@dataclass(frozen=True)
+class Comparability:
+    """The facts, whether all match, and a short label of the device this run measured on."""
+
+    facts: Sequence[Fact]
+    device: str
+
+    @property
+    def comparable(self) -> bool:
+        return bool(self.facts) and all(f.matches for f in self.facts)
+
+    @property
+    def same_model(self) -> bool:
+        """The target is the study's model (the claims are about it); hardware, build or flags may still differ."""
+        return any(f.name == MODEL_FACT and f.matches for f in self.facts)
+
+    @property
+    def same_settings(self) -> bool:
+        """Nothing but the GPU differs: the model computes what it computed in the study (acceptance)."""
+        return bool(self.facts) and all(f.matches for f in self.facts if f.name != GPU_FACT)
+
+    @property
+    def differing(self) -> list[str]:
+        return [f.name for f in self.facts if not f.matches]
 
 
 @dataclass(frozen=True)

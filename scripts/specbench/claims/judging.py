@@ -1,6 +1,6 @@
 """Rule claims: the study's claims judged on the first machine's tables under what differs from the study's setup
 (comparability), each machine's on its own cells when there are several, and the predictions with their stamp's
-integrity; written as claims.csv and as results/judged.json (report.judged), which the report reads without the
+integrity; written as claims.csv and as results/judged.json (core.results.judged), which the report reads without the
 judges."""
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ import pandas as pd
 from specbench.analysis.cell_table import csv_copy, read_table
 from specbench.claims.claim import Claim
 from specbench.claims.claims_file import about_the_study, load_claims
+from specbench.claims.comparability import assess
 from specbench.claims.evaluate import Setup, evaluate
 from specbench.claims.predictions import integrity
+from specbench.core.records.run_setup import device_label
+from specbench.core.results.judged import Comparability, Judged, write_judged
 from specbench.core.results.tables import first_tables, read_table_folder
 from specbench.core.steps.entry import logged_to
 from specbench.core.steps.files import read_json, write_atomic
-from specbench.report.comparability import Comparability, assess, device_label
-from specbench.report.judged import Judged, write_judged
 
 
 @dataclass(frozen=True)
@@ -86,18 +87,19 @@ def machine_claims(
     by_machine: Mapping[str, Mapping[str, pd.DataFrame]],
     index: Mapping[str, Any],
     baseline: str,
-    same_model: bool,
+    comparability: Comparability,
 ) -> dict[str, pd.DataFrame]:
     """With several machines, the study's claims judged on each one's own cells, on its own device (never
-    comparable: the report shows only the relative claims per machine; on another model, the questions); none
-    for one machine."""
+    comparable: the report shows only the relative claims per machine; on another model, the questions; what the
+    model computes, as the main judgement does, where nothing but the GPU differs from the study's setup); none for
+    one machine."""
     if len(by_machine) < 2:
         return {}
     judged = {}
     for label, tables in by_machine.items():
         where = index["machines"].get(label, {})
         device = device_label(where.get("device", {}), where.get("machine", {}))
-        setup = Setup(comparable=False, same_model=same_model, device=device)
+        setup = replace(setup_of(comparability), comparable=False, device=device)
         judged[label] = evaluate(study, tables, baseline=baseline, setup=setup)
     return judged
 
@@ -133,7 +135,7 @@ def judge(inputs: ClaimInputs, settings: ClaimSettings) -> Judged:
             started.min().to_pydatetime() if len(started) else None,
         )
     by_machine = next(iter(by_build.values()))
-    machines = machine_claims(study, by_machine, index, settings.baseline, comparability.same_model)
+    machines = machine_claims(study, by_machine, index, settings.baseline, comparability)
     return Judged(comparability, claims, predictions, integrity_check, machines)
 
 

@@ -1,6 +1,5 @@
-"""The params of the back half's rules (tables, claims, figures, report), each one function of the validated config:
-what each rule's settings (tabulate, judging.ClaimSettings, drawing.FigureSettings, assemble.ReportSettings)
-take from it."""
+"""The params of the back half's rules (tables, claims, figures, report): each value one function of the validated
+config, and each rule's params as one dict (what its settings, e.g. judging.ClaimSettings, take)."""
 
 from __future__ import annotations
 
@@ -25,12 +24,12 @@ def build_labels(config: Config) -> list[str]:
     return [b.label for b in config_builds.builds(config)] if config_builds.declared(config) else []
 
 
-def _names(config: Config) -> dict[str, list[str]]:
+def names(config: Config) -> dict[str, list[str]]:
     """The config's tasks and conditions, for checking the claims files."""
     return {"tasks": list(config["tasks"]), "conditions": list(config["conditions"])}
 
 
-def _sweeps(config: Config) -> dict[str, Any]:
+def sweeps(config: Config) -> dict[str, Any]:
     return {n: c["swept"] for n, c in config["conditions"].items() if "swept" in c}
 
 
@@ -44,9 +43,9 @@ def claims_params(config: Config) -> dict[str, Any]:
     and the chat template's (a built-in one by name), which the judging compares with this run's."""
     return {
         "baseline": config["baseline"],
-        "names": _names(config),
+        "names": names(config),
         "study_setup": config["study_setup"],
-        "server_args": [*config["server"]["args"], *chat_template.server_flags(chat_template.setting(config))],
+        "server_args": claims_server_args(config),
     }
 
 
@@ -54,10 +53,10 @@ def figures_params(config: Config) -> dict[str, Any]:
     """Rule figures (drawing.FigureSettings)."""
     return {
         "baseline": config["baseline"],
-        "names": _names(config),
+        "names": names(config),
         "task_order": list(config["tasks"]),
         "condition_order": list(config["conditions"]),
-        "sweeps": _sweeps(config),
+        "sweeps": sweeps(config),
     }
 
 
@@ -74,15 +73,38 @@ def report_params(
         "expected_cells": list(expected_cells),
         "config_sha256": config_sha256,
         "workflow_commit": workflow_commit,
-        "machine_descriptions": {m["label"]: m["description"] for m in [*config["machines"], *config["imports"]]},
-        "stand_in_tasks": [n for n, task in config["tasks"].items() if (task.get("dataset") or {}).get("stand_in")],
+        "machine_descriptions": machine_descriptions(config),
+        "stand_in_tasks": stand_in_tasks(config),
         "model_note": model_note(dict(config)),
-        "sweeps": _sweeps(config),
-        "build_descriptions": {
-            b.label: _build_description(b) for b in config_builds.builds(config) if config_builds.declared(config)
-        },
-        "left_out": [list(entry) for entry in config_builds.left_out(config, selected_conditions(config))],
+        "sweeps": sweeps(config),
+        "build_descriptions": build_descriptions(config),
+        "left_out": left_out(config),
     }
+
+
+def claims_server_args(config: Config) -> list[str]:
+    """The flags every condition shares: the config's and the chat template's (a built-in one by name)."""
+    return [*config["server"]["args"], *chat_template.server_flags(chat_template.setting(config))]
+
+
+def machine_descriptions(config: Config) -> dict[str, str]:
+    """Each machine's description, the imported ones' too."""
+    return {m["label"]: m["description"] for m in [*config["machines"], *config["imports"]]}
+
+
+def stand_in_tasks(config: Config) -> list[str]:
+    """The tasks whose dataset is a stand-in for the published one."""
+    return [n for n, task in config["tasks"].items() if (task.get("dataset") or {}).get("stand_in")]
+
+
+def build_descriptions(config: Config) -> dict[str, str]:
+    """Each declared build as the report describes it (none in a run without builds)."""
+    return {b.label: _build_description(b) for b in config_builds.builds(config) if config_builds.declared(config)}
+
+
+def left_out(config: Config) -> list[list[str]]:
+    """[build, condition, why] for each selected condition a build does not serve."""
+    return [list(entry) for entry in config_builds.left_out(config, selected_conditions(config))]
 
 
 def _build_description(build: config_builds.Build) -> str:

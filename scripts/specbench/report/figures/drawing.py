@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.analysis.cell_table import read_table
-from specbench.analysis.thesis import published_figure
+from specbench.analysis.thesis_published import published_figure
 from specbench.claims.claim import THESIS_CLAIM
 from specbench.claims.claims_file import load_claims
 from specbench.core.results.tables import first_tables, read_table_folder
@@ -33,7 +33,7 @@ class FigureSettings:
 
 
 def published_thesis(claims: Path, names: Mapping[str, Sequence[str]]) -> Mapping[str, Any] | None:
-    """The figures of the thesis claim's published multipliers (analysis.thesis.published_figure), None without
+    """The figures of the thesis claim's published multipliers (analysis.thesis_published), None without
     that claim or its matrix: what the thesis figure draws beside this run's."""
     thesis = (c for c in load_claims(claims, names) if c.kind == "thesis" and THESIS_CLAIM in (c.id, c.readings))
     claim = next(thesis, None)
