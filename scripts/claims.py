@@ -4,10 +4,11 @@ and the judgements the report reads, results/judged.json (specbench.claims.judgi
 from pathlib import Path
 
 from specbench.claims.judging import ClaimInputs, ClaimSettings, write_claims
+from specbench.core.steps.entry import inputs_of
 
 snakemake = globals()["snakemake"]
 write_claims(
-    ClaimInputs.of(dict(snakemake.input.items())),
+    inputs_of(ClaimInputs, dict(snakemake.input.items())),
     ClaimSettings(**dict(snakemake.params.items())),
     claims_csv=Path(snakemake.output.claims),
     store=Path(snakemake.output.judged),

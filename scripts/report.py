@@ -3,12 +3,13 @@ HTML file) and provenance.json (specbench.report.assemble)."""
 
 from pathlib import Path
 
+from specbench.core.steps.entry import inputs_of
 from specbench.report.assemble import ReportInputs, ReportSettings, write_report
 
 snakemake = globals()["snakemake"]
 out = snakemake.output
 write_report(
-    ReportInputs.of(dict(snakemake.input.items())),
+    inputs_of(ReportInputs, dict(snakemake.input.items())),
     ReportSettings(**dict(snakemake.params.items())),
     markdown=Path(out.markdown),
     html=Path(out.html),

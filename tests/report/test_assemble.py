@@ -5,6 +5,7 @@ function of the config, as its settings take them."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -18,11 +19,13 @@ from specbench.claims.judging import ClaimInputs, ClaimSettings, write_claims
 from specbench.core.results.documents import DocumentError
 from specbench.core.results.judged import read_judged
 from specbench.core.results.tables import read_table_folder
+from specbench.core.steps.entry import inputs_of
 from specbench.report.assemble import ReportInputs, ReportSettings, assemble, write_report
 from specbench.report.figure_index import THESIS_FIGURE, read_figure_index
 from specbench.report.figures.drawing import FigureSettings, write_figures
 from specbench.report.figures.figure_set import FIGURE_FILES
 from specbench.workflow import rule_params
+from specbench.workflow.plan import Plan
 from support.config import load_config
 from support.paths import REPO
 
@@ -68,7 +71,8 @@ def _tables(tmp_path: Path, machines: list[str]) -> dict[str, pd.DataFrame]:
 
 
 def _claims(tmp_path: Path) -> None:
-    inputs = ClaimInputs.of(
+    inputs = inputs_of(
+        ClaimInputs,
         {
             "table": tmp_path / "cells.parquet",
             "tables": tmp_path / "tables",
@@ -78,7 +82,7 @@ def _claims(tmp_path: Path) -> None:
             "claims": REPO / "config/claims.yaml",
             "claims_schema": REPO / "config/claims.schema.yaml",
             "code": ["ignored.py"],
-        }
+        },
     )
     settings = ClaimSettings(
         baseline="off", names=NAMES, study_setup=STUDY["study_setup"], server_args=STUDY["server"]["args"]
@@ -112,7 +116,8 @@ def _files(tmp_path: Path, machines: list[str], extra: dict | None = None, where
 
 
 def _report_inputs(tmp_path: Path) -> ReportInputs:
-    return ReportInputs.of(
+    return inputs_of(
+        ReportInputs,
         {
             "table": tmp_path / "cells.parquet",
             "tables": tmp_path / "tables",
@@ -123,7 +128,7 @@ def _report_inputs(tmp_path: Path) -> ReportInputs:
             "model": tmp_path / "model.json",
             "downloads": [],
             "code": ["ignored.py"],
-        }
+        },
     )
 
 
@@ -270,3 +275,38 @@ def test_cells_whose_gpu_was_not_watched_are_marked_and_the_figures_are_files(tm
     assert page.count('<td class="t warn">not watched</td>') == len(ROWS)
     for name, path in figures.items():
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"](figures/{name})" in markdown
+
+
+@pytest.mark.parametrize("config", ["config.yaml", "tiny.yaml", "smollm2.yaml"])
+def test_the_claims_and_report_steps_take_their_rules_inputs_by_name(config: str) -> None:
+    """The claims and report rules' named inputs (the plan's, as Snakemake passes them) fill every field of the
+    steps' inputs, each with the path the rule names: renaming one side and not the other fails here."""
+    paths = [REPO / "config/config.yaml", *([REPO / "config" / config] if config != "config.yaml" else [])]
+    plan = Plan(load_config(paths), REPO, lambda: True)
+    claims_named = plan.claims_inputs(None)
+    claims = inputs_of(ClaimInputs, claims_named)
+    report_named = plan.report_inputs(["results/figures/thesis.png"])
+    report = inputs_of(ReportInputs, report_named)
+    for step, named in ((claims, claims_named), (report, report_named)):
+        for field in dataclasses.fields(step):
+            value = getattr(step, field.name)
+            if field.name in named:
+                given = named[field.name]
+                assert value == ([Path(p) for p in given] if isinstance(given, list) else Path(given)), field.name
+            else:
+                assert value == field.default, field.name
+    assert claims.build == report.build == Path(plan.llama_bin_dir)
+    assert (claims.draft is None) == ("draft" not in plan.used_roles) == (report.draft is None)
+
+
+def test_inputs_of_reads_required_optional_and_listed_paths_and_names_a_missing_one() -> None:
+    """A field without a default must be given (its name in the error); an optional one absent is None; a listed
+    one is a list of paths; names that are no field are ignored."""
+    named = {"table": "a.parquet", "tables": "t", "claims": "c.json", "figures": "f.json", "cells_index": "i.json"}
+    named |= {"build": "bin", "model": "m.json", "code": ["x.py"], "downloads": ["d1.json", "d2.json"]}
+    inputs = inputs_of(ReportInputs, named)
+    assert inputs.table == Path("a.parquet") and inputs.draft is None
+    assert inputs.downloads == [Path("d1.json"), Path("d2.json")]
+    assert inputs_of(ReportInputs, {**named, "draft": "d.json"}).draft == Path("d.json")
+    with pytest.raises(KeyError, match="model"):
+        inputs_of(ReportInputs, {k: v for k, v in named.items() if k != "model"})

@@ -125,6 +125,10 @@ RESULT_COLUMNS = [
     "tasks",
     "conditions",
 ]
+# The result columns that hold None (kept None, not NaN) where a claim has no such value
+NULLABLE_COLUMNS = (  # noqa: SIM905 (one line, not a second column list)
+    "temperature variant_of verdict_t1 reading sentence sentence_reading reads read_with relation read_at readings"
+).split()
 
 
 class ClaimError(ValueError):

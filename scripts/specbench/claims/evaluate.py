@@ -26,6 +26,7 @@ from specbench.claims.claim import (
     NOT_JUDGED,
     NOT_JUDGED_DETAIL,
     NOT_REPRODUCED,
+    NULLABLE_COLUMNS,
     OTHER_HERE,
     READINGS,
     REPRODUCED,
@@ -46,19 +47,6 @@ from specbench.claims.claim import (
 from specbench.claims.judge_inputs import Outcome, Run, format_published
 from specbench.claims.judges import JUDGES
 
-_MAYBE_NONE = [
-    "temperature",
-    "variant_of",
-    "verdict_t1",
-    "reading",
-    "sentence",
-    "sentence_reading",
-    "reads",
-    "read_with",
-    "relation",
-    "read_at",
-    "readings",
-]
 # On another model, an order of tasks is a question about this model: its answers, never a failed reproduction
 QUESTION_ANSWERS = {REPRODUCED: SAME_HERE, CONTRADICTED: OTHER_HERE}
 Rows = list[dict[str, Any]]  # result rows by column, as they are read together
@@ -102,7 +90,7 @@ def evaluate(
             rows.append(_row(claim, base, run, setup))
     read_together(rows)
     frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
-    frame[_MAYBE_NONE] = pd.DataFrame(rows, columns=_MAYBE_NONE, dtype=object)
+    frame[NULLABLE_COLUMNS] = pd.DataFrame(rows, columns=NULLABLE_COLUMNS, dtype=object)
     return frame  # None stays None (not NaN) in the columns that have it
 
 

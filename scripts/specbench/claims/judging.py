@@ -28,37 +28,17 @@ from specbench.core.steps.files import read_json, write_atomic
 
 @dataclass(frozen=True)
 class ClaimInputs:
-    """The files the claims are judged from (rule claims' inputs)."""
+    """The files the claims are judged from (rule claims' inputs, by name: core.steps.entry.inputs_of)."""
 
     table: Path
     tables: Path
     cells_index: Path
-    build_dir: Path
+    build: Path
     model: Path
     claims: Path
     draft: Path | None = None
     predictions: Path | None = None
     predictions_stamp: Path | None = None
-
-    @classmethod
-    def of(cls, named: Mapping[str, Any]) -> ClaimInputs:
-        """From the rule's named inputs (Snakemake's, or any mapping): the fields it has, as paths; others ignored
-        (the rule also declares its code and the claims schema, so that an edit of either judges them again)."""
-
-        def path(value: Any) -> Path | None:
-            return None if value is None else Path(value)
-
-        return cls(
-            table=Path(named["table"]),
-            tables=Path(named["tables"]),
-            cells_index=Path(named["cells_index"]),
-            build_dir=Path(named["build"]),
-            model=Path(named["model"]),
-            claims=Path(named["claims"]),
-            draft=path(named.get("draft")),
-            predictions=path(named.get("predictions")),
-            predictions_stamp=path(named.get("predictions_stamp")),
-        )
 
 
 @dataclass(frozen=True)
@@ -113,7 +93,7 @@ def judge(inputs: ClaimInputs, settings: ClaimSettings) -> Judged:
         settings.study_setup,
         device=index["device"],
         machine=index["machine"],
-        build=read_json(inputs.build_dir / "manifest.json"),
+        build=read_json(inputs.build / "manifest.json"),
         model=read_json(inputs.model),
         draft=read_json(inputs.draft) if inputs.draft else None,
         server_args=settings.server_args,

@@ -31,33 +31,17 @@ from specbench.report.sections.machines import machine_view
 
 @dataclass(frozen=True)
 class ReportInputs:
-    """The files the report reads (rule report's inputs)."""
+    """The files the report reads (rule report's inputs, by name: core.steps.entry.inputs_of)."""
 
     table: Path
     tables: Path
     claims: Path
     figures: Path
     cells_index: Path
-    build_dir: Path
+    build: Path
     model: Path
     downloads: Sequence[Path] = ()
     draft: Path | None = None
-
-    @classmethod
-    def of(cls, named: Mapping[str, Any]) -> ReportInputs:
-        """From the rule's named inputs (Snakemake's, or any mapping): the fields it has, as paths; others ignored
-        (the rule also declares its code and the figure files, so that an edit of either remakes the report)."""
-        return cls(
-            table=Path(named["table"]),
-            tables=Path(named["tables"]),
-            claims=Path(named["claims"]),
-            figures=Path(named["figures"]),
-            cells_index=Path(named["cells_index"]),
-            build_dir=Path(named["build"]),
-            model=Path(named["model"]),
-            downloads=[Path(p) for p in named.get("downloads", [])],
-            draft=None if named.get("draft") is None else Path(named["draft"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -97,7 +81,7 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, links_from: Path | 
     tables = first_tables(by_build)
     judged = read_judged(inputs.claims)
     index = read_json(inputs.cells_index)
-    build = read_json(inputs.build_dir / "manifest.json")
+    build = read_json(inputs.build / "manifest.json")
     model = read_json(inputs.model)
     draft = read_json(inputs.draft) if inputs.draft else None
     run_context = {
