@@ -28,13 +28,17 @@ def test_format_temperature(value: float, text: str) -> None:
     assert format_temperature(value) == text
 
 
+def _wildcards(prompt: str, condition: str, temperature: str, repeat: str, **others: str) -> dict[str, str]:
+    return {"prompt": prompt, "condition": condition, "temperature": temperature, "repeat": repeat, **others}
+
+
 def test_cell_path_round_trip() -> None:
     cell = Cell("file-rewrite", "ngram-mod", 1.0, 3, models="m-0123abcd")
     assert cell.path == "results/cells/local/m-0123abcd/file-rewrite/ngram-mod/t1.0/r3.json"
     assert cell.label == "file-rewrite/ngram-mod/t1.0/r3"  # the one machine goes unnamed
-    assert Cell.from_wildcards("file-rewrite", "ngram-mod", "1.0", "3", models="m-0123abcd") == cell
+    assert Cell.from_wildcards(_wildcards("file-rewrite", "ngram-mod", "1.0", "3", models="m-0123abcd")) == cell
     assert cell.seed(1000) == 1003
-    h200 = Cell.from_wildcards("file-rewrite", "ngram-mod", "1.0", "3", "h200", models="m-0123abcd")
+    h200 = Cell.from_wildcards(_wildcards("file-rewrite", "ngram-mod", "1.0", "3", machine="h200", models="m-0123abcd"))
     assert h200.path == "results/cells/h200/m-0123abcd/file-rewrite/ngram-mod/t1.0/r3.json"
     assert h200.label == "h200:file-rewrite/ngram-mod/t1.0/r3" and h200.seed(1000) == 1003
     member = Cell("essay", "off", 0.7, 2, "h200", "trees", models="t+d-4567ef01")

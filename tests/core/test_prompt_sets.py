@@ -53,7 +53,19 @@ def test_a_task_of_one_prompt_keeps_its_paths_and_a_prompt_set_adds_its_member()
     assert member.key == "essay.trees" == prompt_key("essay", "trees")
     assert member.path == "results/cells/local/m-01/essay.trees/off/t0.0/r1.json"
     assert member.label == "essay.trees/off/t0.0/r1"
-    assert Cell.from_wildcards("essay.trees", "off", "0.0", "1", models="m-01") == member
+    assert (
+        Cell.from_wildcards(
+            {
+                "prompt": "essay.trees",
+                "condition": "off",
+                "temperature": "0.0",
+                "repeat": "1",
+                "machine": "local",
+                "models": "m-01",
+            }
+        )
+        == member
+    )
     assert split_key("essay") == ("essay", "") and split_key("essay.trees") == ("essay", "trees")
 
 

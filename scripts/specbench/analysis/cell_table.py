@@ -21,10 +21,11 @@ import pyarrow.parquet as pq
 
 from specbench.core.config.builds import ONE_BUILD
 from specbench.core.plan.cells import DEFAULT_MACHINE, ONE_PROMPT
+from specbench.core.plan.coordinates import LAYOUT
 from specbench.core.records.explanations import first_difference, reference_repeat
 from specbench.core.steps.files import write_atomic
 
-COORDINATES = ["task", "prompt", "condition", "temperature", "repeat"]
+COORDINATES = LAYOUT.crossed  # the coordinates the matrix crosses: task, prompt, condition, temperature, repeat
 GROUP = ["task", "condition", "temperature"]  # a task's figures: over its prompts and repeats
 PROMPT_GROUP = ["task", "prompt", "condition", "temperature"]  # one prompt's figures: over its repeats
 MACHINE = "machine"  # the label of the machine a cell was measured on: summaries are made per machine
@@ -32,18 +33,13 @@ BUILD = "build"  # the label of the llama.cpp build that served it ('' without b
 
 TEXT, INT, FLOAT, FLAG, TEXTS = pa.string(), pa.int64(), pa.float64(), pa.bool_(), pa.list_(pa.string())
 TIME = pa.timestamp("ms", tz="UTC")
+_ARROW_TYPE = {str: TEXT, int: INT, float: FLOAT}
 SETTING = pa.struct([("implementation", TEXT), ("key", TEXT), ("value", TEXT)])
 WRONG = pa.struct([("problem", INT), ("extracted", TEXT), ("reference", TEXT)])
 # column -> pyarrow type, a group of columns per line; the order is the table's column order
 SCHEMA = pa.schema(
     [
-        (MACHINE, TEXT),
-        (BUILD, TEXT),
-        ("task", TEXT),
-        ("prompt", TEXT),
-        ("condition", TEXT),
-        ("temperature", FLOAT),
-        ("repeat", INT),
+        *((c.name, _ARROW_TYPE[c.parse]) for c in LAYOUT.coordinates if c.recorded),  # the record's coordinates
         # what the server reported (derived_figures), and the client's view
         ("tokens_per_s", FLOAT),
         ("client_tokens_per_s", FLOAT),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from specbench.analysis.cell_table import BUILD, COORDINATES, MACHINE, frame_of
+from specbench.analysis.cell_table import frame_of
 from specbench.analysis.chunk_latency import latency_columns
 from specbench.analysis.derived import derived_figures
 from specbench.analysis.divergence import attach
@@ -16,8 +16,7 @@ from specbench.analysis.draft_positions import position_columns
 from specbench.analysis.gsm8k import score_gsm8k
 from specbench.analysis.repetition import text_sources
 from specbench.analysis.server_log import parse_speculative_log
-from specbench.core.config.builds import ONE_BUILD
-from specbench.core.plan.cells import DEFAULT_MACHINE, ONE_PROMPT
+from specbench.core.plan.coordinates import LAYOUT
 from specbench.core.records.timings import record_timings
 
 _FIGURES = [
@@ -118,10 +117,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
     prov, server, rejected = record["provenance"], record["server"], record.get("rejected_attempts", [])
     figures = _figures(record)
     return {
-        MACHINE: record["cell"].get(MACHINE, DEFAULT_MACHINE),
-        BUILD: record["cell"].get(BUILD, ONE_BUILD),
-        **{key: record["cell"][key] for key in COORDINATES if key != "prompt"},
-        "prompt": record["cell"].get("prompt", ONE_PROMPT),
+        **LAYOUT.from_record(record["cell"]),
         **{key: figures.get(key) for key in _FIGURES},
         "tokens": list(record["response"].get("tokens", [])),
         "token_ids": record["response"]["api"] == "completion" or bool(record["response"].get("token_ids_sent")),

@@ -13,6 +13,7 @@ from specbench.contention.samples import Verdict
 from specbench.core.config.builds import LLAMA_CPP, VLLM
 from specbench.core.config.chat_template import record_entry
 from specbench.core.plan.cells import Cell
+from specbench.core.plan.coordinates import LAYOUT
 from specbench.core.records.log_lines import is_speculative
 from specbench.core.records.version import RECORD_VERSION
 from specbench.measure.condition_setup import Setup
@@ -118,16 +119,7 @@ def cell_record(
     return {
         "record_version": RECORD_VERSION,
         "code_fingerprint": setup.code_fingerprint,
-        "cell": {
-            "machine": cell.machine,
-            **({"build": cell.build} if cell.build else {}),  # a run with builds: the build's label
-            "task": cell.task,
-            "prompt": cell.prompt,
-            "condition": cell.condition,
-            "temperature": cell.temperature,
-            "repeat": cell.repeat,
-            "label": cell.label,
-        },
+        "cell": {**LAYOUT.record(cell.values), "label": cell.label},  # the build only in a run with builds
         "seed": cell.seed(setup.base_seed),
         "attempt": attempt,
         "rejected_attempts": rejected,

@@ -9,42 +9,25 @@ component after the machine's; one that does not has none (build '', no such com
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from specbench.core.config.builds import ONE_BUILD, build_conditions, build_labels, builds, declared
+from specbench.core.plan.coordinates import (
+    DEFAULT_MACHINE,
+    LAYOUT,
+    NO_MODELS,
+    ONE_PROMPT,
+    format_temperature,
+    prompt_key,
+    split_key,
+)
 from specbench.core.plan.model_identity import models_folder
 
 CELLS_DIR = "results/cells"
-CELL_PATTERN = CELLS_DIR + "/{machine}/{models}/{prompt}/{condition}/t{temperature}/r{repeat}.json"
-BUILD_CELL_PATTERN = CELL_PATTERN.replace("{machine}/", "{machine}/{build}/")  # a run with builds
-# A cell without a models folder: the layout of working directories from before it (and of imported cells, whose
-# records name their models)
-NO_MODELS = ""
-DEFAULT_MACHINE = "local"  # the machine the workflow runs on, when the config names no machines
-ONE_PROMPT = ""  # the prompt coordinate of a task without a prompt set
-KEY_SEPARATOR = "."
-
-
-def prompt_key(task: str, prompt: str = ONE_PROMPT) -> str:
-    """The path component of a task's prompt: the task's name for its one prompt, else ``<task>.<prompt>``."""
-    return f"{task}{KEY_SEPARATOR}{prompt}" if prompt else task
-
-
-def split_key(key: str) -> tuple[str, str]:
-    """(task, prompt) of a prompt key (``prompt_key``'s inverse)."""
-    task, _, prompt = key.partition(KEY_SEPARATOR)
-    return task, prompt
-
-
-def format_temperature(value: float) -> str:
-    """Temperature as it appears in paths: always with a decimal point (0 -> '0.0', 1 -> '1.0', 0.7 -> '0.7')."""
-    text = repr(float(value))
-    if "e" in text or "inf" in text or "nan" in text:
-        raise ValueError(f"temperature {value!r} cannot be written as a path component")
-    return text
+CELL_PATTERN = LAYOUT.pattern(CELLS_DIR, present=["models"])
+BUILD_CELL_PATTERN = LAYOUT.pattern(CELLS_DIR, present=["build", "models"])  # a run with builds
 
 
 @dataclass(frozen=True, order=True)
@@ -71,21 +54,12 @@ class Cell:
     @property
     def path(self) -> str:
         """The cell's result file, relative to the working directory."""
-        return self.fill(CELL_PATTERN, BUILD_CELL_PATTERN)
+        return LAYOUT.fill(CELLS_DIR, self.values)
 
-    def fill(self, pattern: str, build_pattern: str) -> str:
-        """A per-cell path pattern filled with the cell's coordinates: ``build_pattern`` for a cell of a named build,
-        without the ``{models}`` component for a cell that has none."""
-        chosen = build_pattern if self.build else pattern
-        return (chosen if self.models else chosen.replace("{models}/", "")).format(
-            machine=self.machine,
-            build=self.build,
-            models=self.models,
-            prompt=self.key,
-            condition=self.condition,
-            temperature=format_temperature(self.temperature),
-            repeat=self.repeat,
-        )
+    @property
+    def values(self) -> dict[str, Any]:
+        """The coordinates by name (``core.plan.coordinates``)."""
+        return asdict(self)
 
     @property
     def label(self) -> str:
@@ -100,44 +74,18 @@ class Cell:
         return base_seed + self.repeat
 
     @classmethod
-    def from_wildcards(
-        cls,
-        key: str,
-        condition: str,
-        temperature: str,
-        repeat: str | int,
-        machine: str = DEFAULT_MACHINE,
-        build: str = ONE_BUILD,
-        models: str = NO_MODELS,
-    ) -> Cell:
-        """Build a cell from Snakemake wildcard strings (``key``: the prompt key, wildcard ``prompt``)."""
-        task, prompt = split_key(key)
-        return cls(task, condition, float(temperature), int(repeat), machine, prompt, build, models)
+    def from_wildcards(cls, wildcards: Mapping[str, str | int]) -> Cell:
+        """Build a cell from Snakemake wildcard strings by name (``prompt``: the prompt key); an optional coordinate
+        a pattern has no wildcard for is at its default."""
+        return cls(**LAYOUT.from_wildcards({k: str(v) for k, v in wildcards.items()}))
 
     @classmethod
     def from_path(cls, path: str) -> Cell:
         """The cell whose result file is ``path`` (``Cell.path``'s inverse; with a build component or without)."""
-        match = _CELL_PATH.fullmatch(path) or _BUILD_CELL_PATH.fullmatch(path)
-        if match is None:
+        values = LAYOUT.parse(CELLS_DIR, path)
+        if values is None or not values["models"]:
             raise ValueError(f"'{path}' is not a cell file ({CELL_PATTERN} or {BUILD_CELL_PATTERN})")
-        found = match.groupdict()
-        return cls.from_wildcards(
-            found["prompt"],
-            found["condition"],
-            found["temperature"],
-            found["repeat"],
-            found["machine"],
-            found.get("build", ONE_BUILD),
-            found["models"],
-        )
-
-
-def _path_regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(pattern)))
-
-
-_CELL_PATH = _path_regex(CELL_PATTERN)
-_BUILD_CELL_PATH = _path_regex(BUILD_CELL_PATTERN)
+        return cls(**values)
 
 
 def cell_pattern(config: dict) -> str:
@@ -261,16 +209,9 @@ def condition_sequence_files(config: dict) -> list[str]:
     order serves them all."""
     cells = selected_cells(config)
     first = cells[0]
+    left = {w: f"{{{w}}}" for w in ("machine", "build", "models", "condition")}
     return [
-        cell_pattern(config).format(
-            machine="{machine}",
-            build="{build}",
-            models="{models}",
-            prompt=c.key,
-            condition="{condition}",
-            temperature=format_temperature(c.temperature),
-            repeat=c.repeat,
-        )
+        cell_pattern(config).format(**{**LAYOUT.wildcard_values(c.values), **left})
         for c in condition_sequence(cells, first.condition, list(config["tasks"]), first.machine, first.build)
     ]
 
@@ -279,36 +220,24 @@ def job_cells(config: dict, wildcards: Mapping[str, str]) -> list[Cell]:
     """The cells of one cell job, in the order its server answers them, from the job's wildcards: one cell (a
     fresh server), a prompt's repeats at one temperature (warm_scope task), or every selected cell of the condition
     (warm_scope condition: ``condition_sequence``); all on the job's machine and build."""
-    condition, machine = wildcards["condition"], wildcards["machine"]
-    build, models = wildcards.get("build", ONE_BUILD), wildcards["models"]
     if "repeat" in wildcards:
-        return [
-            Cell.from_wildcards(
-                wildcards["prompt"], condition, wildcards["temperature"], wildcards["repeat"], machine, build, models
-            )
-        ]
+        return [Cell.from_wildcards(wildcards)]
     if "prompt" in wildcards:
-        return [
-            Cell.from_wildcards(
-                wildcards["prompt"], condition, wildcards["temperature"], repeat, machine, build, models
-            )
-            for repeat in repeats(config)
-        ]
+        return [Cell.from_wildcards({**wildcards, "repeat": repeat}) for repeat in repeats(config)]
+    condition, machine, build = wildcards["condition"], wildcards["machine"], wildcards.get("build", ONE_BUILD)
     return condition_sequence(selected_cells(config), condition, list(config["tasks"]), machine, build)
 
 
 def wildcard_constraints(config: dict) -> dict[str, str]:
     """Regexes that accept only the config's own names, so a typo in a target fails at once."""
-
-    def alternatives(values: list[str]) -> str:
-        return "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
-
-    return {
-        "machine": alternatives(machine_labels(config)),
-        **({"build": alternatives(build_labels(config))} if declared(config) else {}),
-        "models": alternatives(sorted(set(models_folders(config).values()))),
-        "prompt": alternatives(prompt_keys(config)),
-        "condition": alternatives(list(config["conditions"])),
-        "temperature": alternatives([format_temperature(t) for t in config["temperatures"]]),
-        "repeat": alternatives([str(r) for r in repeats(config)]),
-    }
+    return LAYOUT.constraints(
+        {
+            "machine": machine_labels(config),
+            **({"build": build_labels(config)} if declared(config) else {}),
+            "models": sorted(set(models_folders(config).values())),
+            "prompt": prompt_keys(config),
+            "condition": list(config["conditions"]),
+            "temperature": config["temperatures"],
+            "repeat": repeats(config),
+        }
+    )

@@ -8,11 +8,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from specbench.core.plan.cells import Cell
+from specbench.core.plan.coordinates import LAYOUT
 
 EXPLANATION_VERSION = 1
 EXPLANATIONS_DIR = "results/explanations"
-EXPLANATION_PATTERN = EXPLANATIONS_DIR + "/{machine}/{models}/{prompt}/{condition}/t0.0/r{repeat}.json"
-BUILD_EXPLANATION_PATTERN = EXPLANATION_PATTERN.replace("{machine}/", "{machine}/{build}/")  # a run with builds
 # The requests, by name, in the order they are sent (each recorded with its body, sha256 and answer):
 TOKENIZE = "tokenize"  # the prompt's token ids (as /completion tokenizes a text prompt)
 SEQUENTIAL = "sequential"  # (a) the reference's own request again, with n_probs, just past the difference
@@ -67,4 +66,4 @@ def compared_cells(cells: Iterable[Cell], baseline: str) -> list[Cell]:
 
 def explanation_path(cell: Cell) -> str:
     """The explanation record of a temperature-0 cell (with its build and models components, as its cell's path)."""
-    return cell.fill(EXPLANATION_PATTERN, BUILD_EXPLANATION_PATTERN)
+    return LAYOUT.fill(EXPLANATIONS_DIR, {**cell.values, "temperature": 0.0})
