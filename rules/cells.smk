@@ -15,11 +15,10 @@ CELL_STEM = (
     else "results/cells/{machine}/{models}/{prompt}/{condition}/t{temperature}/r{repeat}"
 )
 CELL_PATTERN = f"{CELL_STEM}.json"
-# The pattern written out here is the one the package plans the cell files with (specbench.core.plan.cells)
-if CELL_PATTERN != PLAN.cell_pattern:
-    raise ValueError(
-        f"rules/cells.smk: {CELL_PATTERN} is not the planned {PLAN.cell_pattern}"
-    )
+# The pattern written out here is the one the package plans the cell files with (specbench.core.plan.coordinates)
+PLAN.check_literals(
+    "rules/cells.smk", {"CELL_PATTERN": (CELL_PATTERN, PLAN.cell_pattern)}
+)
 # A warm sequence's logs (rule cell_sequence): one server for a task's repeats at one temperature
 SEQUENCE_STEM = (
     "results/cells/{machine}/{build}/{models}/{prompt}/{condition}/t{temperature}/warm"

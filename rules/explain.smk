@@ -34,6 +34,19 @@ FIRST_REPEAT_REFERENCE = (
     if PLAN.builds_declared
     else f"results/cells/{{machine}}/{BASELINE_MODELS}/{{prompt}}/{BASELINE}/t0.0/r1.json"
 )
+# The patterns written out above are the ones the package plans (specbench.core.plan.coordinates)
+PLAN.check_literals(
+    "rules/explain.smk",
+    {
+        "GREEDY_CELL": (GREEDY_CELL, PLAN.greedy_cell_pattern),
+        "EXPLANATION_STEM": (f"{EXPLANATION_STEM}.json", PLAN.explanation_pattern),
+        "SAME_REPEAT_REFERENCE": (SAME_REPEAT_REFERENCE, PLAN.reference_pattern),
+        "FIRST_REPEAT_REFERENCE": (
+            FIRST_REPEAT_REFERENCE,
+            PLAN.first_reference_pattern,
+        ),
+    },
+)
 OTHER_CONDITIONS_REGEX = (
     "|".join(
         re.escape(c)

@@ -7,13 +7,16 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from snakemake.exceptions import WorkflowError
 
 from specbench.analysis.cell_table import COORDINATES, SCHEMA
 from specbench.core.config.load import validate_config
 from specbench.core.plan.cells import CELL_PATTERN, CELLS_DIR, Cell, selected_cells, wildcard_constraints
 from specbench.core.plan.coordinates import LAYOUT, REQUIRED, Coordinate, Layout
+from specbench.workflow.plan import Plan
 from support.config import load_config
 from support.paths import REPO
 
@@ -96,3 +99,19 @@ def test_the_wildcard_constraints_are_the_declarations_over_the_configs_values()
     assert list(constraints) == [c.wildcard for c in LAYOUT.coordinates if c.wildcard and c.name != "build"]
     assert constraints["temperature"] == r"0\.0|1\.0" and constraints["repeat"].split("|") == ["1", "2", "3"]
     assert all(Path(cell.path).parts[2] == cell.machine for cell in selected_cells(config))
+
+
+def test_a_written_out_pattern_that_is_not_the_planned_one_stops_the_parse_naming_it() -> None:
+    """The rule files spell their path patterns out; the plan checks each against the declaration's, so a coordinate
+    added to the list (here: the dummy concurrency in the cell pattern) names every literal left to rewrite."""
+    config = load_config([REPO / "config/config.yaml", REPO / "config/tiny.yaml"])
+    validate_config(config, base=REPO)
+    plan = Plan(config, REPO, lambda: True)
+    assert plan.greedy_cell_pattern == CELL_PATTERN.replace("t{temperature}", "t0.0")
+    assert plan.first_reference_pattern.endswith(f"/{config['baseline']}/t0.0/r1.json")
+    plan.check_literals("rules/cells.smk", {"CELL_PATTERN": (CELL_PATTERN, plan.cell_pattern)})
+    loaded = WITH_LOAD.pattern(CELLS_DIR, ["models", "concurrency"])
+    with pytest.raises(WorkflowError) as stopped:
+        plan.check_literals("rules/cells.smk", {"CELL_PATTERN": (CELL_PATTERN, loaded)})
+    assert str(stopped.value).startswith("rules/cells.smk: written-out path patterns that are not the planned ones:")
+    assert f"CELL_PATTERN = {CELL_PATTERN} (planned: {loaded})" in str(stopped.value)

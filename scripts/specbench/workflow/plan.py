@@ -24,6 +24,7 @@ from specbench.core.plan import old_layout
 from specbench.core.plan import resources as plan_resources
 from specbench.core.plan import server as plan_server
 from specbench.core.plan.code import import_closure, workflow_commit
+from specbench.core.plan.coordinates import LAYOUT
 from specbench.core.records import explanations
 from specbench.core.steps import files
 from specbench.workflow import rule_params
@@ -92,6 +93,14 @@ class Plan:
         self.cell_pattern = plan_cells.cell_pattern(config)
         # Each condition's models folder (the target's name and hash, with the draft's for a condition that loads one)
         self.models_folders = plan_cells.models_folders(config)
+        # The explanations' patterns: a compared (temperature-0) cell, its explanation, and its reference (the
+        # baseline's cell of the same repeat, or of the first repeat for the baseline's own)
+        greedy = {"temperature": explanations.EXPLAINED_TEMPERATURE}
+        baseline = {**greedy, "condition": config["baseline"], "models": self.models_folders[config["baseline"]]}
+        self.greedy_cell_pattern = LAYOUT.partial(self.cell_pattern, greedy)
+        self.explanation_pattern = explanations.explanation_pattern(self.builds_declared)
+        self.reference_pattern = LAYOUT.partial(self.cell_pattern, baseline)
+        self.first_reference_pattern = LAYOUT.partial(self.cell_pattern, {**baseline, "repeat": 1})
         self.repeats = plan_cells.repeats(config)
         # The conditions of the selected cells, in config order: those the cell rules' jobs serve
         self.cell_conditions = [c for c in config["conditions"] if c in {cell.condition for cell in self.cells}]
@@ -131,6 +140,17 @@ class Plan:
         note = old_layout.old_layout_note(old_layout.old_layout_files(self.cells), self.cells)
         if note:
             print(note, file=sys.stderr)
+
+    def check_literals(self, where: str, written: dict[str, tuple[str, str]]) -> None:
+        """Stop where a rule file's written-out path pattern (by its name there: the pattern as written, the one the
+        package plans) is not the planned one: a coordinate added to core.plan.coordinates names each to rewrite."""
+        wrong = [
+            f"{name} = {text} (planned: {planned})" for name, (text, planned) in written.items() if text != planned
+        ]
+        if wrong:
+            raise WorkflowError(
+                f"{where}: written-out path patterns that are not the planned ones: " + "; ".join(wrong)
+            )
 
     # --- every rule file
 
@@ -248,15 +268,8 @@ class Plan:
     def setup_cells(self, wildcards: Wildcards) -> str:
         """A condition setup's cell files on every machine (a glob): the cells a new setup makes out of date, which
         it checks for another model's measurement first (specbench.core.records.ownership)."""
-        return self.cell_pattern.format(
-            machine="*",
-            build=wildcards.get("build", ""),
-            models=wildcards.models,
-            prompt="*",
-            condition=wildcards.condition,
-            temperature="*",
-            repeat="*",
-        )
+        fixed = {"build": wildcards.get("build", ""), "models": wildcards.models, "condition": wildcards.condition}
+        return LAYOUT.partial(self.cell_pattern, fixed, others="*")
 
     def conditions_regex(self, server: str, scope: str | None = None) -> str:
         return plan_server.conditions_regex(self.config, server, scope)

@@ -110,6 +110,16 @@ class Layout:
         present = [c.name for c in self.coordinates if c.optional and values.get(c.name, c.default) != c.default]
         return self.pattern(root, present, suffix).format(**self.wildcard_values(values))
 
+    def partial(self, pattern: str, fixed: Mapping[str, Any], others: str | None = None) -> str:
+        """``pattern`` with the coordinates ``fixed`` names filled in, every other wildcard kept (or ``others`` in
+        its place: '*' for a glob)."""
+        texts = {
+            c.wildcard: c.text(fixed[c.name]) if c.name in fixed else others or f"{{{c.wildcard}}}"
+            for c in self.coordinates
+            if c.wildcard
+        }
+        return pattern.format(**texts)
+
     def parse(self, root: str, path: str, suffix: str = ".json") -> dict[str, Any] | None:
         """A cell's values from its path below ``root`` (``fill``'s inverse), or None where it is no such path."""
         optional = [c.name for c in self.coordinates if c.optional]

@@ -12,6 +12,7 @@ from specbench.core.plan.coordinates import LAYOUT
 
 EXPLANATION_VERSION = 1
 EXPLANATIONS_DIR = "results/explanations"
+EXPLAINED_TEMPERATURE = 0.0  # only temperature-0 cells are compared, and explained
 # The requests, by name, in the order they are sent (each recorded with its body, sha256 and answer):
 TOKENIZE = "tokenize"  # the prompt's token ids (as /completion tokenizes a text prompt)
 SEQUENTIAL = "sequential"  # (a) the reference's own request again, with n_probs, just past the difference
@@ -66,4 +67,10 @@ def compared_cells(cells: Iterable[Cell], baseline: str) -> list[Cell]:
 
 def explanation_path(cell: Cell) -> str:
     """The explanation record of a temperature-0 cell (with its build and models components, as its cell's path)."""
-    return LAYOUT.fill(EXPLANATIONS_DIR, {**cell.values, "temperature": 0.0})
+    return LAYOUT.fill(EXPLANATIONS_DIR, {**cell.values, "temperature": EXPLAINED_TEMPERATURE})
+
+
+def explanation_pattern(builds: bool) -> str:
+    """The explanation records' path pattern (with a build component in a run with builds)."""
+    present = ["build", "models"] if builds else ["models"]
+    return LAYOUT.partial(LAYOUT.pattern(EXPLANATIONS_DIR, present), {"temperature": EXPLAINED_TEMPERATURE})
