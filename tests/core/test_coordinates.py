@@ -84,6 +84,9 @@ def test_a_new_coordinate_is_planned_from_its_declaration_alone() -> None:
     assert WITH_LOAD.parse(CELLS_DIR, path) == loaded
     assert WITH_LOAD.parse(CELLS_DIR, cells[0].path) == {**cells[0].values, "concurrency": 1}
     assert WITH_LOAD.record(loaded)["concurrency"] == 4 and "concurrency" not in WITH_LOAD.record(cells[0].values)
+    assert path.endswith("/" + WITH_LOAD.crossed_path(loaded)) and "/c4/" in WITH_LOAD.crossed_path(loaded)
+    assert cells[0].path.endswith("/" + LAYOUT.crossed_path(cells[0].values))
+    assert WITH_LOAD.from_record({**WITH_LOAD.record(loaded), "concurrency": "4", "temperature": 0})["concurrency"] == 4
     assert WITH_LOAD.crossed == ["task", "prompt", "condition", "concurrency", "temperature", "repeat"]
     assert WITH_LOAD.pattern(CELLS_DIR, ["models", "concurrency"]) == (
         "results/cells/{machine}/{models}/{prompt}/{condition}/c{concurrency}/t{temperature}/r{repeat}.json"

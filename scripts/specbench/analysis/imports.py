@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from specbench.analysis.record_reader import READABLE_VERSIONS
-from specbench.core.plan.cells import DEFAULT_MACHINE, ONE_PROMPT, Cell
+from specbench.core.config.builds import ONE_BUILD
+from specbench.core.plan.cells import DEFAULT_MACHINE, Cell
+from specbench.core.plan.coordinates import LAYOUT
 from specbench.core.records.ownership import ROLES, describe, served
 from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import read_json, sha256_file, write_json_atomic
@@ -103,14 +105,8 @@ def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -
         kept, skipped, seen = [], [], {}
         for path, record in found:
             coords = record["cell"]
-            cell = Cell(
-                coords["task"],
-                coords["condition"],
-                float(coords["temperature"]),
-                int(coords["repeat"]),
-                label,
-                coords.get("prompt", ONE_PROMPT),
-            )
+            # under the import's machine label, in no build's folder (an imported cell's record names its models)
+            cell = Cell(**{**LAYOUT.from_record(coords), "machine": label, "build": ONE_BUILD})
             unknown = [
                 f"{kind} '{coords[kind]}'"
                 for kind, known in (
@@ -131,7 +127,7 @@ def import_cells(source: Path, dest: Path, label: str, config: dict[str, Any]) -
                     f"{source}: two records of cell {cell.label}: {seen[cell]} and {path.relative_to(root)}"
                 )
             seen[cell] = path.relative_to(root)
-            target = staged / Path(cell.path).relative_to(Path(cell.path).parents[3])
+            target = staged / LAYOUT.crossed_path(cell.values)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
             for suffix in SIBLINGS:

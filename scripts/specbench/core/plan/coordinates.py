@@ -120,6 +120,11 @@ class Layout:
         }
         return pattern.format(**texts)
 
+    def crossed_path(self, values: Mapping[str, Any], suffix: str = ".json") -> str:
+        """A cell's path below its folder (what the crossed coordinates name): ``<prompt>/<condition>/t<t>/r<r>``."""
+        parts = [c.segment for c in self.coordinates if c.crossed and c.segment]
+        return f"{'/'.join(parts)}{suffix}".format(**self.wildcard_values(values))
+
     def parse(self, root: str, path: str, suffix: str = ".json") -> dict[str, Any] | None:
         """A cell's values from its path below ``root`` (``fill``'s inverse), or None where it is no such path."""
         optional = [c.name for c in self.coordinates if c.optional]
@@ -162,10 +167,10 @@ class Layout:
         }
 
     def from_record(self, cell: Mapping[str, Any]) -> dict[str, Any]:
-        """The recorded coordinates of a record's ``cell`` section, each absent one at its default (a required one
-        absent: KeyError)."""
+        """The recorded coordinates of a record's ``cell`` section as their types, each absent one at its default (a
+        required one absent: KeyError)."""
         return {
-            c.name: cell[c.name] if c.default is REQUIRED else cell.get(c.name, c.default)
+            c.name: c.parse(cell[c.name]) if c.name in cell or c.default is REQUIRED else c.default
             for c in self.coordinates
             if c.recorded
         }

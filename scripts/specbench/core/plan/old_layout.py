@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from specbench.core.plan.cells import NO_MODELS, Cell
+from specbench.core.plan.coordinates import LAYOUT
 
 
 def old_layout_files(cells: Sequence[Cell], root: Path = Path()) -> list[str]:
@@ -20,7 +21,7 @@ def old_layout_note(found: Sequence[str], cells: Sequence[Cell]) -> str | None:
     as they are and unread, and where this run's cells go instead."""
     if not found:
         return None
-    where = sorted({str(Path(cell.path).parents[3]) for cell in cells})
+    where = sorted({cell.path.removesuffix("/" + LAYOUT.crossed_path(cell.values)) for cell in cells})
     return (
         f"specbench: {len(found)} cell file(s) of this matrix are in the layout from before models folders (e.g. "
         f"{found[0]}): left as they are and not read (an earlier version of the measurement code made them, and the "
