@@ -56,12 +56,9 @@ def test_every_cell_path_parses_back_to_its_coordinates(
 
 
 def test_a_required_coordinate_missing_from_a_record_is_named() -> None:
-    try:
+    with pytest.raises(KeyError) as missing:
         LAYOUT.from_record({"machine": "local", "task": "essay", "condition": "off", "temperature": 0.0})
-    except KeyError as error:
-        assert error.args == ("repeat",)
-    else:
-        raise AssertionError("a record without its repeat was read")
+    assert missing.value.args == ("repeat",)
 
 
 def test_a_new_coordinate_is_planned_from_its_declaration_alone() -> None:

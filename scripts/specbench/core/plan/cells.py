@@ -26,8 +26,16 @@ from specbench.core.plan.coordinates import (
 from specbench.core.plan.model_identity import models_folder
 
 CELLS_DIR = "results/cells"
-CELL_PATTERN = LAYOUT.pattern(CELLS_DIR, present=["models"])
-BUILD_CELL_PATTERN = LAYOUT.pattern(CELLS_DIR, present=["build", "models"])  # a run with builds
+
+
+def folders(builds: bool) -> list[str]:
+    """The optional coordinates a planned cell's path names: its models folder, after its build's in a run with
+    builds."""
+    return ["build", "models"] if builds else ["models"]
+
+
+CELL_PATTERN = LAYOUT.pattern(CELLS_DIR, present=folders(builds=False))
+BUILD_CELL_PATTERN = LAYOUT.pattern(CELLS_DIR, present=folders(builds=True))  # a run with builds
 
 
 @dataclass(frozen=True, order=True)

@@ -7,6 +7,7 @@ The task and its prompt share one path component, the prompt key (``<task>`` or 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -131,7 +132,7 @@ class Layout:
         # The fullest layout first; of two as full, the one that leaves out the earlier coordinate (a path of one
         # more component than the plainest has a models folder, not a build's)
         for size in range(len(optional), -1, -1):
-            for present in reversed(_subsets(optional, size)):
+            for present in reversed(list(itertools.combinations(optional, size))):
                 found = _regex(self.pattern(root, present, suffix)).fullmatch(path)
                 if found:
                     return self.from_wildcards(found.groupdict())
@@ -178,12 +179,6 @@ class Layout:
 
 def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(pattern)))
-
-
-def _subsets(names: Sequence[str], size: int) -> list[list[str]]:
-    if size == 0:
-        return [[]]
-    return [[names[i], *rest] for i in range(len(names)) for rest in _subsets(names[i + 1 :], size - 1)]
 
 
 LAYOUT = Layout()

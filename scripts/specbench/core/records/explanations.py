@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from specbench.core.plan.cells import Cell
+from specbench.core.plan.cells import Cell, folders
 from specbench.core.plan.coordinates import LAYOUT
 
 EXPLANATION_VERSION = 1
@@ -72,5 +72,4 @@ def explanation_path(cell: Cell) -> str:
 
 def explanation_pattern(builds: bool) -> str:
     """The explanation records' path pattern (with a build component in a run with builds)."""
-    present = ["build", "models"] if builds else ["models"]
-    return LAYOUT.partial(LAYOUT.pattern(EXPLANATIONS_DIR, present), {"temperature": EXPLAINED_TEMPERATURE})
+    return LAYOUT.partial(LAYOUT.pattern(EXPLANATIONS_DIR, folders(builds)), {"temperature": EXPLAINED_TEMPERATURE})
