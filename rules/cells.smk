@@ -8,18 +8,13 @@
 # would slow planning).
 # Their functions (setup_inputs, server_resources, ...) are specbench.workflow.plan.Plan's.
 
-# A cell's path without its suffix (with its build's folder in a run with builds)
-CELL_STEM = (
-    "results/cells/{machine}/{build}/{models}/{prompt}/{condition}/t{temperature}/r{repeat}"
-    if PLAN.builds_declared
-    else "results/cells/{machine}/{models}/{prompt}/{condition}/t{temperature}/r{repeat}"
-)
+# A cell's path without its suffix, from the declared coordinates (specbench.core.plan.coordinates):
+# results/cells/{machine}/{models}/{prompt}/{condition}/t{temperature}/r{repeat}, with {build} after the machine in a
+# run with builds and c{concurrency} after the condition in a run with a load dimension (config load)
+CELL_STEM = PLAN.cell_stem
 CELL_PATTERN = f"{CELL_STEM}.json"
-# The pattern written out here is the one the package plans the cell files with (specbench.core.plan.coordinates)
-PLAN.check_literals(
-    "rules/cells.smk", {"CELL_PATTERN": (CELL_PATTERN, PLAN.cell_pattern)}
-)
-# A warm sequence's logs (rule cell_sequence): one server for a task's repeats at one temperature
+# A warm sequence's logs (rule cell_sequence): one server for a task's repeats at one temperature (a run with a load
+# dimension has no warm condition: the config check refuses one)
 SEQUENCE_STEM = (
     "results/cells/{machine}/{build}/{models}/{prompt}/{condition}/t{temperature}/warm"
     if PLAN.builds_declared

@@ -12,41 +12,14 @@ BASELINE_SETUP = (
     if PLAN.builds_declared
     else f"results/setup/{BASELINE_MODELS}/{BASELINE}.json"
 )
-GREEDY_CELL = (
-    "results/cells/{machine}/{build}/{models}/{prompt}/{condition}/t0.0/r{repeat}.json"
-    if PLAN.builds_declared
-    else "results/cells/{machine}/{models}/{prompt}/{condition}/t0.0/r{repeat}.json"
-)
-EXPLANATION_STEM = (
-    "results/explanations/{machine}/{build}/{models}/{prompt}/{condition}/t0.0/r{repeat}"
-    if PLAN.builds_declared
-    else "results/explanations/{machine}/{models}/{prompt}/{condition}/t0.0/r{repeat}"
-)
-# A non-baseline cell's reference is the baseline's cell of the same repeat; the baseline's own (its control), the
-# baseline's first repeat: two plain patterns (specbench.core.records.explanations.reference_repeat says the same)
-SAME_REPEAT_REFERENCE = (
-    f"results/cells/{{machine}}/{{build}}/{BASELINE_MODELS}/{{prompt}}/{BASELINE}/t0.0/r{{repeat}}.json"
-    if PLAN.builds_declared
-    else f"results/cells/{{machine}}/{BASELINE_MODELS}/{{prompt}}/{BASELINE}/t0.0/r{{repeat}}.json"
-)
-FIRST_REPEAT_REFERENCE = (
-    f"results/cells/{{machine}}/{{build}}/{BASELINE_MODELS}/{{prompt}}/{BASELINE}/t0.0/r1.json"
-    if PLAN.builds_declared
-    else f"results/cells/{{machine}}/{BASELINE_MODELS}/{{prompt}}/{BASELINE}/t0.0/r1.json"
-)
-# The patterns written out above are the ones the package plans (specbench.core.plan.coordinates)
-PLAN.check_literals(
-    "rules/explain.smk",
-    {
-        "GREEDY_CELL": (GREEDY_CELL, PLAN.greedy_cell_pattern),
-        "EXPLANATION_STEM": (f"{EXPLANATION_STEM}.json", PLAN.explanation_pattern),
-        "SAME_REPEAT_REFERENCE": (SAME_REPEAT_REFERENCE, PLAN.reference_pattern),
-        "FIRST_REPEAT_REFERENCE": (
-            FIRST_REPEAT_REFERENCE,
-            PLAN.first_reference_pattern,
-        ),
-    },
-)
+# The compared cell, its explanation and its two possible references, from the declared coordinates (as the cell
+# files': results/cells/{machine}/{models}/{prompt}/{condition}/t0.0/r{repeat}.json, with {build} and c{concurrency}
+# where the run has them). A non-baseline cell's reference is the baseline's cell of the same repeat; the baseline's
+# own (its control), the baseline's first repeat (specbench.core.records.explanations.reference_repeat says the same)
+GREEDY_CELL = PLAN.greedy_cell_pattern
+EXPLANATION_STEM = PLAN.explanation_pattern.removesuffix(".json")
+SAME_REPEAT_REFERENCE = PLAN.reference_pattern
+FIRST_REPEAT_REFERENCE = PLAN.first_reference_pattern
 OTHER_CONDITIONS_REGEX = (
     "|".join(
         re.escape(c)

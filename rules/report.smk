@@ -76,6 +76,8 @@ rule tables:
         spread="results/prompt_spread.csv",
         # per temperature and view: the task side against the method side (the study's thesis, analysis.thesis)
         thesis="results/thesis.csv",
+        # per concurrency N (config load): the multiplier at each load, N*, aggregate tokens/s, identity under load
+        load="results/load.csv",
     log:
         "logs/tables.log",
     benchmark:

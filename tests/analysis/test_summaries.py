@@ -30,7 +30,7 @@ def test_parquet_round_trip_keeps_types_and_csv_copy_keeps_lists_readable(tmp_pa
     assert first.gsm8k_wrong == [{"problem": 3, "extracted": "25000", "reference": "70000"}]
     assert isinstance(first.tokens, list) and all(type(t) is int for t in first.tokens)
     csv = csv_copy(again)
-    assert not {"tokens", "chunk_ms", "chunk_tokens"} & set(csv.columns)
+    assert not {"tokens", "chunk_ms", "chunk_tokens", "load_tokens"} & set(csv.columns)
     assert (
         csv[csv.gsm8k_correct.notna()].iloc[0].gsm8k_wrong == '[{"problem": 3, "extracted": "25000", '
         '"reference": "70000"}]'
@@ -47,4 +47,5 @@ def test_parquet_round_trip_keeps_types_and_csv_copy_keeps_lists_readable(tmp_pa
         "deciding",
         "thesis",
         "thesis_settings",
+        "load",
     }

@@ -71,6 +71,20 @@ SCHEMA = pa.schema(
         ("request_wall_s", FLOAT),
         ("overhead_s", FLOAT),
         ("loadavg_1m_at_end", FLOAT),
+        # a load point's requests, in client order (analysis.load_requests; empty for a one-request cell), and
+        # whether the cell is one of the study's one-request cells (no load dimension, or concurrency 1)
+        ("one_request", FLAG),
+        ("load_tokens_per_s", pa.list_(FLOAT)),
+        ("load_predicted_n", pa.list_(INT)),
+        ("load_draft_n", pa.list_(INT)),
+        ("load_draft_n_accepted", pa.list_(INT)),
+        ("load_slot", pa.list_(INT)),
+        ("load_sent_s", pa.list_(FLOAT)),
+        ("load_first_token_s", pa.list_(FLOAT)),
+        ("load_last_token_s", pa.list_(FLOAT)),
+        ("load_tokens", pa.list_(pa.list_(INT))),
+        ("load_window_s", FLOAT),
+        ("load_aggregate_tokens_per_s", FLOAT),
         # the tokens and their identity with the baseline's
         ("tokens", pa.list_(INT)),
         ("token_ids", FLAG),  # whether the server sent the token ids (an endpoint may not: then tokens is empty)
@@ -147,9 +161,10 @@ _TIMES = [f.name for f in SCHEMA if pa.types.is_timestamp(f.type)]
 
 
 def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
-    """Fill the identity columns of the temperature-0 rows in place (see the module docstring)."""
+    """Fill the identity columns of the temperature-0 rows in place (see the module docstring; at a load point, the
+    baseline's cell of the same load)."""
     base = {
-        (r[MACHINE], r[BUILD], r["task"], r["prompt"], r["repeat"]): r
+        (r[MACHINE], r[BUILD], r["task"], r["prompt"], r["concurrency"], r["repeat"]): r
         for r in rows
         if r["temperature"] == 0.0 and r["condition"] == baseline
     }
@@ -160,7 +175,7 @@ def _identity(rows: list[dict[str, Any]], baseline: str) -> None:
         repeat = reference_repeat(row["condition"], row["repeat"], baseline)
         if repeat is None:
             continue
-        reference = base.get((row[MACHINE], row[BUILD], row["task"], row["prompt"], repeat))
+        reference = base.get((row[MACHINE], row[BUILD], row["task"], row["prompt"], row["concurrency"], repeat))
         row["compared_repeat"] = repeat
         if reference is None or not (token_ids_known(row) and token_ids_known(reference)):
             continue
@@ -199,6 +214,8 @@ def frame_of(rows: Sequence[dict[str, Any]], baseline: str) -> pd.DataFrame:
         for row in rows
     ]
     for row in full:
+        row["one_request"] = row["concurrency"] in (None, 1)
+    for row in full:
         for column in _TIMES:
             if isinstance(row[column], str):
                 row[column] = dt.datetime.fromisoformat(row[column])
@@ -225,6 +242,15 @@ def write_table(frame: pd.DataFrame, path: Path) -> None:
     write_atomic(Path(path), sink.getvalue().to_pybytes())
 
 
+ONE_REQUEST = {"one_request": True}  # the column and value that select the study's one-request cells
+
+
+def one_request(cells: pd.DataFrame) -> pd.DataFrame:
+    """The study's cells of a per-cell table: one request at a time (a load run's concurrency-1 cells among them);
+    every summary but the load table's is made of them."""
+    return cells[cells.one_request.fillna(True).astype(bool)].reset_index(drop=True)
+
+
 def read_table(path: Path) -> pd.DataFrame:
     """Read the per-cell table written by ``write_table``."""
     return from_arrow(pq.read_table(path, schema=SCHEMA))
@@ -233,7 +259,7 @@ def read_table(path: Path) -> pd.DataFrame:
 def csv_copy(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy for people who open CSV files: list and mapping columns as JSON, token ids, text and chunk arrivals
     left out."""
-    out = frame.drop(columns=["tokens", "content", "chunk_ms", "chunk_tokens"], errors="ignore").copy()
+    out = frame.drop(columns=["tokens", "content", "chunk_ms", "chunk_tokens", "load_tokens"], errors="ignore").copy()
     for column in out.columns:
         if out[column].map(lambda v: isinstance(v, (list, dict))).any():
             out[column] = out[column].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)

@@ -14,6 +14,7 @@ from specbench.analysis.derived import derived_figures
 from specbench.analysis.divergence import attach
 from specbench.analysis.draft_positions import position_columns
 from specbench.analysis.gsm8k import score_gsm8k
+from specbench.analysis.load_requests import load_columns
 from specbench.analysis.repetition import text_sources
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.core.plan.coordinates import LAYOUT
@@ -124,6 +125,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         "content": record["response"].get("content") or "",
         **position_columns(record),
         **latency_columns(record),
+        **load_columns(record),
         **_text_sources(record),
         **_gsm8k(record),
         **_speculative(record),

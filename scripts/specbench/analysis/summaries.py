@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 import pandas as pd
 
 from specbench.analysis.acceptance import acceptance, positions
-from specbench.analysis.cell_table import BUILD, MACHINE, builds_of, machines_of
+from specbench.analysis.cell_table import BUILD, MACHINE, builds_of, machines_of, one_request
 from specbench.analysis.identity import identity
 from specbench.analysis.latency_summary import latency
+from specbench.analysis.load import load_table
 from specbench.analysis.prompt_spread import prompt_spread, task_or_prompt
 from specbench.analysis.speed import prompt_summary, summary
 from specbench.analysis.thesis import settings_beside, thesis
@@ -40,7 +41,9 @@ class Summaries(Mapping[str, pd.DataFrame]):
         builds = sorted(set(cells[BUILD])) if BUILD in cells else []
         if len(builds) > 1:
             raise ValueError(f"tables() summarises one build's cells, got {builds}: use tables_by_build()")
-        self.cells, self.baseline = cells, baseline
+        # the study's summaries are of its one-request cells; the load table's of every cell
+        self.all_cells, self.baseline = cells, baseline
+        self.cells = one_request(cells) if "one_request" in cells else cells
         self._made: dict[str, pd.DataFrame] = {}
 
     def make(self, name: str) -> pd.DataFrame:
@@ -77,6 +80,7 @@ SUMMARIES: dict[str, Callable[[Summaries], pd.DataFrame]] = {
     "deciding": lambda s: task_or_prompt(s.make("spread"), s.make("summary"), s.baseline),
     "thesis": lambda s: thesis(s.cells, s.baseline, methods(s.cells, s.baseline)),
     "thesis_settings": lambda s: settings_beside(s.cells, s.baseline, methods(s.cells, s.baseline)),
+    "load": lambda s: load_table(s.all_cells, s.baseline),
 }
 
 

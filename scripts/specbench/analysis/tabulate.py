@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from specbench.analysis.cell_table import BUILD, MACHINE, csv_copy, read_table
+from specbench.analysis.cell_table import BUILD, MACHINE, ONE_REQUEST, csv_copy, read_table
 from specbench.analysis.summaries import combined_builds, tables_by_build
 from specbench.core.results.tables import CELLS, ByBuild, Part, select, write_table_folder
 from specbench.core.steps.entry import logged_to
 from specbench.core.steps.files import write_atomic
 
 # The summaries written as CSV (every machine's and build's in one file; rule tables' outputs of these names)
-SUMMARY_FILES = ("summary", "acceptance", "positions", "latency", "identity", "prompts", "spread", "thesis")
+SUMMARY_FILES = ("summary", "acceptance", "positions", "latency", "identity", "prompts", "spread", "thesis", "load")
 
 
 def parts(by_build: ByBuild, cells: pd.DataFrame) -> list[Part]:
@@ -26,7 +26,7 @@ def parts(by_build: ByBuild, cells: pd.DataFrame) -> list[Part]:
     out = []
     for build, by_machine in by_build.items():
         for machine, tables in by_machine.items():
-            where = {MACHINE: machine, **({BUILD: build} if BUILD in cells else {})}
+            where = {MACHINE: machine, **({BUILD: build} if BUILD in cells else {}), **ONE_REQUEST}
             if len(select(cells, where)) != len(tables[CELLS]):
                 raise ValueError(f"the cells of build '{build}' on '{machine}' are not those its columns select")
             out.append(Part(build, machine, {n: f for n, f in tables.items() if n != CELLS}, where))

@@ -146,6 +146,7 @@ def cell_record(
             "completion": exchange.request,
         },
         "response": {**response_fields(response), "client_timing": exchange.client_timing},
+        **({"load": load_section(result["together"])} if result.get("together") is not None else {}),
         "timing": {
             "cell_wall_s": result["wall_s"],
             "server_ready_s": result["ready_s"],
@@ -184,6 +185,24 @@ def response_fields(response: dict[str, Any]) -> dict[str, Any]:
         "timings": response["timings"],
         "tokens_predicted": response.get("tokens_predicted"),
         "tokens_evaluated": response.get("tokens_evaluated"),
+    }
+
+
+def load_section(exchanges: list[Any]) -> dict[str, Any]:
+    """A load point's requests (``exchanges``: client order; each client sent the cell's request, ``request``): each
+    one's response as received, its slot where the server says, and the client's timing of it (the first is also
+    the cell's ``response``)."""
+    return {
+        "concurrency": len(exchanges),
+        "requests": [
+            {
+                "client": client,
+                "slot": exchange.response.get("id_slot"),
+                "response": response_fields(exchange.response),
+                "client_timing": exchange.client_timing,
+            }
+            for client, exchange in enumerate(exchanges)
+        ],
     }
 
 

@@ -199,13 +199,14 @@ def timed_stream(
     client: httpx.Client, url: str, body: dict[str, Any], assemble: Assemble
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """POST a streamed body to ``url``; the response ``assemble`` joins from its events (each with its arrival, in s
-    after the request was sent) and the client's timing of it, with the request's wall time."""
-    start = time.perf_counter()
+    after the request was sent) and the client's timing of it, with the request's wall time and when it was sent."""
+    sent_at, start = time.time(), time.perf_counter()
     with client.stream("POST", url, json=body) as stream:
         check_response(stream, url)
         timed = ((time.perf_counter() - start, event) for event in sse_events(stream.iter_lines()))
         response, timing = assemble(timed)
     timing["request_wall_s"] = time.perf_counter() - start
+    timing["sent_at_unix_s"] = sent_at  # when it was sent (clients of one load point are placed side by side by it)
     return response, timing
 
 

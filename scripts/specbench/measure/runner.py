@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import json
 import os
 import time
@@ -27,6 +28,7 @@ from specbench.core.config.backends import WATCH_NVML, backend_of, check_drivabl
 from specbench.core.config.builds import LLAMA_CPP
 from specbench.core.config.chat_template import describe, unknown_builtin
 from specbench.core.plan.cells import Cell
+from specbench.core.plan.server import load_args
 from specbench.measure.cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
 from specbench.measure.client import ReasoningNotOff, RequestRefused
 from specbench.measure.condition_setup import Setup
@@ -34,6 +36,7 @@ from specbench.measure.endpoint import local_pids
 from specbench.measure.metrics_scrape import scrape
 from specbench.measure.server_process import RunningServer, ServerError, check_identity
 from specbench.measure.serving import ask, request_failure, server_record, serving
+from specbench.measure.together import ask_together
 
 
 class CellError(RuntimeError):
@@ -100,7 +103,12 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                     started_at, c0 = _now(), time.perf_counter()
                     watch.sample_now("during", mark="request-start")
                     try:
-                        exchange = ask(setup, server, cell, served)
+                        if cell.concurrency is None:
+                            exchanges = [ask(setup, server, cell, served)]
+                        else:  # a load point: the cell's request from N clients at once
+                            exchanges = ask_together(
+                                functools.partial(ask, setup, server, cell, served), cell.concurrency
+                            )
                     except RequestRefused as error:
                         raise CellError(f"cell {cell.label}: {error}; read {setup.server_log}") from error
                     except ReasoningNotOff as error:
@@ -114,7 +122,8 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                     results.append(
                         {
                             "cell": cell,
-                            "exchange": exchange,
+                            "exchange": exchanges[0],
+                            "together": exchanges if cell.concurrency is not None else None,
                             "position": position,
                             "wall_s": wall_s,
                             "ready_s": ready_s if position == 1 else 0.0,
@@ -197,8 +206,14 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
         devices = assigned_devices(gpu, os.environ, setup.build_manifest.get("cuda_architectures"), backend == "cuda")
     except (DeviceError, ValueError) as error:
         raise CellError(f"cell {cells[0].label}: {error}") from error
+    clients = cells[0].concurrency  # a job's cells share their load (a load run has no warm condition)
+    try:
+        served_args = setup.server_args if clients is None else load_args(setup.engine, setup.server_args, clients)
+    except ValueError as error:
+        raise CellError(f"cell {cells[0].label}: {error}") from error
     setup = replace(
         setup,
+        server_args=list(served_args),
         watched_devices=tuple(str(d["uuid"]) for d in devices) or None,
         gpu_watch=watch_of(backend, gpu.get("nvml") == "ok"),
     )

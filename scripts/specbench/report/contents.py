@@ -28,6 +28,7 @@ from specbench.report.sections.context import (
 )
 from specbench.report.sections.headline import headline_section
 from specbench.report.sections.inside_requests import latency_section, positions_section
+from specbench.report.sections.load_section import load_sections
 from specbench.report.sections.machines import MachineView, machines_sections
 from specbench.report.sections.measurements import (
     acceptance_section,
@@ -117,6 +118,7 @@ def build_report(
         *prediction_sections(facts),
         *speed_sections(summary, baseline),
         *prompt_sections(tables, baseline),
+        *load_sections(tables.get("load"), baseline),
         *sweep_sections(summary, tables["acceptance"], sweeps or {}),
         Section("figures", "Figures", figures=figures, markdown=any(f.file for f in figures)),
         acceptance_section(tables["acceptance"], baseline),

@@ -90,7 +90,9 @@ class Plan:
         # The first build's tree converts the models and its llama-quantize quantizes them (every build serves them)
         self.llama_src_dir = f"{self.builds[0].root}/src"
         self.llama_bin_dir = f"{self.builds[0].root}/bin"
+        # A cell file's pattern and its stem (its logs' and benchmark's): every coordinate's path segment
         self.cell_pattern = plan_cells.cell_pattern(config)
+        self.cell_stem = plan_cells.cell_pattern(config, suffix="")
         # Each condition's models folder (the target's name and hash, with the draft's for a condition that loads one)
         self.models_folders = plan_cells.models_folders(config)
         # The explanations' patterns: a compared (temperature-0) cell, its explanation, and its reference (the
@@ -98,7 +100,8 @@ class Plan:
         greedy = {"temperature": explanations.EXPLAINED_TEMPERATURE}
         baseline = {**greedy, "condition": config["baseline"], "models": self.models_folders[config["baseline"]]}
         self.greedy_cell_pattern = LAYOUT.partial(self.cell_pattern, greedy)
-        self.explanation_pattern = explanations.explanation_pattern(self.builds_declared)
+        self.load_declared = plan_cells.load_declared(config)
+        self.explanation_pattern = explanations.explanation_pattern(self.builds_declared, self.load_declared)
         self.reference_pattern = LAYOUT.partial(self.cell_pattern, baseline)
         self.first_reference_pattern = LAYOUT.partial(self.cell_pattern, {**baseline, "repeat": 1})
         self.repeats = plan_cells.repeats(config)
@@ -128,6 +131,20 @@ class Plan:
         }
         self.workflow_commit = workflow_commit(base)
         self.config_sha256 = files.sha256_text(json.dumps(config, sort_keys=True))
+        self._check_load()
+
+    def _check_load(self) -> None:
+        """Stop before any work where a llama-server condition's argv cannot serve the largest load point (its set
+        batch too small for N drafts at once)."""
+        if not self.load_declared or not any(b.engine == config_builds.LLAMA_CPP for b in self.build_of_label.values()):
+            return
+        most = max(self.config["load"]["concurrency"])
+        for condition in self.cell_conditions:
+            args = plan_server.server_args(self.config, condition, self.base)
+            try:
+                plan_server.load_args(config_builds.LLAMA_CPP, args, most)
+            except ValueError as error:
+                raise WorkflowError(f"config error at 'load.concurrency': condition '{condition}': {error}") from None
 
     def check_files(self) -> None:
         """Load the claims and predictions files once (a bad one stops the run); note cell files of an old layout."""
@@ -140,17 +157,6 @@ class Plan:
         note = old_layout.old_layout_note(old_layout.old_layout_files(self.cells), self.cells)
         if note:
             print(note, file=sys.stderr)
-
-    def check_literals(self, where: str, written: dict[str, tuple[str, str]]) -> None:
-        """Stop where a rule file's written-out path pattern (by its name there: the pattern as written, the one the
-        package plans) is not the planned one: a coordinate added to core.plan.coordinates names each to rewrite."""
-        wrong = [
-            f"{name} = {text} (planned: {planned})" for name, (text, planned) in written.items() if text != planned
-        ]
-        if wrong:
-            raise WorkflowError(
-                f"{where}: written-out path patterns that are not the planned ones: " + "; ".join(wrong)
-            )
 
     # --- every rule file
 

@@ -4,6 +4,7 @@ models a condition needs, and each task's prompts and the source archive (prompt
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from specbench.core.config.backends import backend_options_in
@@ -27,6 +28,7 @@ KNOWN_SPEC_TYPES = frozenset(
         "ngram-cache",
     }
 )
+LOAD_SEGMENT = re.compile(r"c[0-9]+")  # a cell path's concurrency component (core.plan.coordinates)
 # Flags the pipeline sets itself; a config that sets them would bind elsewhere or clash.
 RESERVED_SERVER_FLAGS = frozenset({"--host", "--port", "-m", "--model", "--log-file", "--api-key"})
 
@@ -58,11 +60,16 @@ def check_config(config: dict, base: Path) -> None:
         if flag in RESERVED_SERVER_FLAGS:
             raise ConfigError("server.args", f"'{flag}' is set by the pipeline (it binds 127.0.0.1 on a free port)")
     for name, condition in conditions.items():
+        if LOAD_SEGMENT.fullmatch(name):
+            raise ConfigError(
+                f"conditions.{name}", "a condition's name cannot be c<number>: a cell path would read it as a load"
+            )
         _check_condition(name, condition, config)
     for name, task in config["tasks"].items():
         check_task(name, task, base, config)
     check_local_archive(config, base)
     _check_machines(config, base)
+    _check_load(config)
     _check_resources(config)
     for role in ("target", "draft"):
         source = model_source(config, role)
@@ -87,6 +94,28 @@ def check_config(config: dict, base: Path) -> None:
             "models.target.require_mtp is false, so the target is not checked for one (a model without "
             "one cannot run it): set require_mtp: true for a target that has the layer, or leave "
             f"{needs_mtp} out of select.conditions",
+        )
+
+
+def _check_load(config: dict) -> None:
+    """A load dimension holds the one-request point (the study's tables and the identity control are measured there)
+    and runs only fresh-server conditions (a warm server answers its cells one after another)."""
+    levels = list(config["load"]["concurrency"])
+    if levels == [1]:
+        return
+    if 1 not in levels:
+        raise ConfigError(
+            "load.concurrency",
+            f"{levels} must include 1: the study's tables, the multiplier at each load and the token identity "
+            "under load are measured against the one-request cells",
+        )
+    selected = config["select"].get("conditions") or list(config["conditions"])
+    warm = [name for name in selected if config["conditions"][name]["server"] == "warm"]
+    if warm:
+        raise ConfigError(
+            "load.concurrency",
+            f"{levels} with warm condition(s) {warm}: a load point starts a fresh server for its N requests; "
+            "leave them out with select.conditions",
         )
 
 

@@ -5,7 +5,9 @@ draft for a condition that loads one), after the machine (and build), so another
 A task holds one prompt (its ``prompt`` template: the study's case) or a prompt set (``prompts``: each prompt its own
 cell coordinate). In paths and wildcards the two are one component, the prompt key: the task's name for its one
 prompt, ``<task>.<prompt>`` for a member of a set ('.' is in no name). A run that names ``builds`` has a build
-component after the machine's; one that does not has none (build '', no such component)."""
+component after the machine's; one that does not has none (build '', no such component). A run with a load
+dimension (``load.concurrency`` other than [1]) has a ``c<N>`` component after the condition's, every cell of it
+(concurrency None, no such component, in a run without)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from specbench.core.config.builds import ONE_BUILD, build_conditions, build_labe
 from specbench.core.plan.coordinates import (
     DEFAULT_MACHINE,
     LAYOUT,
+    NO_LOAD,
     NO_MODELS,
     ONE_PROMPT,
     format_temperature,
@@ -28,10 +31,10 @@ from specbench.core.plan.model_identity import models_folder
 CELLS_DIR = "results/cells"
 
 
-def folders(builds: bool) -> list[str]:
+def folders(builds: bool, load: bool = False) -> list[str]:
     """The optional coordinates a planned cell's path names: its models folder, after its build's in a run with
-    builds."""
-    return ["build", "models"] if builds else ["models"]
+    builds; its concurrency in a run with a load dimension."""
+    return [*(["build"] if builds else []), "models", *(["concurrency"] if load else [])]
 
 
 CELL_PATTERN = LAYOUT.pattern(CELLS_DIR, present=folders(builds=False))
@@ -53,6 +56,7 @@ class Cell:
     prompt: str = ONE_PROMPT
     build: str = ONE_BUILD
     models: str = NO_MODELS
+    concurrency: int | None = NO_LOAD
 
     @property
     def key(self) -> str:
@@ -73,7 +77,8 @@ class Cell:
     def label(self) -> str:
         """Short human name, e.g. ``file-rewrite/ngram-mod/t0.0/r2`` (``a100:file-rewrite/...`` on a named machine,
         ``b11434:file-rewrite/...`` of a named build)."""
-        name = f"{self.key}/{self.condition}/t{format_temperature(self.temperature)}/r{self.repeat}"
+        load = f"/c{self.concurrency}" if self.concurrency is not NO_LOAD else ""
+        name = f"{self.key}/{self.condition}{load}/t{format_temperature(self.temperature)}/r{self.repeat}"
         where = [p for p in (self.machine if self.machine != DEFAULT_MACHINE else "", self.build) if p]
         return ":".join([*where, name])
 
@@ -96,9 +101,21 @@ class Cell:
         return cls(**values)
 
 
-def cell_pattern(config: dict) -> str:
-    """The cell file pattern of a run: with a build component when the config names builds."""
-    return BUILD_CELL_PATTERN if declared(config) else CELL_PATTERN
+def cell_pattern(config: dict, root: str = CELLS_DIR, suffix: str = ".json") -> str:
+    """The cell file pattern of a run (below ``root``): with a build component when the config names builds, a
+    concurrency component when it has a load dimension."""
+    return LAYOUT.pattern(root, folders(declared(config), load_declared(config)), suffix)
+
+
+def concurrencies(config: dict) -> list[int | None]:
+    """The concurrency coordinates of a validated config: ``load.concurrency`` in order, or [None] for a run without
+    a load dimension (the default [1]: one request at a time, today's paths)."""
+    return list(config["load"]["concurrency"]) if load_declared(config) else [NO_LOAD]
+
+
+def load_declared(config: dict) -> bool:
+    """Whether the config has a load dimension: ``load.concurrency`` anything but [1]."""
+    return list((config.get("load") or {}).get("concurrency") or [1]) != [1]
 
 
 def machine_labels(config: dict) -> list[str]:
@@ -162,21 +179,23 @@ def selected_cells(config: dict) -> list[Cell]:
     conditions = selected_conditions(config)
     folders = models_folders(config)
     return [
-        Cell(task, condition, float(temperature), repeat, machine, prompt, build.label, folders[condition])
+        Cell(task, condition, float(temperature), repeat, machine, prompt, build.label, folders[condition], n)
         for machine in machine_labels(config)
         for build in builds(config)
         for task in selected_tasks(config)
         for prompt in task_prompts(config, task)
         for condition in build_conditions(build, conditions)
+        for n in concurrencies(config)
         for temperature in config["temperatures"]
         for repeat in repeats(config)
     ]
 
 
 def run_order(cells: list[Cell], tasks: list[str], conditions: list[str]) -> list[Cell]:
-    """The order cells should run in: per task and temperature, repeat by repeat, prompt by prompt, every condition
-    in turn, so that drift of a noisy machine is spread over the conditions instead of turning a block of runs into
-    a multiplier (machines and builds side by side: each one's cells keep this order among themselves)."""
+    """The order cells should run in: per task and temperature, repeat by repeat, prompt by prompt, load by load,
+    every condition in turn, so that drift of a noisy machine is spread over the conditions instead of turning a
+    block of runs into a multiplier (machines and builds side by side: each one's cells keep this order among
+    themselves)."""
     prompts = _prompt_order(cells)
     return sorted(
         cells,
@@ -185,6 +204,7 @@ def run_order(cells: list[Cell], tasks: list[str], conditions: list[str]) -> lis
             c.temperature,
             c.repeat,
             prompts[c.task, c.prompt],
+            c.concurrency or 1,
             conditions.index(c.condition),
             c.machine,
             c.build,
@@ -245,6 +265,7 @@ def wildcard_constraints(config: dict) -> dict[str, str]:
             "models": sorted(set(models_folders(config).values())),
             "prompt": prompt_keys(config),
             "condition": list(config["conditions"]),
+            **({"concurrency": concurrencies(config)} if load_declared(config) else {}),
             "temperature": config["temperatures"],
             "repeat": repeats(config),
         }

@@ -20,6 +20,7 @@ ONE_PROMPT = ""  # the prompt coordinate of a task without a prompt set
 # A cell without a models folder: the layout of working directories from before it (and of imported cells, whose
 # records name their models)
 NO_MODELS = ""
+NO_LOAD = None  # the concurrency coordinate of a run without a load dimension
 KEY_SEPARATOR = "."
 REQUIRED = object()  # the default of a coordinate every cell sets
 
@@ -49,8 +50,9 @@ class Coordinate:
     (from the path's text), ``text`` its path text; ``segment`` its path component (the wildcard ``{<wildcard>}``
     inside, '' where another's segment carries it); ``crossed``: the config crosses it with the others (one value
     per cell), else a run fixes it per folder (the machine, the build, the models); ``optional``: its segment is left
-    out where the value is the default (a run without builds, a path without a models folder); ``recorded``: the
-    cell record names it (the models folder is the path's alone: the record names the models themselves)."""
+    out where the value is the default (a run without builds, a path without a models folder, a run without a load
+    dimension); ``recorded``: the cell record names it (the models folder is the path's alone: the record names the
+    models themselves); ``regex``: what its wildcard's text may be when a path is parsed."""
 
     name: str
     parse: Callable[[str], Any]
@@ -60,6 +62,7 @@ class Coordinate:
     optional: bool = False
     recorded: bool = True
     text: Callable[[Any], str] = str
+    regex: str = "[^/]+"
 
     @property
     def wildcard(self) -> str | None:
@@ -75,6 +78,9 @@ COORDINATES: tuple[Coordinate, ...] = (
     Coordinate("task", str, REQUIRED, "{prompt}", crossed=True),
     Coordinate("prompt", str, ONE_PROMPT, "", crossed=True),
     Coordinate("condition", str, REQUIRED, "{condition}", crossed=True),
+    # how many requests the server answers at once (config load.concurrency); None: a run without a load dimension,
+    # one request at a time and no such path component (the study's layout)
+    Coordinate("concurrency", int, NO_LOAD, "c{concurrency}", crossed=True, optional=True, regex="[0-9]+"),
     Coordinate("temperature", float, REQUIRED, "t{temperature}", crossed=True, text=format_temperature),
     Coordinate("repeat", int, REQUIRED, "r{repeat}", crossed=True),
 )
@@ -122,8 +128,13 @@ class Layout:
         return pattern.format(**texts)
 
     def crossed_path(self, values: Mapping[str, Any], suffix: str = ".json") -> str:
-        """A cell's path below its folder (what the crossed coordinates name): ``<prompt>/<condition>/t<t>/r<r>``."""
-        parts = [c.segment for c in self.coordinates if c.crossed and c.segment]
+        """A cell's path below its folder (what the crossed coordinates name): ``<prompt>/<condition>/t<t>/r<r>``
+        (with ``c<N>`` after the condition in a run with a load dimension)."""
+        parts = [
+            c.segment
+            for c in self.coordinates
+            if c.crossed and c.segment and not (c.optional and values.get(c.name, c.default) == c.default)
+        ]
         return f"{'/'.join(parts)}{suffix}".format(**self.wildcard_values(values))
 
     def parse(self, root: str, path: str, suffix: str = ".json") -> dict[str, Any] | None:
@@ -133,10 +144,19 @@ class Layout:
         # more component than the plainest has a models folder, not a build's)
         for size in range(len(optional), -1, -1):
             for present in reversed(list(itertools.combinations(optional, size))):
-                found = _regex(self.pattern(root, present, suffix)).fullmatch(path)
+                found = self._regex(self.pattern(root, present, suffix)).fullmatch(path)
                 if found:
                     return self.from_wildcards(found.groupdict())
         return None
+
+    def _regex(self, pattern: str) -> re.Pattern[str]:
+        """``pattern`` as a regex: each wildcard a named group of its coordinate's ``regex``."""
+
+        def group(found: re.Match[str]) -> str:
+            coordinate = self._by_wildcard.get(found.group(1))
+            return f"(?P<{found.group(1)}>{coordinate.regex if coordinate else '[^/]+'})"
+
+        return re.compile(re.sub(r"\\\{(\w+)\\\}", group, re.escape(pattern)))
 
     def from_wildcards(self, texts: Mapping[str, str]) -> dict[str, Any]:
         """A cell's values from its wildcards' texts by name (each optional coordinate without one at its default;
@@ -175,10 +195,6 @@ class Layout:
             for c in self.coordinates
             if c.recorded
         }
-
-
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(pattern)))
 
 
 LAYOUT = Layout()

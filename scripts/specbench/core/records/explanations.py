@@ -70,6 +70,8 @@ def explanation_path(cell: Cell) -> str:
     return LAYOUT.fill(EXPLANATIONS_DIR, {**cell.values, "temperature": EXPLAINED_TEMPERATURE})
 
 
-def explanation_pattern(builds: bool) -> str:
-    """The explanation records' path pattern (with a build component in a run with builds)."""
-    return LAYOUT.partial(LAYOUT.pattern(EXPLANATIONS_DIR, folders(builds)), {"temperature": EXPLAINED_TEMPERATURE})
+def explanation_pattern(builds: bool, load: bool = False) -> str:
+    """The explanation records' path pattern (with a build component in a run with builds, a concurrency component
+    in a run with a load dimension)."""
+    pattern = LAYOUT.pattern(EXPLANATIONS_DIR, folders(builds, load))
+    return LAYOUT.partial(pattern, {"temperature": EXPLAINED_TEMPERATURE})

@@ -35,10 +35,10 @@ class Part:
     build: str
     machine: str
     tables: Mapping[str, pd.DataFrame]
-    cells: Mapping[str, str]
+    cells: Mapping[str, str | bool]
 
 
-def select(cells: pd.DataFrame, where: Mapping[str, str]) -> pd.DataFrame:
+def select(cells: pd.DataFrame, where: Mapping[str, str | bool]) -> pd.DataFrame:
     """The rows of ``cells`` whose columns hold ``where``'s values, in order, indexed from 0."""
     mask = pd.Series(True, index=cells.index)
     for column, value in where.items():

@@ -1,0 +1,31 @@
+"""A load point's requests: the cell's one request sent by N clients at once (a barrier releases them together), each
+on its own connection, each answer kept whole; the first failure, in client order, is raised after all have ended."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def ask_together(ask: Callable[[], T], clients: int) -> list[T]:
+    """``ask()`` from ``clients`` threads released together; their answers in client order. Every client runs to its
+    end before an error of one is raised (a server that dies fails them all; a half-finished point is not kept)."""
+    if clients < 1:
+        raise ValueError(f"a load point has at least one client, not {clients}")
+    start = threading.Barrier(clients)
+
+    def client() -> T:
+        start.wait()
+        return ask()
+
+    with ThreadPoolExecutor(max_workers=clients, thread_name_prefix="client") as pool:
+        futures = [pool.submit(client) for _ in range(clients)]
+        outcomes = [(f.result() if f.exception() is None else f.exception()) for f in futures]
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return outcomes  # type: ignore[return-value]

@@ -1,0 +1,49 @@
+"""A load point's clients (measure.together): released together, answers in client order, a failure raised only
+after every client has ended."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from specbench.measure.together import ask_together
+
+
+def test_every_client_is_in_flight_at_once() -> None:
+    lock, inside, most, order = threading.Lock(), [0], [0], iter(range(100))
+
+    def ask() -> int:
+        with lock:
+            number = next(order)
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.05)
+        with lock:
+            inside[0] -= 1
+        return number
+
+    answers = ask_together(ask, 4)
+    assert most[0] == 4 and sorted(answers) == [0, 1, 2, 3]
+
+
+def test_a_failed_client_is_raised_after_the_others_have_ended() -> None:
+    ended = []
+
+    def ask() -> str:
+        name = threading.current_thread().name
+        if name.endswith("_0"):
+            raise ConnectionError("the server died")
+        time.sleep(0.05)
+        ended.append(name)
+        return name
+
+    with pytest.raises(ConnectionError, match="the server died"):
+        ask_together(ask, 3)
+    assert len(ended) == 2
+
+
+def test_a_point_has_at_least_one_client() -> None:
+    with pytest.raises(ValueError, match="at least one client"):
+        ask_together(lambda: None, 0)
