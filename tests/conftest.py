@@ -24,6 +24,7 @@ LONGEST_FIRST = [
     "test_slurm.py",
     "test_builds.py",
     "test_warm_scope.py",
+    "test_load.py",
     "test_two_models.py",
     "test_smollm2.py",  # alone, at the end: the other worker is done or nearly
     "test_divergence_run.py",  # alone

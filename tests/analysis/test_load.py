@@ -46,11 +46,13 @@ def test_each_point_is_divided_by_the_baseline_at_the_same_load(
         base = np.mean([np.mean(r) for r in speeds["off", row.concurrency]])
         assert math.isclose(row.per_user_tokens_per_s, per_user) and math.isclose(row.speedup, per_user / base)
         assert row.speedup_ci_low <= row.speedup * (1 + 1e-9) and row.speedup <= row.speedup_ci_high * (1 + 1e-9)
-        assert row.requests == repeats * row.concurrency and math.isclose(row.acceptance_rate, 0.7)
+        assert row.requests == repeats * row.concurrency
         if row.condition == "off":
+            assert pd.isna(row.acceptance_rate) and row.tokens_per_step == 1.0
             assert row.against_one == BASELINE_WORD and pd.isna(row.n_star)
             continue
         assert row.against_one == against_one(row.speedup_ci_low, row.speedup_ci_high)
+        assert math.isclose(row.acceptance_rate, 0.7) and math.isclose(row.tokens_per_step, 48 / 41)
     mtp = table[table.condition == "mtp"]
     below = sorted(mtp[mtp.against_one == BELOW].concurrency)
     assert all((pd.isna(n) and not below) or n == below[0] for n in mtp.n_star)
@@ -142,6 +144,7 @@ def test_a_points_requests_are_placed_on_one_clock() -> None:
     assert columns["load_first_token_s"] == pytest.approx([0.1, 0.25])
     assert columns["load_last_token_s"] == pytest.approx([0.4, 0.45])
     assert columns["load_slot"] == [0, 1] and columns["load_draft_n_accepted"] == [3, 3]
+    assert columns["load_itl_median_ms"] == pytest.approx([100.0, 100.0])
     start, end = 0.25, 0.4  # request 1's first token, request 0's last
     assert math.isclose(columns["load_window_s"], end - start, abs_tol=1e-9)
     # inside (0.25, 0.4]: request 0's 0.3 and 0.4, request 1's 0.35
@@ -151,3 +154,34 @@ def test_a_points_requests_are_placed_on_one_clock() -> None:
 
 def test_against_one_reads_the_interval_the_studys_way() -> None:
     assert against_one(1.1, 1.3) == ABOVE and against_one(0.5, 0.9) == BELOW and against_one(0.9, 1.1) == NOT_SEPARATED
+
+
+def test_the_multiplier_splits_into_tokens_per_step_over_the_step_time_ratio() -> None:
+    """Requests of equal speed within each point: the multiplier is exactly tokens per step over the step-time
+    ratio; from N = 1 to 2 the MTP step costs twice as much while acceptance holds, so the fall is the cost's."""
+    speeds = {("off", 1): [[100.0]] * 3, ("mtp", 1): [[200.0]] * 3, ("off", 2): [[80.0] * 2] * 3}
+    speeds |= {("mtp", 2): [[80.0 * 200.0 / 100.0 / 2] * 2] * 3}
+    table = load_table(point_rows(speeds), "off").set_index(["condition", "concurrency"])
+    for key in speeds:
+        row = table.loc[key]
+        assert math.isclose(row.speedup, row.tokens_per_step / row.step_time_ratio)
+    assert table.loc[("off", 1), "tokens_per_step"] == 1.0
+    assert math.isclose(table.loc[("mtp", 1), "tokens_per_step"], 48 / 41)  # point_rows: 7 of 48 accepted
+    assert table.loc[("mtp", 2), "moved_by"] == "verification cost" and table.loc[("mtp", 1), "moved_by"] == ""
+    assert table.loc[("off", 2), "moved_by"] == ""
+
+
+def test_moved_by_names_the_larger_change() -> None:
+    from specbench.analysis.load import moved_by
+
+    assert moved_by(0.5, 1.1) == "acceptance" and moved_by(0.9, 2.0) == "verification cost"
+    assert moved_by(math.nan, 1.0) == ""
+
+
+def test_each_point_has_its_latency_and_its_acceptance_per_slot() -> None:
+    speeds = {("off", 2): [[100.0, 100.0]] * 2, ("mtp", 2): [[150.0, 150.0]] * 2}
+    table = load_table(point_rows(speeds), "off").set_index("condition")
+    assert table.loc["mtp", "ttft_median_ms"] == pytest.approx(50.0)
+    assert (table.loc["mtp", "itl_median_ms"], table.loc["mtp", "itl_p90_ms"]) == (10.0, 12.0)
+    assert [list(pair) for pair in table.loc["mtp", "acceptance_by_slot"]] == [[0.0, 0.7], [1.0, 0.7]]
+    assert list(table.loc["off", "acceptance_by_slot"]) == []  # off drafts nothing

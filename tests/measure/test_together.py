@@ -3,6 +3,7 @@ after every client has ended."""
 
 from __future__ import annotations
 
+import _thread
 import threading
 import time
 
@@ -47,3 +48,22 @@ def test_a_failed_client_is_raised_after_the_others_have_ended() -> None:
 def test_a_point_has_at_least_one_client() -> None:
     with pytest.raises(ValueError, match="at least one client"):
         ask_together(lambda: None, 0)
+
+
+def test_an_interruption_is_raised_without_waiting_for_the_clients() -> None:
+    """Ctrl-C (or the guard's Interrupted) while the clients stream: raised at once, so the runner stops the server
+    (which ends their streams) instead of waiting for every generation to finish."""
+    released = threading.Event()
+
+    def ask() -> None:
+        released.wait(timeout=30)
+
+    def interrupt() -> None:
+        time.sleep(0.2)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt).start()
+    with pytest.raises(KeyboardInterrupt):
+        ask_together(ask, 2)
+    assert not released.is_set()  # the clients were still streaming when it returned
+    released.set()

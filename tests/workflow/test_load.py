@@ -127,3 +127,8 @@ def test_the_load_table_and_report_show_each_point_against_off_at_the_same_load(
     assert set(summary.runs) == {len(REPEATS)}
     report = (run["work"] / "results/report.md").read_text()
     assert "Under load: requests at once" in report and "N*" in report
+    figures = read_json(run["work"] / "results/figures/index.json")["figures"]
+    assert sum(f["caption"].startswith("Under load") for f in figures) == 2
+    # the split: off's steps yield one token each; MTP's more than one, its accepted drafts with it
+    assert (table[table.condition == "off"].tokens_per_step == 1.0).all()
+    assert (table[table.condition == "mtp"].tokens_per_step > 1.0).all()

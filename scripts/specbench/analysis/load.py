@@ -2,8 +2,14 @@
 N (per-user tokens/s: the mean of a point's requests' server-reported speeds, one value per repeat; the interval and
 verdict of analysis.speed), the aggregate tokens/s while all N requests were in flight, acceptance over every
 request, token identity at temperature 0 of every request against the one-request baseline control (same task,
-prompt and repeat, N = 1), and **N\\***: the first N whose interval lies below 1.0x (where it straddles 1.0x the
-point is "not separated", the study's own rule; N\\* is then not reached there)."""
+prompt and repeat, N = 1), and N*: the first N whose interval lies below 1.0x (where it straddles 1.0x the
+point is "not separated", the study's own rule; N* is then not reached there).
+
+The multiplier split in two: tokens per verification step (a step yields its accepted drafts and one token of its own:
+predicted / (predicted - accepted), 1 without speculation) and the step-time ratio (decode time per step over the
+baseline's at the same N); the multiplier is about their quotient. Against the condition's own lowest N, ``moved_by``
+names the factor whose change moved the multiplier most: ``acceptance`` (tokens per step) or ``verification cost``
+(the step-time ratio)."""
 
 from __future__ import annotations
 
@@ -35,7 +41,14 @@ LOAD_COLUMNS = [
     "n_star",
     "aggregate_tokens_per_s",
     "all_in_flight",
+    "ttft_median_ms",
+    "itl_median_ms",
+    "itl_p90_ms",
+    "acceptance_by_slot",
     "acceptance_rate",
+    "tokens_per_step",
+    "step_time_ratio",
+    "moved_by",
     "requests_compared",
     "requests_identical",
     "cells",
@@ -65,7 +78,78 @@ def load_table(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     ]
     speeds["n_star"] = pd.array(n_stars(speeds), dtype="Int64")
     out = speeds.merge(_per_point(points, cells, baseline), on=LOAD_GROUP, how="left")
+    out = _split(out, baseline)
     return out[LOAD_COLUMNS].sort_values(LOAD_GROUP, kind="stable").reset_index(drop=True)
+
+
+def _pooled(lists: pd.Series) -> list[float]:
+    """Every request's value of a point's list column, missing ones left out."""
+    return [float(v) for values in lists for v in values if v is not None and not pd.isna(v)]
+
+
+def _latency(group: pd.DataFrame) -> dict[str, float]:
+    """A point's time to first token (from each request's send) and inter-token latency, the median over its
+    requests (of each request's own median and 90th percentile for the latter), in ms."""
+    ttft = [
+        (first - sent) * 1000.0
+        for sents, firsts in zip(group.load_sent_s, group.load_first_token_s, strict=True)
+        for sent, first in zip(sents, firsts, strict=True)
+        if first is not None and not pd.isna(first)
+    ]
+    return {
+        "ttft_median_ms": _median(ttft),
+        "itl_median_ms": _median(_pooled(group.load_itl_median_ms)),
+        "itl_p90_ms": _median(_pooled(group.load_itl_p90_ms)),
+    }
+
+
+def _median(values: list[float]) -> float:
+    return float(np.median(values)) if values else math.nan
+
+
+def _by_slot(group: pd.DataFrame) -> list[list[float]]:
+    """[slot, acceptance rate] for each slot the point's requests reported, drafting ones only (a slot bug shows as
+    one slot's rate apart from the others')."""
+    drafted: dict[int, list[int]] = {}
+    for slots, ns, accepted in zip(group.load_slot, group.load_draft_n, group.load_draft_n_accepted, strict=True):
+        for slot, n, a in zip(slots, ns, accepted, strict=True):
+            if slot is not None and not pd.isna(slot) and n:
+                totals = drafted.setdefault(int(slot), [0, 0])
+                totals[0], totals[1] = totals[0] + int(n), totals[1] + int(a)
+    return [[float(slot), a / n] for slot, (n, a) in sorted(drafted.items())]
+
+
+def _split(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """The step-time ratio against the baseline at the same N, and which factor moved each multiplier from the
+    condition's lowest N (none at that N, or for the baseline)."""
+    keys = [c for c in LOAD_GROUP if c != "condition"]
+    base = table[table.condition == baseline][[*keys, "step_ms"]].rename(columns={"step_ms": "baseline_step_ms"})
+    out = table.merge(base, on=keys, how="left")
+    out["step_time_ratio"] = out.step_ms / out.baseline_step_ms
+    first = out.sort_values(LOAD).groupby(GROUP, sort=False).head(1)
+    first = first[[*GROUP, "tokens_per_step", "step_time_ratio", LOAD]].rename(
+        columns={
+            "tokens_per_step": "first_tokens_per_step",
+            "step_time_ratio": "first_step_time_ratio",
+            LOAD: "first_n",
+        }
+    )
+    out = out.merge(first, on=GROUP, how="left")
+    out["moved_by"] = [
+        moved_by(row.tokens_per_step / row.first_tokens_per_step, row.step_time_ratio / row.first_step_time_ratio)
+        if row.condition != baseline and row.concurrency != row.first_n
+        else ""
+        for row in out.itertuples(index=False)
+    ]
+    return out
+
+
+def moved_by(acceptance_change: float, cost_change: float) -> str:
+    """Which of the two factors moved the multiplier more (each a ratio to the lowest N; the multiplier changes by
+    about acceptance_change / cost_change): the one whose log is the larger in size; '' where either is unknown."""
+    if not (acceptance_change > 0 and cost_change > 0):
+        return ""
+    return "acceptance" if abs(math.log(acceptance_change)) >= abs(math.log(cost_change)) else "verification cost"
 
 
 def against_one(low: float, high: float) -> str:
@@ -76,7 +160,7 @@ def against_one(low: float, high: float) -> str:
 
 
 def n_stars(speeds: pd.DataFrame) -> list[int | None]:
-    """Per row, its task's, condition's and temperature's N\\*: the smallest N whose interval lies below 1.0x (None
+    """Per row, its task's, condition's and temperature's N*: the smallest N whose interval lies below 1.0x (None
     where none does)."""
     below = speeds[speeds.against_one == BELOW].groupby(GROUP)[LOAD].min()
     return [below.get(tuple(key)) for key in speeds[GROUP].itertuples(index=False)]
@@ -92,6 +176,9 @@ def _per_point(points: pd.DataFrame, cells: pd.DataFrame, baseline: str) -> pd.D
     }
     rows = []
     for key, group in points.groupby(LOAD_GROUP, sort=True):
+        predicted = sum(sum(v) for v in group.load_predicted_n)
+        steps = predicted - sum(sum(v) for v in group.load_draft_n_accepted)
+        decode_ms = sum(sum(v) for v in group.load_decode_ms)
         drafted = sum(sum(v) for v in group.load_draft_n)
         accepted = sum(sum(v) for v in group.load_draft_n_accepted)
         compared = identical = 0
@@ -105,10 +192,14 @@ def _per_point(points: pd.DataFrame, cells: pd.DataFrame, baseline: str) -> pd.D
         rows.append(
             {
                 **dict(zip(LOAD_GROUP, key, strict=True)),
+                **_latency(group),
+                "acceptance_by_slot": _by_slot(group),
                 "requests": int(sum(len(v) for v in group.load_tokens_per_s)),
                 "aggregate_tokens_per_s": group.load_aggregate_tokens_per_s.astype(float).mean(),
                 "all_in_flight": int(group.load_window_s.notna().sum()),
                 "acceptance_rate": accepted / drafted if drafted else math.nan,
+                "tokens_per_step": predicted / steps if steps > 0 else math.nan,
+                "step_ms": decode_ms / steps if steps > 0 else math.nan,
                 "requests_compared": compared,
                 "requests_identical": identical,
             }

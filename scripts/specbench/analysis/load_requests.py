@@ -9,18 +9,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from specbench.analysis.chunk_latency import expanded, token_arrivals
 from specbench.core.records.timings import record_timings
 
 LOAD_LIST_COLUMNS = (
     "load_tokens_per_s",
     "load_predicted_n",
+    "load_decode_ms",
     "load_draft_n",
     "load_draft_n_accepted",
     "load_slot",
     "load_sent_s",
     "load_first_token_s",
     "load_last_token_s",
+    "load_itl_median_ms",
+    "load_itl_p90_ms",
     "load_tokens",
 )
 
@@ -46,16 +51,23 @@ def load_columns(record: dict[str, Any]) -> dict[str, Any]:
     return {
         "load_tokens_per_s": [float(t["predicted_per_second"]) for t in timings],
         "load_predicted_n": [int(t["predicted_n"]) for t in timings],
+        "load_decode_ms": [float(t["predicted_ms"]) for t in timings],
         "load_draft_n": [int(t.get("draft_n") or 0) for t in timings],
         "load_draft_n_accepted": [int(t.get("draft_n_accepted") or 0) for t in timings],
         "load_slot": [r.get("slot") for r in requests],
         "load_sent_s": [s - origin for s in sent],
         "load_first_token_s": [a[0] if a else None for a in arrivals],
         "load_last_token_s": [a[-1] if a else None for a in arrivals],
+        **{f"load_itl_{name}_ms": [_itl(a, q) for a in arrivals] for name, q in (("median", 50), ("p90", 90))},
         "load_tokens": [list(r["response"].get("tokens") or []) for r in requests],
         "load_window_s": None if window is None else window[1] - window[0],
         "load_aggregate_tokens_per_s": aggregate_rate(arrivals, window),
     }
+
+
+def _itl(arrivals: Sequence[float], quantile: float) -> float | None:
+    """A request's inter-token latency quantile in ms (its tokens' arrivals in s), None under two tokens."""
+    return float(np.percentile(np.diff(arrivals), quantile) * 1000.0) if len(arrivals) > 1 else None
 
 
 def all_in_flight(arrivals: Sequence[Sequence[float]]) -> tuple[float, float] | None:

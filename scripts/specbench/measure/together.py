@@ -13,7 +13,9 @@ T = TypeVar("T")
 
 def ask_together(ask: Callable[[], T], clients: int) -> list[T]:
     """``ask()`` from ``clients`` threads released together; their answers in client order. Every client runs to its
-    end before an error of one is raised (a server that dies fails them all; a half-finished point is not kept)."""
+    end before an error of one is raised (a server that dies fails them all; a half-finished point is not kept). An
+    interruption of the waiting thread (Ctrl-C, a cancelled job) is raised at once, without waiting for the clients:
+    stopping the server then ends their streams."""
     if clients < 1:
         raise ValueError(f"a load point has at least one client, not {clients}")
     start = threading.Barrier(clients)
@@ -22,9 +24,13 @@ def ask_together(ask: Callable[[], T], clients: int) -> list[T]:
         start.wait()
         return ask()
 
-    with ThreadPoolExecutor(max_workers=clients, thread_name_prefix="client") as pool:
+    pool = ThreadPoolExecutor(max_workers=clients, thread_name_prefix="client")
+    try:
         futures = [pool.submit(client) for _ in range(clients)]
         outcomes = [(f.result() if f.exception() is None else f.exception()) for f in futures]
+    finally:
+        start.abort()  # a client not yet released (an interruption came first) is not left waiting
+        pool.shutdown(wait=False, cancel_futures=True)
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome

@@ -10,8 +10,10 @@ import pandas as pd
 
 from specbench.core.config.sweeps import sweeps_of
 from specbench.report.figures.acceptance_figure import acceptance_figure
+from specbench.report.figures.load_figure import load_multiplier_figure, load_pareto_figure
 from specbench.report.figures.multiplier_figure import multiplier_figure
 from specbench.report.figures.requests import arrivals_figure, positions_figure
+from specbench.report.figures.style import is_empty
 from specbench.report.figures.sweep_figure import sweep_figure
 from specbench.report.figures.thesis_figure import draw_thesis
 from specbench.report.figures.timeline_figure import timeline_figure
@@ -29,7 +31,8 @@ def report_figures(
     sweeps: Mapping[str, Mapping[str, Any]] | None = None,
     published: Mapping[str, Any] | None = None,
 ) -> list[tuple[str, bytes]]:
-    """The report's figures with their captions (``sweeps``: each swept condition's facts, a figure per sweep;
+    """The report's figures with their captions (``sweeps``: each swept condition's facts, a figure per sweep; two
+    load figures in a run with a load dimension;
     ``published``: the thesis figure of the study's published multipliers, analysis.thesis_published)."""
     cells = tables["cells"]
     swept = [
@@ -40,6 +43,22 @@ def report_figures(
         )
         for name, m in sweeps_of(sweeps or {}).items()
     ]
+    load = tables.get("load")
+    loaded = (
+        []
+        if is_empty(load)
+        else [
+            (
+                f"Under load: the multiplier vs {baseline} at the same load against the requests at once (N), with "
+                "its 95 % interval, the 1.0x line and N*",
+                load_multiplier_figure(load, baseline, tasks, conditions),
+            ),
+            (
+                "Under load: aggregate against per-user tokens/s, each point a load level (N)",
+                load_pareto_figure(load, baseline, tasks, conditions),
+            ),
+        ]
+    )
     return [
         (
             f"Multiplier vs {baseline} per task and condition (every repeat a point, the bar their mean, the whisker "
@@ -69,4 +88,5 @@ def report_figures(
             arrivals_figure(cells, baseline, tasks, conditions),
         ),
         *swept,
+        *loaded,
     ]

@@ -138,13 +138,19 @@ def is_empty(table: pd.DataFrame | None) -> bool:
 
 
 def new_figure(
-    size: tuple[float, float], title: str, panels: int, footnotes: list[str], handles: list, sharey: bool = True
+    size: tuple[float, float],
+    title: str,
+    panels: int,
+    footnotes: list[str],
+    handles: list,
+    sharey: bool = True,
+    rows: int = 1,
 ) -> tuple[Figure, Any]:
-    """A constrained-layout figure: the title, ``panels`` axes side by side, the legend to their right and the
-    footnotes (at most six lines) below them."""
+    """A constrained-layout figure: the title, ``panels`` axes side by side (in each of ``rows`` rows: the axes row
+    by row), the legend to their right and the footnotes (at most six lines) below them."""
     fig = Figure(figsize=size, dpi=DPI, layout="constrained")
     fig.suptitle(title, x=0.01, ha="left", fontsize=12, fontweight="bold")
-    axes = fig.subplots(1, panels, sharey=sharey, squeeze=False)[0]
+    axes = fig.subplots(rows, panels, sharey=sharey, squeeze=False).flatten()
     lines = [line for note in footnotes for line in textwrap.wrap(note, int(size[0] * 15.5))]
     if len(lines) > 6:
         lines = [*lines[:5], f"... and {len(lines) - 5} more footnote lines"]

@@ -1,6 +1,7 @@
 """The report's load section (a run with a load dimension, config ``load``): per task, condition, temperature and
 concurrency N, the multiplier against the baseline at the same N with its interval, where that interval lies
-against 1.0x and N*, aggregate and per-user tokens/s, acceptance and token identity under load."""
+against 1.0x and N*, aggregate and per-user tokens/s, acceptance, the multiplier's two factors and token identity
+under load."""
 
 from __future__ import annotations
 
@@ -40,7 +41,10 @@ def load_sections(load: pd.DataFrame | None, baseline: str) -> list[Section]:
                     f"'{baseline}' at the same N, with its 95 % interval; N* is the first N whose interval lies "
                     "below 1.0x (a straddling interval is not separated). Aggregate tok/s counts every request's "
                     "tokens while all N were in flight (ramp-up and tail left out); identical: temperature-0 requests "
-                    f"whose tokens equal the one-request '{baseline}' control's (same repeat)."
+                    f"whose tokens equal the one-request '{baseline}' control's (same repeat). The multiplier is about "
+                    "tokens per verification step (accepted drafts and one token of its own) over the step-time ratio "
+                    f"(decode time per step against '{baseline}''s at the same N); 'moved by' names the one whose "
+                    "change from the condition's lowest N moved the multiplier most."
                 )
             ],
             table=Table(
@@ -55,7 +59,14 @@ def load_sections(load: pd.DataFrame | None, baseline: str) -> list[Section]:
                     Column("N*", "n_star"),
                     Column("aggregate tok/s", "aggregate_tokens_per_s", digits(1)),
                     Column("all in flight", lambda r: f"{r['all_in_flight']}/{r['runs']}", text=True),
+                    Column("TTFT ms", "ttft_median_ms", digits(1)),
+                    Column(
+                        "ITL median / p90 ms", lambda r: f"{r['itl_median_ms']:.1f} / {r['itl_p90_ms']:.1f}", text=True
+                    ),
                     Column("acceptance", "acceptance_rate", percent),
+                    Column("tokens/step", "tokens_per_step", digits(2)),
+                    Column("step-time ratio", "step_time_ratio", digits(2)),
+                    Column("moved by (vs lowest N)", "moved_by", text=True),
                     Column(
                         "identical / compared",
                         lambda r: (
@@ -65,7 +76,14 @@ def load_sections(load: pd.DataFrame | None, baseline: str) -> list[Section]:
                     ),
                 ],
                 records(load),
-                folded=[Column("cells", "cells", joined, files=True, text=True)],
+                folded=[
+                    Column(
+                        "acceptance per slot",
+                        "acceptance_by_slot",
+                        lambda pairs: ", ".join(f"slot {int(s)}: {100 * r:.1f}%" for s, r in pairs),
+                    ),
+                    Column("cells", "cells", joined, files=True, text=True),
+                ],
             ),
         )
     ]
