@@ -12,12 +12,12 @@ from specbench.core.plan.cells import (
     Cell,
     condition_sequence,
     condition_sequence_files,
-    format_temperature,
     job_cells,
     run_order,
     selected_cells,
     wildcard_constraints,
 )
+from specbench.core.plan.coordinates import format_temperature
 from specbench.core.plan.model_identity import models_folder
 from support.config import STUDY_CONDITIONS
 from support.paths import REPO

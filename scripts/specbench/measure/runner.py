@@ -213,7 +213,7 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
         raise CellError(f"cell {cells[0].label}: {error}") from error
     setup = replace(
         setup,
-        server_args=list(served_args),
+        server_args=served_args,
         watched_devices=tuple(str(d["uuid"]) for d in devices) or None,
         gpu_watch=watch_of(backend, gpu.get("nvml") == "ok"),
     )

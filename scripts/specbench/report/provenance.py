@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from specbench.core.plan.cells import DEFAULT_MACHINE, format_temperature, prompt_key
+from specbench.core.plan.cells import DEFAULT_MACHINE, prompt_key
+from specbench.core.plan.coordinates import format_temperature
 
 
 def number_id(kind: str, *coordinates: Any) -> str:

@@ -22,7 +22,6 @@ from specbench.core.plan.coordinates import (
     NO_LOAD,
     NO_MODELS,
     ONE_PROMPT,
-    format_temperature,
     prompt_key,
     split_key,
 )
@@ -75,10 +74,9 @@ class Cell:
 
     @property
     def label(self) -> str:
-        """Short human name, e.g. ``file-rewrite/ngram-mod/t0.0/r2`` (``a100:file-rewrite/...`` on a named machine,
-        ``b11434:file-rewrite/...`` of a named build)."""
-        load = f"/c{self.concurrency}" if self.concurrency is not NO_LOAD else ""
-        name = f"{self.key}/{self.condition}{load}/t{format_temperature(self.temperature)}/r{self.repeat}"
+        """Short human name, its path below its folder: e.g. ``file-rewrite/ngram-mod/t0.0/r2`` (``.../c2/...`` at a
+        load point, ``a100:file-rewrite/...`` on a named machine, ``b11434:file-rewrite/...`` of a named build)."""
+        name = LAYOUT.crossed_path(self.values, suffix="")
         where = [p for p in (self.machine if self.machine != DEFAULT_MACHINE else "", self.build) if p]
         return ":".join([*where, name])
 
