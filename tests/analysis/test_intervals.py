@@ -8,7 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from specbench.analysis.intervals import mean_interval, rate_interval, ratio_interval, runs_for_precision
+from specbench.analysis.intervals import (
+    mean_interval,
+    rate_difference_interval,
+    rate_interval,
+    ratio_interval,
+    runs_for_precision,
+)
 
 
 def test_interval_of_a_mean_speed_by_hand_and_against_a_simulation() -> None:
@@ -40,6 +46,24 @@ def test_interval_of_a_pooled_rate_by_hand_and_against_a_simulation() -> None:
         accepted = np.round(rates * 1000)
         lo, hi = rate_interval(accepted.sum() / 3000, list(accepted / 1000))
         hits += lo <= 0.41 <= hi
+    assert 0.93 <= hits / trials <= 0.97
+
+
+def test_interval_of_a_difference_of_rates_by_hand_and_against_a_simulation() -> None:
+    low, high = rate_difference_interval(0.5, [0.4, 0.5, 0.6], 0.4, [0.4, 0.4, 0.4])
+    half = 4.302653 * 0.1 / math.sqrt(3)  # one side varies: Welch's df is that side's, 2
+    assert (low, high) == pytest.approx((0.1 - half, 0.1 + half), rel=1e-5)
+    assert rate_difference_interval(0.5, [0.5, 0.5], 0.3, [0.3, 0.3]) == pytest.approx((0.2, 0.2))
+    assert all(math.isnan(v) for v in rate_difference_interval(0.5, [0.5], 0.4, [0.4, 0.4]))
+    assert rate_difference_interval(0.99, [0.9, 1.0], 0.01, [0.0, 0.1])[1] == 1.0  # within -1..1
+    rng = np.random.default_rng(21)
+    hits, trials = 0, 4000
+    for _ in range(trials):  # 3 runs a side of 1,000 drafted tokens: a true 41 % at one load, 35 % at another
+        a = np.round(np.clip(rng.normal(0.41, 0.05, 3), 0, 1) * 1000)
+        b = np.round(np.clip(rng.normal(0.35, 0.02, 3), 0, 1) * 1000)
+        lo, hi = rate_difference_interval(a.sum() / 3000, list(a / 1000), b.sum() / 3000, list(b / 1000))
+        assert lo <= a.sum() / 3000 - b.sum() / 3000 <= hi  # never excludes its own estimate
+        hits += lo <= 0.06 <= hi
     assert 0.93 <= hits / trials <= 0.97
 
 

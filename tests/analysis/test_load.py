@@ -185,3 +185,19 @@ def test_each_point_has_its_latency_and_its_acceptance_per_slot() -> None:
     assert (table.loc["mtp", "itl_median_ms"], table.loc["mtp", "itl_p90_ms"]) == (10.0, 12.0)
     assert [list(pair) for pair in table.loc["mtp", "acceptance_by_slot"]] == [[0.0, 0.7], [1.0, 0.7]]
     assert list(table.loc["off", "acceptance_by_slot"]) == []  # off drafts nothing
+
+
+def test_acceptance_at_each_load_is_set_against_the_conditions_one_request_point() -> None:
+    """MTP accepts 7, 7, 7 of 10 per request alone and 5, 6, 7 at two: a change of -0.1 whose interval is each
+    side's repeats' (Welch); off drafts nothing, so it has no change; N = 1 is the reference, none there either."""
+    speeds = {(c, n): [[100.0] * n] * 3 for c in ("off", "mtp") for n in (1, 2)}
+    table = load_table(point_rows(speeds, accepted={("mtp", 2): [5, 6, 7]}), "off").set_index(
+        ["condition", "concurrency"]
+    )
+    row = table.loc[("mtp", 2)]
+    assert row.acceptance_change == pytest.approx(-0.1)
+    half = 4.302653 * 0.1 / math.sqrt(3)
+    assert (row.acceptance_change_ci_low, row.acceptance_change_ci_high) == pytest.approx((-0.1 - half, -0.1 + half))
+    assert math.isnan(table.loc[("mtp", 1), "acceptance_change"]) and math.isnan(
+        table.loc[("off", 2), "acceptance_change"]
+    )

@@ -25,6 +25,7 @@ from specbench.claims.claim import (
     DIFFERS,
     FAILED,
     KINDS,
+    LOAD_KINDS,
     NEITHER_READING,
     NOT_COMPARABLE,
     NOT_COMPARABLE_DETAIL,
@@ -301,8 +302,8 @@ def test_claims_file_has_the_published_figures(claims: list[Claim]) -> None:
     dependent = {c.id for c in claims if c.prompt_dependent}
     assert {c.id for c in claims if c.kind in ("acceptance", "gsm8k")} | {"dflash-token-counts"} <= dependent
     assert not dependent & {c.id for c in claims if c.kind in ("speedup", "verdict", "ordering", "background")}
-    # every kind the claims schema allows is used by some claim
-    assert {c.kind for c in claims} == set(KINDS)
+    # every kind the claims schema allows is used by some claim, but those about load (the study measured none)
+    assert {c.kind for c in claims} == set(KINDS) - set(LOAD_KINDS)
 
 
 @pytest.mark.parametrize("study", [True, False])
@@ -958,20 +959,27 @@ def test_predictions_file_of_orderings_without_source() -> None:
 
 def test_predictions_are_judged_on_the_model_they_name(tmp_path: Path) -> None:
     """The study's predictions are about its model: on another model they are asked as questions, like its own
-    orders of tasks, never judged as this model's; a user's file (no ``about``) is about whatever model the run
-    measured. The demo configs carry none of the study's."""
+    orders of tasks, never judged as this model's; a user's file (no ``about``) is about whatever this run measured,
+    on its own setup: judged in full, nothing "not comparable" with the study's. The demo configs carry none of the
+    study's."""
     study_file = REPO / "config" / "predictions.yaml"
     own_file = tmp_path / "mine.yaml"
     own_file.write_text(yaml.safe_dump({"claims": [dict(VALID, id="mine", temperature=0.0)]}))
     assert about_the_study(study_file) and not about_the_study(own_file)
     another_model = Setup(comparable=False, same_model=False, device=DEVICE)
     assert predictions_setup(study_file, another_model) == another_model
-    assert predictions_setup(own_file, another_model) == replace(another_model, same_model=True)
+    assert predictions_setup(own_file, another_model) == replace(another_model, same_model=True, comparable=True)
+    own = evaluate(
+        load_claims(own_file, CONFIG), study_run(), baseline=BASELINE, setup=predictions_setup(own_file, another_model)
+    )
+    assert own.verdict.iloc[0] not in (NOT_COMPARABLE, NOT_JUDGED, AGREES, DIFFERS)
     studys = evaluate(load_claims(study_file, CONFIG), study_run(), baseline=BASELINE, setup=another_model)
     assert set(studys["verdict"]) <= {SAME_HERE, OTHER_HERE, NOT_SEPARATED, TOO_FEW_RUNS, NOT_MEASURED}
     for demo in ("tiny.yaml", "smollm2.yaml"):
         merged = load_config([REPO / "config" / "config.yaml", REPO / "config" / demo])
         assert merged["predictions"] is None, demo
+    load_demo = load_config([REPO / "config" / name for name in ("config.yaml", "tiny.yaml", "tiny-load.yaml")])
+    assert not about_the_study(REPO / load_demo["predictions"])  # its own predictions about load
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -2260,6 +2268,27 @@ def test_every_claim_reads_reproduced_and_not_reproduced_on_tables_built_from_it
     assert counts["tables"] >= 3 * counts["rows"]
     acceptance = [one for one in every_row(claims) if one.scope == ANY_DEVICE]
     assert acceptance and counts["on another GPU"] >= 2 * len(acceptance)  # reproduced and missed on an H200
+
+
+def test_every_claim_about_load_shipped_reads_reproduced_and_not_reproduced_on_tables_built_from_it() -> None:
+    """The load demo's predictions (config/tiny-load-predictions.yaml, every kind about load) walked as the study's
+    claims are, with a claim of each kind the demo lacks (N* with its levels; acceptance "different")."""
+    shipped = load_claims(REPO / "config" / "tiny-load-predictions.yaml", CONFIG)
+    assert {c.kind for c in shipped} == set(LOAD_KINDS)
+    more = [
+        claim(kind="pays_up_to", task="essay", condition="dflash", temperature=0.0, published=8, at=[1, 8]),
+        claim(
+            kind="acceptance_under_load",
+            tasks=["essay", "gsm8k"],
+            condition="mtp",
+            temperature="unstated",
+            published="different",
+            tolerance=0.1,
+        ),
+    ]
+    problems, counts = counterfactual_problems([*shipped, *more])
+    assert not problems, "\n".join(problems)
+    assert counts["rows"] == len(shipped) + len(more) and counts["tables"] >= 3 * counts["rows"]
 
 
 def test_the_counterfactual_walk_fails_a_claim_that_cannot_fail(claims: list[Claim]) -> None:

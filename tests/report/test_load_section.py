@@ -24,3 +24,11 @@ def test_each_point_shows_its_multiplier_its_reading_and_n_star() -> None:
     assert "| 1 | 3 | 151.0 | 1.50x |" in rows[0] and "above 1.0x | 2 |" in rows[0]
     assert "| 2 | 3 | 61.0 | 0.60x |" in rows[1] and "below 1.0x | 2 |" in rows[1]
     assert "results/cells/local/m/essay/mtp/c2/t0.0/r1.json" in text  # the folded cells, listed after the table
+
+
+def test_acceptances_change_from_one_request_is_shown_in_points_with_its_interval() -> None:
+    speeds = {(c, n): [[100.0] * n] * 3 for c in ("off", "mtp") for n in (1, 2)}
+    table = load_table(point_rows(speeds, accepted={("mtp", 2): [6, 6, 6]}), "off")
+    text = markdown_table(load_sections(table, "off")[0].table)
+    (row,) = [line for line in text.splitlines() if line.startswith("| essay | mtp | 0.0 | 2 |")]
+    assert "| 60.0% | -10.0 (-10.0 to -10.0) |" in row  # 7 of 10 alone, 6 of 10 at two, every repeat alike

@@ -29,6 +29,7 @@ from specbench.claims.claim import (
 from specbench.claims.judge_inputs import METRICS
 from specbench.claims.sizes_judge import tolerance_band
 from support.config import load_config
+from support.load_points import point_rows
 from support.paths import REPO
 
 CONFIG = load_config([REPO / "config" / "config.yaml"])
@@ -537,6 +538,75 @@ def _thesis(claim: Claim) -> Counterfactuals:
     )
 
 
+# Claims about load: the load table of generated points, the claim's tasks at each level it is judged at
+
+LOAD_LEVELS = (1, 2, 4)
+
+
+def _levels(claim: Claim) -> list[int]:
+    """The levels a load claim's tables hold: its own, or 1, 2, 4 and its N*; always 1 (acceptance's reference)."""
+    levels = {1, *(claim.at or LOAD_LEVELS)}
+    if isinstance(claim.published, int) and not claim.at:
+        levels.add(claim.published)
+    return sorted(levels)
+
+
+def _load_tables(
+    claim: Claim,
+    multiplier: Callable[[int], float],
+    accepted: Callable[[int], list[int]] = lambda n: [70, 70, 70],
+    spread: float = 0.01,
+    runs: int = 3,
+) -> Tables:
+    """Per task and temperature, the baseline at OFF_SPEED and the claim's condition at ``multiplier(n)`` per request
+    at each level, each repeat ``spread`` apart (both alike); the condition accepting ``accepted(n)`` of 100 drafts."""
+    frames = []
+    for task in claim.tasks:
+        for t in temperatures(claim):
+            speeds, taken = {}, {}
+            for n in _levels(claim):
+                wobble = [1.0 + spread * (k - 1) for k in range(runs)]
+                speeds[BASELINE, n] = [[OFF_SPEED * w] * n for w in wobble]
+                speeds[claim.condition, n] = [[OFF_SPEED * multiplier(n) * w] * n for w in wobble]
+                taken[claim.condition, n] = accepted(n)[:runs]
+            frames.append(point_rows(speeds, accepted=taken, drafted=100, task=task, temperature=t))
+    return Summaries(pd.concat(frames, ignore_index=True), BASELINE)
+
+
+def _pays(claim: Claim) -> Counterfactuals:
+    """Paying where N* says (1.5x; 0.6x from N* on), the other way round at every level (the wrong side), one run
+    (no interval), and 1.0x with repeats 30 % apart (every interval across 1.0x)."""
+    n_star = None if claim.published == "every N" else int(claim.published)
+
+    def pays(n: int) -> float:
+        return 1.5 if n_star is None or n < n_star else 0.6
+
+    return Counterfactuals(
+        reproduced=_load_tables(claim, pays),
+        failing=[
+            (NOT_DIRECTION, _load_tables(claim, lambda n: 0.9 / pays(n))),
+            (TOO_FEW_RUNS, _load_tables(claim, pays, runs=1)),
+        ],
+        not_separated=_load_tables(claim, lambda n: 1.0, spread=0.3),
+    )
+
+
+def _acceptance_under_load(claim: Claim) -> Counterfactuals:
+    """Acceptance at 70 of 100 drafts at every N; beyond the band at each N above 1 (10 points past it); its change
+    centred on the band's edge with repeats 10 points apart (across it); one run (no interval)."""
+    tolerance = round(100 * (claim.tolerance or 0.0))
+
+    def at(share: int, spread: int = 0) -> Callable[[int], list[int]]:
+        return lambda n: [70] * 3 if n == 1 else [max(0, share + spread * (k - 1)) for k in range(3)]
+
+    flat, beyond = _load_tables(claim, lambda n: 1.2, at(70)), _load_tables(claim, lambda n: 1.2, at(60 - tolerance))
+    across = _load_tables(claim, lambda n: 1.2, at(70 - tolerance, spread=10))
+    if claim.published == "different":
+        return Counterfactuals(beyond, [(NOT_REPRODUCED, flat), (TOO_WIDE, across)])
+    one_run = _load_tables(claim, lambda n: 1.2, at(70), runs=1)
+    return Counterfactuals(flat, [(NOT_SIZE, beyond), (TOO_WIDE, across), (TOO_FEW_RUNS, one_run)])
+
+
 COUNTERFACTUALS: dict[str, Callable[[Claim], Counterfactuals]] = {
     "speedup": _speedup,
     "tokens_per_s": _tokens_per_s,
@@ -547,6 +617,8 @@ COUNTERFACTUALS: dict[str, Callable[[Claim], Counterfactuals]] = {
     "warm_vs_fresh": _warm,
     "ordering": _ordering,
     "thesis": _thesis,
+    "pays_up_to": _pays,
+    "acceptance_under_load": _acceptance_under_load,
 }
 """One generator per claim kind; a kind that no run can check (background) has none. A new kind adds its entry."""
 NEVER_JUDGED = {"background"}

@@ -3,7 +3,8 @@ cell a c<N> path component and each N = 2 point one fresh llama-server (--parall
 two copies of the cell's request at once. Checked from what the server and the clients reported: both requests of a
 point were generating at the same time, each has its own acceptance (its own response's), the temperature-0 tokens
 of every request equal the one-request off control's (or the load table counts the difference), and the report has
-its load section. 1 task x (off, mtp) x temperature 0 x 2 repeats x N in (1, 2) of 48 tokens."""
+its load section, with two claims about load (a predictions file) judged on the load table's own numbers. 1 task x
+(off, mtp) x temperature 0 x 2 repeats x N in (1, 2) of 48 tokens."""
 
 from __future__ import annotations
 
@@ -11,18 +12,31 @@ import pandas as pd
 import pytest
 
 from specbench.analysis.cell_table import read_table
+from specbench.analysis.load import ABOVE, BELOW
+from specbench.claims.claim import NOT_DIRECTION, NOT_SEPARATED, NOT_SIZE, REPRODUCED, TOO_FEW_RUNS, TOO_WIDE
 from specbench.core.plan.cells import Cell
+from specbench.core.results.judged import read_judged
 from specbench.core.steps.files import read_json
-from support.workflow import placed, tiny_run
+from support.workflow import placed, tiny_run, write_yaml
 
 pytestmark = pytest.mark.workflow
 
 TASK, CONDITIONS, REPEATS = "file-rewrite", ["off", "mtp"], (1, 2)
 
 
+PREDICTIONS = [
+    {"id": "mtp-pays", "text": "MTP pays at both loads", "kind": "pays_up_to", "published": "every N"},
+    {"id": "mtp-same", "text": "MTP's acceptance is the same at two", "kind": "acceptance_under_load"},
+]
+for _claim in PREDICTIONS:
+    _claim |= {"task": TASK, "condition": "mtp", "temperature": 0.0}
+PREDICTIONS[1] |= {"published": "same", "tolerance": 0.05}
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = tmp_path_factory.mktemp("load")
+    predictions = write_yaml(work / "predictions.yaml", {"claims": PREDICTIONS})
     result = tiny_run(
         work,
         "load",
@@ -38,6 +52,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
             "max_tokens": 48,
             # This machine may be shared with other work: record CPU contention, do not judge it here.
             "measurement": {"max_foreign_cpu": None},
+            "predictions": str(predictions),
         },
     )
     return {"work": work, "result": result}
@@ -132,3 +147,28 @@ def test_the_load_table_and_report_show_each_point_against_off_at_the_same_load(
     # the split: off's steps yield one token each; MTP's more than one, its accepted drafts with it
     assert (table[table.condition == "off"].tokens_per_step == 1.0).all()
     assert (table[table.condition == "mtp"].tokens_per_step > 1.0).all()
+
+
+def test_claims_about_load_are_judged_on_the_load_tables_numbers(run: dict) -> None:
+    """The predictions' two load claims read the load table's sides of 1.0x and acceptance's change at N = 2; their
+    verdicts are the ones those numbers give."""
+    table = pd.read_csv(run["work"] / "results/load.csv").set_index(["condition", "concurrency"])
+    judged = read_judged(run["work"] / "results/judged.json").predictions.set_index("id")
+    pays = judged.loc["mtp-pays"]
+    sides = [table.loc[("mtp", n), "against_one"] for n in (1, 2)]
+    assert [pays.measured[TASK]["points"][n]["against_one"] for n in (1, 2)] == sides
+    if BELOW in sides:
+        assert pays.verdict == NOT_DIRECTION
+    else:
+        assert pays.verdict == (REPRODUCED if sides == [ABOVE, ABOVE] else NOT_SEPARATED)
+    same = judged.loc["mtp-same"]
+    change, low, high = same.measured[TASK][2]
+    row = table.loc[("mtp", 2)]
+    assert (change, low, high) == pytest.approx(
+        (row.acceptance_change, row.acceptance_change_ci_low, row.acceptance_change_ci_high)
+    )
+    inside, beyond = low >= -0.05 and high <= 0.05, high < -0.05 or low > 0.05
+    assert same.verdict == (REPRODUCED if inside else NOT_SIZE if beyond else TOO_WIDE)
+    assert same.verdict != TOO_FEW_RUNS  # two repeats a side give an interval
+    report = (run["work"] / "results/report.md").read_text()
+    assert "MTP pays at both loads" in report and "acceptance the same at every N" in report

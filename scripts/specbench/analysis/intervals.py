@@ -1,7 +1,7 @@
 """The multiplier's 95 % confidence interval: a Welch t-interval on the log of the ratio of means (delta method:
 the variance of log(mean) is CV^2 / n, with the runs' sample CV; Welch-Satterthwaite degrees of freedom), and how many
-runs per side would make it +-5 %; the interval of a mean speed and of a pooled rate, which claims' sizes are
-judged with."""
+runs per side would make it +-5 %; the interval of a mean speed, of a pooled rate and of the difference of two pooled
+rates, which claims' sizes are judged with."""
 
 from __future__ import annotations
 
@@ -67,3 +67,23 @@ def rate_interval(pooled: float, rates: list[float]) -> tuple[float, float]:
         return math.nan, math.nan
     half = stats.t.ppf(0.5 + CONFIDENCE / 2, len(rates) - 1) * statistics.stdev(rates) / math.sqrt(len(rates))
     return max(pooled - half, 0.0), min(pooled + half, 1.0)
+
+
+def rate_difference_interval(
+    pooled: float, rates: list[float], base: float, base_rates: list[float]
+) -> tuple[float, float]:
+    """The CONFIDENCE interval of ``pooled - base``, two rates pooled over runs (acceptance at two loads): each side's
+    runs give its standard error, a Welch t-interval around the difference, within -1..1; NaN with fewer than 2
+    rates a side (runs identical on both sides: the difference itself)."""
+    rates = [r for r in rates if not pd.isna(r)]
+    base_rates = [r for r in base_rates if not pd.isna(r)]
+    if pd.isna(pooled) or pd.isna(base) or len(rates) < 2 or len(base_rates) < 2:
+        return math.nan, math.nan
+    a = statistics.variance(rates) / len(rates)
+    b = statistics.variance(base_rates) / len(base_rates)
+    difference = pooled - base
+    if a + b == 0:
+        return difference, difference
+    df = (a + b) ** 2 / (a * a / (len(rates) - 1) + b * b / (len(base_rates) - 1))
+    half = stats.t.ppf(0.5 + CONFIDENCE / 2, df) * math.sqrt(a + b)
+    return max(difference - half, -1.0), min(difference + half, 1.0)

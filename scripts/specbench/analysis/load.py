@@ -2,8 +2,9 @@
 N (per-user tokens/s: the mean of a point's requests' server-reported speeds, one value per repeat; the interval and
 verdict of analysis.speed), the aggregate tokens/s while all N requests were in flight, acceptance over every
 request, token identity at temperature 0 of every request against the one-request baseline control (same task,
-prompt and repeat, N = 1), and N*: the first N whose interval lies below 1.0x (where it straddles 1.0x the
-point is "not separated", the study's own rule; N* is then not reached there).
+prompt and repeat, N = 1), the change in acceptance from the same condition's one-request point (with its interval,
+each repeat's rate over its requests one run), and N*: the first N whose interval lies below 1.0x (where it
+straddles 1.0x the point is "not separated", the study's own rule; N* is then not reached there).
 
 The multiplier split in two: tokens per verification step (a step yields its accepted drafts and one token of its own:
 predicted / (predicted - accepted), 1 without speculation) and the step-time ratio (decode time per step over the
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from specbench.analysis.cell_table import GROUP
+from specbench.analysis.intervals import rate_difference_interval
 from specbench.analysis.speed import summary
 from specbench.analysis.verdict_rule import BASELINE_WORD
 
@@ -46,6 +48,9 @@ LOAD_COLUMNS = [
     "itl_p90_ms",
     "acceptance_by_slot",
     "acceptance_rate",
+    "acceptance_change",
+    "acceptance_change_ci_low",
+    "acceptance_change_ci_high",
     "tokens_per_step",
     "step_time_ratio",
     "moved_by",
@@ -78,7 +83,7 @@ def load_table(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     ]
     speeds["n_star"] = pd.array(n_stars(speeds), dtype="Int64")
     out = speeds.merge(_per_point(points, cells, baseline), on=LOAD_GROUP, how="left")
-    out = _split(out, baseline)
+    out = _acceptance_change(_split(out, baseline))
     return out[LOAD_COLUMNS].sort_values(LOAD_GROUP, kind="stable").reset_index(drop=True)
 
 
@@ -117,6 +122,38 @@ def _by_slot(group: pd.DataFrame) -> list[list[float]]:
                 totals = drafted.setdefault(int(slot), [0, 0])
                 totals[0], totals[1] = totals[0] + int(n), totals[1] + int(a)
     return [[float(slot), a / n] for slot, (n, a) in sorted(drafted.items())]
+
+
+def _repeat_rates(group: pd.DataFrame) -> list[float]:
+    """Each repeat's acceptance rate over its requests (a repeat that drafted nothing left out)."""
+    return [
+        sum(accepted) / sum(drafted)
+        for drafted, accepted in zip(group.load_draft_n, group.load_draft_n_accepted, strict=True)
+        if sum(drafted)
+    ]
+
+
+def _acceptance_change(table: pd.DataFrame) -> pd.DataFrame:
+    """Each point's acceptance minus its condition's at one request (same task and temperature), with the interval
+    of the difference; NaN at N = 1, without that point, or where either drafted nothing."""
+    one = {
+        tuple(key): (rate, rates)
+        for *key, rate, rates in table[table[LOAD] == 1][[*GROUP, "acceptance_rate", "repeat_rates"]].itertuples(
+            index=False
+        )
+    }
+    changes = []
+    for row in table[[*GROUP, LOAD, "acceptance_rate", "repeat_rates"]].itertuples(index=False):
+        base = one.get(tuple(getattr(row, column) for column in GROUP))
+        if row.concurrency == 1 or base is None:
+            changes.append((math.nan, math.nan, math.nan))
+            continue
+        low, high = rate_difference_interval(row.acceptance_rate, row.repeat_rates, *base)
+        changes.append((row.acceptance_rate - base[0], low, high))
+    table[["acceptance_change", "acceptance_change_ci_low", "acceptance_change_ci_high"]] = pd.DataFrame(
+        changes, index=table.index, dtype=float
+    )
+    return table
 
 
 def _split(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
@@ -198,6 +235,7 @@ def _per_point(points: pd.DataFrame, cells: pd.DataFrame, baseline: str) -> pd.D
                 "aggregate_tokens_per_s": group.load_aggregate_tokens_per_s.astype(float).mean(),
                 "all_in_flight": int(group.load_window_s.notna().sum()),
                 "acceptance_rate": accepted / drafted if drafted else math.nan,
+                "repeat_rates": _repeat_rates(group),
                 "tokens_per_step": predicted / steps if steps > 0 else math.nan,
                 "step_ms": decode_ms / steps if steps > 0 else math.nan,
                 "requests_compared": compared,

@@ -63,6 +63,8 @@ SCHEMA_PATH = REPO_ROOT / "config" / "claims.schema.yaml"
 # thesis figure their published multipliers
 THESIS_CLAIM = "task-more-than-method"
 KINDS = tuple(load_schema(SCHEMA_PATH)["$defs"]["claim"]["properties"]["kind"]["enum"])
+# Claims about load (a run with config load): the study measured one request at a time and makes none of them
+LOAD_KINDS = ("pays_up_to", "acceptance_under_load")
 # Scope (docs/claims.md): absolute figures are compared only on the study's setup; relative ones (verdicts, orders of
 # methods, the warm server, the control) are judged there and shown as agrees/differs elsewhere; only the order of
 # tasks per method "transfers" (the study's one claim about other hardware), judged everywhere; what the model
@@ -79,6 +81,8 @@ SCOPES = {
     "warm_vs_fresh": "relative",
     "background": "background",
     "thesis": "relative",
+    "pays_up_to": "relative",
+    "acceptance_under_load": "relative",
 }  # per-repeat speeds: absolute; an ordering over tasks: transfers
 # A claim whose temperature the text does not give is judged under both readings, these two (docs/study.md)
 READINGS = (0.0, 1.0)
@@ -175,6 +179,7 @@ class Claim:
     restates: str = ""
     readings: str = ""  # the claims that read one figure of the text in different ways share this key
     reads: str = ""  # this claim's reading of those words (e.g. "per request", "per draft round")
+    at: tuple[int, ...] = ()  # a load claim's numbers of requests at once (every one this run measured where empty)
 
 
 def stands_for(variant: str, claim: Claim) -> str | None:

@@ -81,6 +81,7 @@ def _claim(entry: Mapping[str, Any]) -> Claim:
             "variants": tuple(entry.get("variants", ())),
             "problems": tuple(entry.get("problems", ())),
             "size": tuple(entry["size"]) if "size" in entry else None,
+            "at": tuple(sorted(entry.get("at", ()))),
         },
         tasks=tuple(tasks),
         condition=entry.get("condition"),
@@ -135,6 +136,10 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         yield "tasks", "the tasks are the members of 'published'"
     if tiers and e["over"] == "conditions" and (given & {"condition", "conditions"} or len(claim.tasks) != 1):
         yield "conditions", "over conditions: one 'task', and the conditions are the members of 'published'"
+    if kind == "pays_up_to" and claim.at and isinstance(value, int) and value not in claim.at:
+        yield "at", f"N* {value} is the first N where it no longer pays: one of the levels {list(claim.at)}"
+    if kind == "acceptance_under_load" and claim.at == (1,):
+        yield "at", "acceptance at each N is set against one request's: name an N above 1"
     if kind == "thesis" and set(e["matrix"]) != set(claim.tasks):
         yield "matrix", f"its tasks must be the claim's tasks {list(claim.tasks)}, got {list(e['matrix'])}"
     if kind == "thesis" and (extra := {m for row in e["matrix"].values() for m in row} - set(claim.conditions)):

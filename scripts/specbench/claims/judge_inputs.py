@@ -14,6 +14,7 @@ from specbench.analysis.acceptance import ACCEPTANCE_COLUMNS, POSITION_COLUMNS
 from specbench.analysis.cell_table import SCHEMA
 from specbench.analysis.identity import IDENTITY_COLUMNS
 from specbench.analysis.intervals import mean_interval, rate_interval
+from specbench.analysis.load import LOAD_COLUMNS
 from specbench.analysis.speed import SUMMARY_COLUMNS
 from specbench.claims.claim import Claim
 
@@ -23,6 +24,7 @@ COLUMNS = {
     "identity": IDENTITY_COLUMNS,
     "positions": POSITION_COLUMNS,
     "cells": SCHEMA.names,
+    "load": LOAD_COLUMNS,
 }
 
 
@@ -225,6 +227,17 @@ def format_published(claim: Claim) -> str:
         return f"{published} as temperature {claim.versus_temperature:g}"
     if kind == "ordering":
         return " > ".join(tier[0] if len(tier) == 1 else "{" + ", ".join(tier) + "}" for tier in published)
+    if kind == "pays_up_to":
+        judged = f" (judged at N = {', '.join(map(str, claim.at))})" if claim.at else ""
+        if published == "every N":
+            return f"pays at every N{judged}"
+        return f"pays up to N* = {published}: above 1.0x below it, below 1.0x from it{judged}"
+    if kind == "acceptance_under_load":
+        judged = f"N = {', '.join(str(n) for n in claim.at if n != 1)}" if claim.at else "every N"
+        band = f"±{100 * (claim.tolerance or 0.0):g} points"
+        if published == "same":
+            return f"acceptance the same at {judged} as at one request (within {band})"
+        return f"acceptance differs from one request's at some N ({judged}; beyond {band})"
     if kind == "verdict" and claim.size:
         return f"{published}, {size_text(claim.size)}"
     return str(published)  # verdict words, background figures as the study writes them

@@ -10,6 +10,7 @@ from specbench.claims.claim import BACKGROUND
 from specbench.claims.gsm8k_judge import judge_gsm8k
 from specbench.claims.identity_judge import judge_identity
 from specbench.claims.judge_inputs import Outcome, Run
+from specbench.claims.load_judge import judge_acceptance_under_load, judge_pays_up_to
 from specbench.claims.ordering_judge import judge_ordering
 from specbench.claims.sizes_judge import judge_numeric
 from specbench.claims.thesis_judge import judge_thesis
@@ -35,4 +36,6 @@ JUDGES: dict[str, Callable[[Claim, Run], Outcome]] = {
     "ordering": judge_ordering,
     "background": _background,
     "thesis": judge_thesis,
+    "pays_up_to": judge_pays_up_to,
+    "acceptance_under_load": judge_acceptance_under_load,
 }

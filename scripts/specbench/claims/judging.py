@@ -58,8 +58,8 @@ def setup_of(comparability: Comparability) -> Setup:
 
 def predictions_setup(path: Path, setup: Setup) -> Setup:
     """Predictions are judged on the model they name: the study's (``about: study``) as the study's claims are, so
-    not on another model; a user's own (the default) on this run's model, whatever it is."""
-    return setup if about_the_study(path) else replace(setup, same_model=True)
+    not on another model; a user's own (the default) are about this run, on its own setup: judged in full."""
+    return setup if about_the_study(path) else replace(setup, same_model=True, comparable=True)
 
 
 def machine_claims(

@@ -5,6 +5,9 @@ under load."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pandas as pd
 
 from specbench.analysis.load import ABOVE, BELOW
@@ -17,12 +20,23 @@ from specbench.report.document import (
     digits,
     fmt_interval,
     fmt_multiplier,
+    is_missing,
     joined,
     percent,
     records,
 )
 
 _TONES = {ABOVE: "good", BELOW: "bad"}
+
+
+def _change(row: Mapping[str, Any]) -> str:
+    """Acceptance's change from N = 1 in percentage points with its interval ('' where there is none)."""
+    change = row["acceptance_change"]
+    if is_missing(change):
+        return ""
+    low, high = row["acceptance_change_ci_low"], row["acceptance_change_ci_high"]
+    interval = "" if is_missing(low) or is_missing(high) else f" ({100 * low:+.1f} to {100 * high:+.1f})"
+    return f"{100 * change:+.1f}{interval}"
 
 
 def load_sections(load: pd.DataFrame | None, baseline: str) -> list[Section]:
@@ -44,7 +58,8 @@ def load_sections(load: pd.DataFrame | None, baseline: str) -> list[Section]:
                     f"whose tokens equal the one-request '{baseline}' control's (same repeat). The multiplier is about "
                     "tokens per verification step (accepted drafts and one token of its own) over the step-time ratio "
                     f"(decode time per step against '{baseline}''s at the same N); 'moved by' names the one whose "
-                    "change from the condition's lowest N moved the multiplier most."
+                    "change from the condition's lowest N moved the multiplier most; 'vs N=1' is acceptance's change "
+                    "from the condition's one-request point in percentage points, with its 95 % interval."
                 )
             ],
             table=Table(
@@ -64,6 +79,7 @@ def load_sections(load: pd.DataFrame | None, baseline: str) -> list[Section]:
                         "ITL median / p90 ms", lambda r: f"{r['itl_median_ms']:.1f} / {r['itl_p90_ms']:.1f}", text=True
                     ),
                     Column("acceptance", "acceptance_rate", percent),
+                    Column("vs N=1 (points)", _change, text=True),
                     Column("tokens/step", "tokens_per_step", digits(2)),
                     Column("step-time ratio", "step_time_ratio", digits(2)),
                     Column("moved by (vs lowest N)", "moved_by", text=True),
