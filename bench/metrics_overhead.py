@@ -29,11 +29,11 @@ sys.path[:0] = [str(REPO / "scripts"), str(REPO / "tests")]
 from _common import spread  # noqa: E402
 
 from specbench.core.steps.files import read_json  # noqa: E402
+from specbench.engines.client import stream_completion  # noqa: E402
+from specbench.engines.metrics_scrape import METRICS_FLAG  # noqa: E402
+from specbench.engines.server_process import start_server  # noqa: E402
 from specbench.measure.cell_record import last_log_section, speculative_lines  # noqa: E402
-from specbench.measure.client import stream_completion  # noqa: E402
-from specbench.measure.metrics_scrape import METRICS_FLAG  # noqa: E402
 from specbench.measure.replay import recorded_args  # noqa: E402
-from specbench.measure.server_process import start_server  # noqa: E402
 
 
 def one_run(record: dict, workdir: Path, log: Path, with_metrics: bool) -> dict:

@@ -23,7 +23,7 @@ from specbench.contention.contended import busiest, foreign_cpu, judge
 from specbench.contention.cpu import CpuSampler, command_of
 from specbench.contention.quiet import wait_for_quiet
 from specbench.contention.samples import Sample
-from specbench.measure.server_process import (
+from specbench.engines.server_process import (
     RunningServer,
     ServerError,
     check_identity,
@@ -180,7 +180,7 @@ def test_the_wait_for_quiet_gives_up_at_its_bound_with_the_last_verdict() -> Non
 _GUARDED = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {scripts!r})
-    from specbench.measure.guard import Interrupted, interrupt_guard
+    from specbench.core.steps.guard import Interrupted, interrupt_guard
     try:
         with interrupt_guard(watch_pid={watch}, interval_s={interval}) as guarded:
             print("ready", flush=True)

@@ -13,8 +13,8 @@ from specbench.core.config.builds import builds, left_out, llama_builds, vllm_bu
 from specbench.core.config.load import ConfigError, validate_config
 from specbench.core.plan.cells import Cell, selected_cells, wildcard_constraints
 from specbench.core.plan.model_identity import models_folder
-from specbench.core.plan.server import vllm_server_args
 from specbench.core.records.explanations import compared_cells, explanation_path
+from specbench.engines.vllm_server import server_args as vllm_server_args
 from support.paths import REPO
 from support.workflow import job_counts, snakemake
 
@@ -274,3 +274,21 @@ def test_a_vllm_build_plans_its_environment_once_and_no_explanation(tmp_path) ->
         inputs = job.split("output:")[0]
         assert "resources/vllm/vllm/manifest.json" in inputs and "resources/llama.cpp" not in inputs
         assert "/tiny" in inputs  # the target's checkpoint, which the server loads
+
+
+def test_a_build_no_selected_cell_uses_is_not_made(tmp_path) -> None:
+    """A vLLM build that names flags for MTP only, in a run that selects off and n-gram: no environment is made for
+    it, and no cell or setup of it is planned (the first llama.cpp build still makes the models)."""
+    override = tmp_path / "unused.yaml"
+    vllm = yaml.safe_load((REPO / "config" / "tiny-vllm.yaml").read_text())["builds"]
+    vllm[1]["vllm"]["conditions"] = {"mtp": vllm[1]["vllm"]["conditions"]["mtp"]}
+    override.write_text(
+        yaml.safe_dump({"builds": vllm, "select": {"tasks": ["essay"], "conditions": ["off", "ngram-mod"]}})
+    )
+    result = snakemake(tmp_path, ["all"], [REPO / "config" / "tiny.yaml", override], "-n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts = job_counts(result.stdout)
+    assert counts["llama_cpp_build"] == 1 and "vllm_env" not in counts
+    assert "results/setup/vllm/" not in result.stdout and "/vllm/" not in " ".join(
+        job.split("output: ")[1].split()[0] for job in result.stdout.split("\nrule ") if job.startswith("cell")
+    )

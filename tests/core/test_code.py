@@ -57,10 +57,10 @@ def import_closure_of_file(path: Path) -> set[Path]:
 
 def test_the_measurement_rules_code_is_the_measurement_contention_and_core_only() -> None:
     """An edit anywhere else (the GSM8K scorer, the log parser, the table, the report) reruns no cell."""
-    assert _stages("run_cells.py") == {"", "core", "contention", "measure"}
-    assert _stages("condition_setup.py") <= {"", "core", "measure"}
-    # an explanation talks to a server (measure) and interprets nothing: the table reads its answers (analysis)
-    assert _stages("explain_divergence.py") == {"", "core", "measure"}
+    assert _stages("run_cells.py") == {"", "core", "contention", "engines", "measure"}
+    assert _stages("condition_setup.py") <= {"", "core", "engines", "measure"}
+    # an explanation talks to a server (engines, measure) and interprets nothing: the table reads its answers
+    assert _stages("explain_divergence.py") == {"", "core", "engines", "measure"}
     assert "explain.py" not in _names("run_cells.py")  # explaining never changes what measures a cell
     assert {"divergence.py", "explanations.py"} <= _names("aggregate.py")
     closure = _names("run_cells.py")

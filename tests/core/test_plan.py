@@ -28,7 +28,8 @@ from specbench.core.plan.models import (
 )
 from specbench.core.plan.resources import every_cpu, server_resources, usable_cpus
 from specbench.core.plan.rule_names import EVERY_CPU_RULES, SERVER_RULES
-from specbench.core.plan.server import conditions_regex, server_args, warm_scope, warm_scopes
+from specbench.core.plan.server import conditions_regex, warm_scope, warm_scopes
+from specbench.engines.llama_server import server_args
 from support.paths import REPO
 from support.rules import rule_names
 

@@ -17,7 +17,7 @@ from specbench.core.config.load import validate_config
 from specbench.core.config.sweeps import sweep_member, sweeps_of
 from specbench.core.plan.cells import selected_cells
 from specbench.core.plan.resources import server_resources
-from specbench.core.plan.server import server_args
+from specbench.engines.llama_server import server_args
 from specbench.report.figures import style as figure_style
 from specbench.report.figures.sweep_figure import sweep_figure
 from specbench.report.sections.variations import sweep_sections

@@ -1,5 +1,5 @@
 """Inside one request, on recorded data: the server's counters scraped from /metrics around a request
-(specbench.measure.metrics_scrape, analysis.draft_positions), its log line, and the stream's chunk arrivals
+(specbench.engines.metrics_scrape, analysis.draft_positions), its log line, and the stream's chunk arrivals
 (analysis.chunk_latency). The recorded files are llama-server b11223's own output for one tiny MTP request and one tiny
 ngram-mod request (bench/metrics_overhead.py --save)."""
 
@@ -24,8 +24,8 @@ from specbench.analysis.draft_positions import (
 )
 from specbench.analysis.latency_summary import latency
 from specbench.analysis.server_log import parse_speculative_log
-from specbench.measure.client import assemble_stream, run_lengths
-from specbench.measure.metrics_scrape import kept_lines
+from specbench.engines.client import assemble_stream, run_lengths
+from specbench.engines.metrics_scrape import kept_lines
 from specbench.report.figures.requests import arrivals_figure, example_requests, positions_figure
 from specbench.report.sections.inside_requests import latency_section, positions_section
 from support.paths import TEST_DATA

@@ -18,9 +18,9 @@ import pytest
 from specbench.contention.quiet import QuietWait
 from specbench.contention.samples import Verdict
 from specbench.core.plan.cells import Cell
+from specbench.engines import llama_server as serving_module
+from specbench.engines.client import Exchange, Generation
 from specbench.measure import runner as cell_module
-from specbench.measure import serving as serving_module
-from specbench.measure.client import Exchange, Generation
 from specbench.measure.condition_setup import Setup, condition_setup, job_setup
 from specbench.measure.runner import CellError, run_cells
 from support.runner import CELL, TIMINGS, outcome, setup_of

@@ -35,13 +35,17 @@ def _module_file(dotted: str) -> Path | None:
 
 @cache
 def _parsed(path: Path) -> tuple[ast.Module, dict[str, ast.AST], dict[str, Binding]]:
-    """A file's tree, its top-level defs and classes, and what its package imports bind."""
+    """A file's tree, its top-level defs, classes and assigned names (a registry of engines is a dict of instances:
+    reaching it reaches each class, and so its methods), and what its package imports bind."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     defs: dict[str, ast.AST] = {}
     bindings: dict[str, Binding] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             defs[node.name] = node
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defs.update({t.id: node for t in targets if isinstance(t, ast.Name)})
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == PACKAGE:
             for alias in node.names:
                 submodule = _module_file(f"{node.module}.{alias.name}")
@@ -80,20 +84,44 @@ def _starts(node: ast.AST) -> str | None:
     return None
 
 
+def _methods(node: ast.AST) -> dict[str, ast.AST]:
+    """A class's methods by name (none for anything else)."""
+    if not isinstance(node, ast.ClassDef):
+        return {}
+    return {m.name: m for m in node.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def _attributes(node: ast.AST) -> set[str]:
+    """Every ``x.name`` that ``node`` spells: the methods it may call."""
+    return {sub.attr for sub in ast.walk(node) if isinstance(sub, ast.Attribute)}
+
+
 def started_by(script: Path) -> dict[str, str]:
     """{'module.py:function': what it starts} for every definition of the package that ``script`` can reach by name
-    and that starts a server or a build."""
-    todo, seen, found = list(_referenced(script, _parsed(script)[0])), set(), {}
+    and that starts a server or a build. A class reached (an engine in a registry) reaches those of its methods whose
+    name the walk meets as an attribute (``engine.serve``), not every method it has."""
+    tree = _parsed(script)[0]
+    todo, seen, found = list(_referenced(script, tree)), set(), {}
+    called, classes = _attributes(tree), []
     while todo:
         path, name = todo.pop()
         if (path, name) in seen:
             continue
         seen.add((path, name))
         _, defs, bindings = _parsed(path)
-        if name in defs:
-            if what := _starts(defs[name]):
+        owner, _, method = name.partition(".")
+        node = _methods(defs[owner]).get(method) if method and owner in defs else defs.get(name)
+        if node is not None and _methods(node):  # a class: its methods as they are called
+            classes.append((path, name, _methods(node)))
+            todo.extend((path, f"{name}.{m}") for m in _methods(node) if m in called)
+            node = ast.Module(body=[b for b in node.body if b not in _methods(node).values()], type_ignores=[])
+        if node is not None:
+            if what := _starts(node):
                 found[f"{path.relative_to(SCRIPTS)}:{name}"] = what
-            todo.extend(_referenced(path, defs[name]))
+            todo.extend(_referenced(path, node))
+            new = _attributes(node) - called
+            called |= new
+            todo.extend((p, f"{c}.{m}") for p, c, methods in classes for m in methods if m in new)
         elif name in bindings and bindings[name][1] is not None:  # a name the module imports and passes on
             todo.append(bindings[name])
     return found

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from specbench.contention.samples import Verdict
 from specbench.core.plan.cells import Cell
-from specbench.measure.client import Exchange
+from specbench.engines.client import Exchange
 from specbench.measure.condition_setup import Setup
 
 CELL = Cell("essay", "off", 0.0, 1)

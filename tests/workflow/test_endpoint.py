@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from specbench.core.steps.files import read_json
-from specbench.measure.server_process import free_port
+from specbench.engines.server_process import free_port
 from support.paths import REPO
 from support.prepare import PREPARED, wait_for
 from support.workflow import snakemake, write_yaml

@@ -27,10 +27,10 @@ import pytest
 
 from specbench.core.plan.cells import Cell
 from specbench.core.steps.files import read_json, sha256_text
-from specbench.measure import server_process as server_module
+from specbench.engines import server_process as server_module
+from specbench.engines.server_process import listening_addresses
 from specbench.measure.condition_setup import Setup
 from specbench.measure.runner import run_cells
-from specbench.measure.server_process import listening_addresses
 from support.paths import OUTPUT_CACHE, REPO
 from support.workflow import (
     BACK_HALF,
@@ -779,7 +779,8 @@ def test_a_cpu_hog_that_outlasts_the_bound_fails_the_cell_naming_it(run: dict) -
         "measurement.quiet_timeout_s = 8 s of waiting after attempt 1 was contended: other "
         "processes used "
     ), stderr[-3000:]
-    assert any(f"pid {hog.pid} python ({sys.executable} -c while True: pass) using " in line for hog in hogs), line
+    name = Path(sys.executable).name  # the hog's process name: the interpreter as invoked (python, python3)
+    assert any(f"pid {hog.pid} {name} ({sys.executable} -c while True: pass) using " in line for hog in hogs), line
     assert "run the same snakemake command again" in line
     assert not cell_file.exists() and not _no_partial_files(run) and not _orphans(run)
     resumed = _resume(run)  # the machine quiet again: the same command measures the cell

@@ -831,7 +831,7 @@ def test_reruns_follow_the_code_that_made_each_number(run: dict) -> None:
         "all": 1,
     }
     cases = {
-        "measure/client.py": {**cells, "code_manifest": 2},  # the explanations' code too
+        "engines/client.py": {**cells, "code_manifest": 2},  # the explanations' code too
         "contention/contended.py": cells,
         "measure/explain.py": {"code_manifest": 1, **explained, "aggregate": 1, **BACK_HALF, "all": 1},
         "analysis/gsm8k.py": {"aggregate": 1, **BACK_HALF, "all": 1},

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from specbench.core.plan.server import VLLM_SERVER_MODULE
 from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import sha256_file, write_json_atomic
+from specbench.engines.vllm_server import VLLM_SERVER_MODULE
 
 # Run by the environment's interpreter: vLLM's server module imports there (what a cell will run), and what it is
 PROBE = f"""

@@ -10,12 +10,12 @@ import platform
 from typing import Any
 
 from specbench.contention.samples import Verdict
-from specbench.core.config.builds import LLAMA_CPP, VLLM
 from specbench.core.config.chat_template import record_entry
 from specbench.core.plan.cells import Cell
 from specbench.core.plan.coordinates import LAYOUT
 from specbench.core.records.log_lines import is_speculative
 from specbench.core.records.version import RECORD_VERSION
+from specbench.engines.registry import engine
 from specbench.measure.condition_setup import Setup
 
 # What a batch scheduler tells its job about itself (absent when not run by one).
@@ -52,23 +52,12 @@ def machine_info(
 
 
 def provenance(setup: Setup) -> dict[str, Any]:
-    """What served the cell: the llama.cpp build and its binary, the vLLM environment (its interpreter, versions and
-    packages; it serves the Hugging Face checkpoint the GGUF is made from) or an endpoint (no binary of ours), and the
-    models as this run verified them (an endpoint's weights are its own: ``server.endpoint`` says what it reported)."""
-    built = setup.engine == LLAMA_CPP
-    manifest = setup.build_manifest
+    """What served the cell: the engine's own part (the llama.cpp build and its binary, the vLLM environment and the
+    Hugging Face checkpoint it serves, nothing of ours for an endpoint) and the models as this run verified them (an
+    endpoint's weights are its own: ``server.endpoint`` says what it reported)."""
     return {
         "engine": setup.engine,
-        "llama_cpp": {
-            key: manifest.get(key) if built else None
-            for key in ("source", "cmake_args", "backend", "compiler", "server_version")
-        },
-        "server_binary": (
-            {"path": str(setup.server_binary), "sha256": manifest["binaries"]["llama-server"]["sha256"]}
-            if built
-            else None
-        ),
-        **({"vllm": _vllm_environment(setup)} if setup.engine == VLLM else {}),
+        **engine(setup.engine).provenance(setup),
         "model": {"path": str(setup.model_path), "sha256": setup.model_manifest["sha256"]},
         "draft": (
             {"path": str(setup.draft_path), "sha256": setup.draft_manifest["sha256"]}
@@ -76,14 +65,6 @@ def provenance(setup: Setup) -> dict[str, Any]:
             else None
         ),
     }
-
-
-def _vllm_environment(setup: Setup) -> dict[str, Any]:
-    """A vLLM cell's environment as its manifest recorded it, and the checkpoint its server loaded (``--model``)."""
-    keys = ("python", "vllm_version", "distribution", "torch_version", "backend", "requirements", "packages")
-    args = list(setup.server_args)
-    checkpoint = args[args.index("--model") + 1] if "--model" in args[:-1] else None
-    return {**{key: setup.build_manifest.get(key) for key in keys}, "checkpoint": checkpoint}
 
 
 MAX_LOG_LINES = 400

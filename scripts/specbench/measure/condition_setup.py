@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specbench.core.config.builds import ENDPOINT, LLAMA_CPP, VLLM
+from specbench.core.config.builds import DEFAULT_ENGINE
 from specbench.core.config.chat_template import GGUF
 from specbench.core.plan.cells import prompt_key
 from specbench.core.records.ownership import OtherModelsCell, check_cells, setup_models
 from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import read_json, write_json_atomic
+from specbench.engines.registry import engine
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Setup:
     watched_devices: tuple[str, ...] | None = None  # UUIDs of the cell's GPUs (None: all), set by run_cells
     gpu_watch: str = "nvml"  # how the GPU is watched (core.config.backends.watch_of), set by run_cells
     endpoint: str | None = None  # an endpoint build's server for this condition (its base URL): measured, not started
-    engine: str = LLAMA_CPP  # what serves the condition (core.config.builds: llama.cpp, vllm, endpoint)
+    engine: str = DEFAULT_ENGINE  # what serves the condition (specbench.engines.registry: its name)
 
 
 # The Setup fields resolved once per condition (rule condition_setup writes them as JSON); a cell job adds its
@@ -74,7 +75,7 @@ def condition_setup(
     the measurement settings of Setup)."""
     return {
         "condition": condition,
-        **_served(settings.get("engine", LLAMA_CPP), build, settings),
+        **engine(settings.get("engine", DEFAULT_ENGINE)).executable(build, settings.get("endpoint")),
         "model_path": model_manifest["path"],
         "model_manifest": model_manifest,
         "draft_path": draft_manifest["path"] if draft_manifest else None,
@@ -82,22 +83,6 @@ def condition_setup(
         "code_fingerprint": code_manifest["fingerprint"],
         **settings,
     }
-
-
-def _served(engine: str, build: Path | None, settings: dict[str, Any]) -> dict[str, Any]:
-    """The executable a cell starts and the manifest of what it is, per engine."""
-    if engine == ENDPOINT:
-        return {"server_binary": None, "build_manifest": endpoint_manifest(settings["endpoint"])}
-    assert build is not None
-    if engine == VLLM:
-        manifest = read_json(build)
-        return {"server_binary": manifest["python"], "build_manifest": manifest}
-    return {"server_binary": str(build / "llama-server"), "build_manifest": read_json(build / "manifest.json")}
-
-
-def endpoint_manifest(url: str) -> dict[str, Any]:
-    """What stands for a build manifest when an endpoint serves the condition: its URL, nothing built here."""
-    return {"engine": "endpoint", "url": url, "backend": "endpoint"}
 
 
 def job_setup(

@@ -27,9 +27,9 @@ from specbench.core.records.explanations import (
 )
 from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import read_json, sha256_file, sha256_text, write_json_atomic
-from specbench.measure.client import RequestRefused, check_response
-from specbench.measure.guard import Interrupted, interrupt_guard
-from specbench.measure.server_process import ServerError, check_identity, start_server
+from specbench.core.steps.guard import Interrupted, interrupt_guard
+from specbench.engines.client import RequestRefused, check_response
+from specbench.engines.server_process import ServerError, check_identity, start_server
 
 
 def canonical(body: dict[str, Any]) -> str:

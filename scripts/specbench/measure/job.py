@@ -14,8 +14,8 @@ from specbench.core.records.ownership import OtherModelsCell, check_cells, setup
 from specbench.core.records.timings import record_timings
 from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import read_json, write_json_atomic
+from specbench.core.steps.guard import Interrupted, interrupt_guard
 from specbench.measure.condition_setup import job_setup
-from specbench.measure.guard import Interrupted, interrupt_guard
 from specbench.measure.runner import CellError, run_cells
 
 

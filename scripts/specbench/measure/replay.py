@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 
 from specbench.core.records.explanations import first_difference
-from specbench.measure.client import stream_completion
-from specbench.measure.server_process import start_server
+from specbench.engines.client import stream_completion
+from specbench.engines.server_process import start_server
 
 _OWN_FLAGS = ("--host", "--port")  # the cell's address: the replay picks its own
 

@@ -13,7 +13,7 @@ import os
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -25,18 +25,19 @@ from specbench.contention.quiet import QuietWait, wait_for_quiet
 from specbench.contention.samples import Sample, Verdict
 from specbench.contention.watch import GpuWatch, NoGpuSampler
 from specbench.core.config.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
-from specbench.core.config.builds import LLAMA_CPP
 from specbench.core.config.chat_template import describe, unknown_builtin
 from specbench.core.plan.cells import Cell
-from specbench.core.plan.server import load_args
+from specbench.engines.client import Exchange, Generation, ReasoningNotOff, RequestRefused
+from specbench.engines.endpoint import local_pids
+from specbench.engines.metrics_scrape import scrape
+from specbench.engines.registry import engine
+from specbench.engines.server_process import RunningServer, ServerError, check_identity
 from specbench.measure.cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
-from specbench.measure.client import ReasoningNotOff, RequestRefused
 from specbench.measure.condition_setup import Setup
-from specbench.measure.endpoint import local_pids
-from specbench.measure.metrics_scrape import scrape
-from specbench.measure.server_process import RunningServer, ServerError, check_identity
-from specbench.measure.serving import ask, request_failure, server_record, serving
 from specbench.measure.together import ask_together
+
+if TYPE_CHECKING:
+    from specbench.engines.engine import Server
 
 
 class CellError(RuntimeError):
@@ -69,6 +70,14 @@ def reasoning_refusal(setup: Setup, label: str, problem: str) -> str:
     )
 
 
+def ask(setup: Setup, server: Server, cell: Cell, served: str | None) -> Exchange:
+    """The cell's one request to its engine's server (``served``: the model the server lists, where it asks by name),
+    with its prompt's messages and its generation settings."""
+    generation = Generation(setup.reasoning, setup.max_tokens[cell.key], cell.temperature, cell.seed(setup.base_seed))
+    messages = setup.prompt_manifests[cell.key]["messages"]
+    return engine(setup.engine).ask(setup, server, messages, generation, served)
+
+
 class AttemptFailed(RuntimeError):
     """One attempt failed in a way a new server may not (it died, the port was taken, the connection broke)."""
 
@@ -89,12 +98,13 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
     watch = _watch(setup, scratch)
     watch.sample_now("before")
     header = f"--- specbench: attempt {attempt} of {setup.max_attempts}, {_now()} ---"
+    served_by = engine(setup.engine)
     try:
         with watch:
             t0 = time.perf_counter()
-            with serving(setup, header) as server:
+            with served_by.serve(setup, header) as server:
                 ready_s = time.perf_counter() - t0
-                server_info = server_record(server, setup.engine)
+                server_info = served_by.server_record(server)
                 served = server_info.get("model") or (server_info.get("endpoint") or {}).get("model")
                 for position, cell in enumerate(cells, start=1):
                     if isinstance(server, RunningServer):
@@ -114,7 +124,7 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                     except ReasoningNotOff as error:
                         raise CellError(reasoning_refusal(setup, cell.label, str(error))) from error
                     except (httpx.HTTPError, ValueError, OSError) as error:
-                        raise AttemptFailed(request_failure(error, server), server.pid) from error
+                        raise AttemptFailed(served_by.request_failure(error, server), server.pid) from error
                     watch.sample_now("during", mark="request-end")
                     wall_s = time.perf_counter() - c0 + (ready_s if position == 1 else 0.0)
                     ended_at = _now()
@@ -190,25 +200,26 @@ def run_cells(setup: Setup, cells: list[Cell]) -> list[dict[str, Any]]:
     """Run ``cells`` on one server, in the order given (one cell: the fresh-server case); measure again after a
     contended or failed attempt, up to ``max_attempts``; return the records (each says which attempt it is and why
     others were not)."""
-    if setup.engine == LLAMA_CPP:  # vLLM's and an endpoint's models and templates are checked by themselves
+    served_by = engine(setup.engine)
+    gguf = served_by.serves_gguf  # vLLM's and an endpoint's models and templates are checked by themselves
+    if gguf:
         check_requirements(setup, cells[0].label)
     unknown = sorted({c.key for c in cells} - (set(setup.prompt_manifests) & set(setup.max_tokens)))
     if unknown:
         raise CellError(f"cell {cells[0].label}: no prompt or max_tokens given for prompt(s) {unknown}")
     backend = backend_of(setup.build_manifest)
     # what this build can drive here, in llama.cpp's own words (vLLM's and an endpoint's are not listed)
-    llama = setup.engine == LLAMA_CPP
-    listed = list_devices(setup.server_binary) if llama and setup.server_binary is not None else {"devices": []}
+    listed = list_devices(setup.server_binary) if gguf and setup.server_binary is not None else {"devices": []}
     gpu = device_info() if backend == "cuda" else dict(NVML_NOT_USED)
     try:  # a device of the build's backend; for CUDA the GPU(s) SLURM or the user assigned, which it has code for
-        if llama:
+        if gguf:
             check_drivable(backend, listed)
         devices = assigned_devices(gpu, os.environ, setup.build_manifest.get("cuda_architectures"), backend == "cuda")
     except (DeviceError, ValueError) as error:
         raise CellError(f"cell {cells[0].label}: {error}") from error
     clients = cells[0].concurrency  # a job's cells share their load (a load run has no warm condition)
     try:
-        served_args = setup.server_args if clients is None else load_args(setup.engine, setup.server_args, clients)
+        served_args = setup.server_args if clients is None else served_by.load_args(setup.server_args, clients)
     except ValueError as error:
         raise CellError(f"cell {cells[0].label}: {error}") from error
     setup = replace(

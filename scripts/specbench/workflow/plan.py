@@ -27,6 +27,7 @@ from specbench.core.plan.code import import_closure, workflow_commit
 from specbench.core.plan.coordinates import LAYOUT
 from specbench.core.records import explanations
 from specbench.core.steps import files
+from specbench.engines import registry
 from specbench.workflow import rule_params
 
 Wildcards = Any  # Snakemake's wildcards of a job (attribute and mapping access)
@@ -134,17 +135,19 @@ class Plan:
         self._check_load()
 
     def _check_load(self) -> None:
-        """Stop before any work where a llama-server condition's argv cannot serve the largest load point (its set
-        batch too small for N drafts at once)."""
-        if not self.load_declared or not any(b.engine == config_builds.LLAMA_CPP for b in self.build_of_label.values()):
+        """Stop before any work where a build's argv for a condition cannot serve the largest load point (a
+        llama-server's set batch too small for N drafts at once)."""
+        if not self.load_declared:
             return
         most = max(self.config["load"]["concurrency"])
-        for condition in self.cell_conditions:
-            args = plan_server.server_args(self.config, condition, self.base)
-            try:
-                plan_server.load_args(config_builds.LLAMA_CPP, args, most)
-            except ValueError as error:
-                raise WorkflowError(f"config error at 'load.concurrency': condition '{condition}': {error}") from None
+        for build in self.build_of_label.values():
+            served_by = registry.engine(build.engine)
+            for condition in config_builds.build_conditions(build, self.cell_conditions):
+                try:
+                    served_by.load_args(served_by.server_args(self.config, build, condition, self.base), most)
+                except ValueError as error:
+                    where = f"condition '{condition}'" + (f" of build '{build.label}'" if self.builds_declared else "")
+                    raise WorkflowError(f"config error at 'load.concurrency': {where}: {error}") from None
 
     def check_files(self) -> None:
         """Load the claims and predictions files once (a bad one stops the run); note cell files of an old layout."""
@@ -254,17 +257,9 @@ class Plan:
             "model_manifest": self.model_manifest("target"),
             "code": CODE_MANIFEST.format(entry="run_cells"),
         }
-        engine = self.build_engine(wildcards)
+        build = self.build_of(wildcards)
         draft = "draft" in self.config["conditions"][wildcards.condition]["requires"]
-        if engine == config_builds.LLAMA_CPP:
-            inputs["build"] = (
-                f"{self.build_of_label[wildcards.build].root}/bin" if self.builds_declared else self.llama_bin_dir
-            )
-        elif engine == config_builds.VLLM:  # its environment, and the checkpoints it serves
-            inputs["build"] = config_builds.vllm_manifest(wildcards.build)
-            inputs["checkpoint"] = plan_models.checkpoint_dir(self.config, "target", self.base)
-            if draft:
-                inputs["draft_checkpoint"] = plan_models.checkpoint_dir(self.config, "draft", self.base)
+        inputs |= registry.engine(build.engine).setup_inputs(self.config, build, self.base, draft)
         if draft:
             inputs["draft_manifest"] = self.model_manifest("draft")
         if self.predictions:
@@ -280,26 +275,21 @@ class Plan:
     def conditions_regex(self, server: str, scope: str | None = None) -> str:
         return plan_server.conditions_regex(self.config, server, scope)
 
-    def build_engine(self, wildcards: Wildcards) -> str:
-        """The engine of the cell's build (llama.cpp for the one build of a run without builds)."""
-        build = self.build_of_label.get(wildcards.get("build", ""))
-        return build.engine if build is not None else config_builds.LLAMA_CPP
+    def build_of(self, wildcards: Wildcards) -> config_builds.Build:
+        """The cell's build (the one build of a run without builds)."""
+        return self.build_of_label.get(wildcards.get("build", ""), self.builds[0])
 
     def setup_settings(self, wildcards: Wildcards) -> dict:
         """A condition's serving settings (params of condition_setup): the engine, the server's argv (an endpoint's
-        URL instead), what the condition requires, the measurement settings."""
-        engine = self.build_engine(wildcards)
-        build = self.build_of_label.get(wildcards.get("build", ""))
+        URL beside it), what the condition requires, the measurement settings."""
+        build = self.build_of(wildcards)
+        served_by = registry.engine(build.engine)
         condition = wildcards.condition
-        if engine == config_builds.ENDPOINT:
-            served: dict[str, Any] = {"server_args": [], "endpoint": build.urls[condition]}
-        elif engine == config_builds.VLLM:
-            served = {"server_args": plan_server.vllm_server_args(self.config, build, condition, self.base)}
-        else:
-            served = {"server_args": plan_server.server_args(self.config, condition, self.base)}
+        endpoint = served_by.endpoint(build, condition)
         return {
-            "engine": engine,
-            **served,
+            "engine": build.engine,
+            "server_args": served_by.server_args(self.config, build, condition, self.base),
+            **({"endpoint": endpoint} if endpoint is not None else {}),
             "requires": list(self.config["conditions"][condition]["requires"]),
             "chat_template": chat_template.setting(self.config),
             **plan_server.measurement_settings(self.config),
@@ -340,7 +330,7 @@ class Plan:
         return [
             explanations.explanation_path(cell)
             for cell in explanations.compared_cells(self.cells, self.baseline)
-            if self.build_of_label[cell.build].engine == config_builds.LLAMA_CPP
+            if registry.engine(self.build_of_label[cell.build].engine).serves_gguf
         ]
 
     # --- rules/imports.smk

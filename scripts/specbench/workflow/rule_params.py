@@ -10,6 +10,7 @@ from specbench.core.config import builds as config_builds
 from specbench.core.config import chat_template
 from specbench.core.plan.cells import machine_labels, selected_conditions
 from specbench.core.plan.models import model_note
+from specbench.engines import registry
 
 Config = Mapping[str, Any]
 
@@ -110,11 +111,5 @@ def left_out(config: Config) -> list[list[str]]:
 def _build_description(build: config_builds.Build) -> str:
     """A build as the report describes it: the config's description and its source's label (e.g. 'b8000'), a vLLM
     build's environment, or an endpoint's servers (condition at URL)."""
-    if build.engine == config_builds.LLAMA_CPP:
-        served = build.llama_cpp[build.llama_cpp["source"]].get("label")
-    elif build.engine == config_builds.VLLM:
-        where = build.vllm.get("python") or f"a venv of {build.vllm['requirements']}"
-        served = f"vLLM from {where}, a fresh server per cell"
-    else:
-        served = "endpoint, not started by this run: " + ", ".join(f"{c} at {u}" for c, u in build.urls.items())
+    served = registry.engine(build.engine).describe(build)
     return "; ".join(text for text in (build.description, served) if text)

@@ -20,6 +20,7 @@ ONE_BUILD = ""  # the build coordinate of a run without ``builds``
 LLAMA_CPP = "llama.cpp"  # the engine built and started here, a fresh llama-server per cell
 VLLM = "vllm"  # vLLM from an environment the workflow makes (or the user names), a fresh server per cell
 ENDPOINT = "endpoint"  # an OpenAI-compatible server the user runs, measured without starting it
+DEFAULT_ENGINE = LLAMA_CPP  # a build's engine where the config names none (the one build of a run without builds)
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class Build:
     llama_cpp: Mapping[str, Any]
     suffix: str
     description: str = ""
-    engine: str = LLAMA_CPP
+    engine: str = DEFAULT_ENGINE
     urls: Mapping[str, str] = field(default_factory=dict)  # an endpoint build's: condition -> base URL
     vllm: Mapping[str, Any] = field(
         default_factory=dict

@@ -102,7 +102,7 @@ def _package_root_of(path: Path) -> Path:
 
 
 def _label(path: Path) -> str:
-    """A file's name in a fingerprint: its path from the package's folder on ('specbench/measure/server_process.py'), or
+    """A file's name in a fingerprint: its path from the package's folder on ('specbench/engines/server_process.py'), or
     its bare name outside the package (an entry script), so that a copy of the workflow elsewhere fingerprints
     the same while two modules of one name in different sub-packages stay apart."""
     inside = [parent for parent in path.parents if parent.name == PACKAGE and (parent / "__init__.py").is_file()]

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from specbench.analysis.draft_positions import reported_counts
 from specbench.core.records.timings import CLIENT, SERVER, record_timings
+from specbench.engines.chat_client import assemble_chat_stream, chat_request
+from specbench.engines.client import Generation, sse_events
+from specbench.engines.endpoint import local_pids, open_endpoint, served_model
+from specbench.engines.server_process import ServerError, free_port
 from specbench.measure.cell_record import response_fields
-from specbench.measure.chat_client import assemble_chat_stream, chat_request
-from specbench.measure.client import Generation, sse_events
-from specbench.measure.endpoint import local_pids, open_endpoint, served_model
-from specbench.measure.server_process import ServerError, free_port
 
 M = "/models/tiny"
 

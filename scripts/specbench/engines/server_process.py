@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-from specbench.measure.guard import signals_raise
+from specbench.core.steps.guard import signals_raise
 
 HOST = "127.0.0.1"
 _PR_SET_PDEATHSIG = 1

@@ -1,17 +1,27 @@
-"""A server the user already runs (an endpoint build): never started or stopped here; what it says about itself
-(llama-server's ``/props``, vLLM's ``/version``, ``/v1/models``) and, when it listens on this machine, its processes
-(so the contention watch counts them as the server, not as other work)."""
+"""An endpoint as an engine: a server the user already runs (an endpoint build), never started or stopped here; what
+it says about itself (llama-server's ``/props``, vLLM's ``/version``, ``/v1/models``) and, when it listens on this
+machine, its processes (so the contention watch counts them as the server, not as other work); asked through
+``/v1/chat/completions`` for the model it lists. Its argv is none and its limits under load are the user's."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from specbench.measure.server_process import ServerError, descendants, listener_pids
+from specbench.core.config.builds import ENDPOINT, Build
+from specbench.engines.chat_client import run_chat_exchange
+from specbench.engines.client import Exchange, Generation
+from specbench.engines.engine import Engine, no_llama_cpp
+from specbench.engines.server_process import ServerError, descendants, listener_pids
+
+if TYPE_CHECKING:
+    from specbench.engines.engine import Served, Server
 
 # The routes an endpoint may answer about itself: llama-server's, vLLM's, and any OpenAI-compatible server's
 IDENTITY_ROUTES = ("/props", "/version", "/v1/models")
@@ -95,3 +105,61 @@ def open_endpoint(url: str, log_path: Path, timeout_s: float, header: str) -> En
             f"endpoint {url} did not list its model on /v1/models ({reported.get('/v1/models')})", log_path
         )
     return endpoint
+
+
+def endpoint_manifest(url: str) -> dict[str, Any]:
+    """What stands for a build manifest when an endpoint serves the condition: its URL, nothing built here."""
+    return {"engine": ENDPOINT, "url": url, "backend": ENDPOINT}
+
+
+class EndpointServer(Engine):
+    """A server the user runs, measured as it is."""
+
+    name = ENDPOINT
+
+    def server_args(self, config: Mapping[str, Any], build: Build, condition: str, base: Path) -> list[str]:
+        return []
+
+    def endpoint(self, build: Build, condition: str) -> str | None:
+        return build.urls[condition]
+
+    def load_args(self, args: list[str], clients: int) -> list[str]:
+        return list(args)  # its limits are the user's
+
+    def setup_inputs(self, config: Mapping[str, Any], build: Build, base: Path, draft: bool) -> dict[str, str]:
+        return {}
+
+    def describe(self, build: Build) -> str:
+        return "endpoint, not started by this run: " + ", ".join(f"{c} at {u}" for c, u in build.urls.items())
+
+    def executable(self, build: Path | None, endpoint: str | None) -> dict[str, Any]:
+        assert endpoint is not None
+        return {"server_binary": None, "build_manifest": endpoint_manifest(endpoint)}
+
+    @contextlib.contextmanager
+    def serve(self, setup: Served, header: str) -> Iterator[Server]:
+        assert setup.endpoint is not None
+        yield open_endpoint(setup.endpoint, setup.server_log, setup.startup_timeout_s, header)
+
+    def server_record(self, server: Server) -> dict[str, Any]:
+        """The endpoint: its URL, its processes on this machine, what it reported; no argv (not started here)."""
+        assert isinstance(server, Endpoint)
+        return {
+            "pid": server.pid,
+            "port": server.port,
+            "argv": None,
+            "started_at": None,
+            "endpoint": {"url": server.url, "model": server.model, "reported": server.reported},
+            "local_pids": server.pids,
+        }
+
+    def ask(
+        self, setup: Served, server: Server, messages: list[dict[str, str]], generation: Generation, model: str | None
+    ) -> Exchange:
+        return run_chat_exchange(server.url, model, messages, generation, timeout_s=setup.request_timeout_s)
+
+    def provenance(self, setup: Served) -> dict[str, Any]:
+        return no_llama_cpp()
+
+    def request_failure(self, error: Exception, server: Server) -> str:
+        return f"the request to endpoint {server.url} failed: {type(error).__name__}: {error}"

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from specbench.measure.client import Chunks, Exchange, Generation, checked_reasoning_off, timed_stream
+from specbench.engines.client import Chunks, Exchange, Generation, checked_reasoning_off, timed_stream
 
 CHAT_PATH = "/v1/chat/completions"
 

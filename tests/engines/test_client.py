@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import pytest
 
-from specbench.measure.client import (
+from specbench.engines.client import (
     Generation,
     ReasoningNotOff,
     assemble_stream,

@@ -1,0 +1,15 @@
+"""Every engine by the name a build's config gives it (core.config.builds: llama.cpp, vllm, endpoint)."""
+
+from __future__ import annotations
+
+from specbench.engines.endpoint import EndpointServer
+from specbench.engines.engine import Engine
+from specbench.engines.llama_server import LlamaServer
+from specbench.engines.vllm_server import VllmServer
+
+ENGINES: dict[str, Engine] = {e.name: e for e in (LlamaServer(), VllmServer(), EndpointServer())}
+
+
+def engine(name: str) -> Engine:
+    """The engine a build names (its config was validated: an unknown name is a bug, a KeyError here)."""
+    return ENGINES[name]
