@@ -4,6 +4,7 @@ component in its path (none without builds), and a plan that fetches and builds 
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 import yaml
@@ -188,6 +189,7 @@ def test_an_endpoint_build_plans_no_build_and_no_explanation(tmp_path) -> None:
 
 # --- a vLLM build (started per cell here, from an environment): the config's checks, its cells and its argv
 
+PER_REQUEST = ["--per-request-spec-decode-metrics", "summary"]
 VLLM = {
     "label": "vllm",
     "engine": "vllm",
@@ -196,8 +198,8 @@ VLLM = {
         "args": ["--enforce-eager"],
         "conditions": {
             "off": [],
-            "mtp": ["--speculative-config", '{"method": "mtp", "num_speculative_tokens": 2}'],
-            "dflash": ["--speculative-config", '{"method": "dflash", "model": "{draft}"}'],
+            "mtp": ["--speculative-config", '{"method": "mtp", "num_speculative_tokens": 2}', *PER_REQUEST],
+            "dflash": ["--speculative-config", '{"method": "dflash", "model": "{draft}"}', *PER_REQUEST],
         },
     },
 }
@@ -223,10 +225,18 @@ def test_a_vllm_server_serves_the_checkpoints_with_the_builds_then_the_condition
     argv = vllm_server_args(config, vllm, "dflash", tmp_path)
     assert argv[:4] == ["-m", "vllm.entrypoints.openai.api_server", "--model", argv[3]]
     assert argv[3].endswith("/tiny") and "tiny-target-" in argv[3]  # the target's Hugging Face checkpoint
-    draft = argv[-1].split('"model": "')[1].split('"')[0]
+    assert argv[4:] == ["--enforce-eager", "--speculative-config", argv[6], *PER_REQUEST, "--generation-config", "vllm"]
+    draft = argv[6].split('"model": "')[1].split('"')[0]
     assert draft.endswith("/tiny") and "tiny-draft-" in draft  # {draft}: the draft's checkpoint, not its GGUF
-    assert argv[4:] == ["--enforce-eager", "--speculative-config", argv[-1]]
-    assert vllm_server_args(config, vllm, "off", tmp_path) == [*argv[:4], "--enforce-eager"]
+    assert vllm_server_args(config, vllm, "off", tmp_path) == [
+        *argv[:4],
+        "--enforce-eager",
+        "--generation-config",
+        "vllm",
+    ]
+    # the checkpoint's generation_config.json is vLLM's to apply only where the build says so itself
+    own = replace(vllm, vllm={**vllm.vllm, "args": ["--generation-config", "auto"]})
+    assert vllm_server_args(config, own, "off", tmp_path)[4:] == ["--generation-config", "auto"]
 
 
 @pytest.mark.parametrize(
@@ -245,6 +255,10 @@ def test_a_vllm_server_serves_the_checkpoints_with_the_builds_then_the_condition
             r"builds\[1\]\.vllm\.conditions\.dflash.*loads the draft model.*\{draft\}",
         ),
         ([{"label": "b1"}, {**VLLM, "vllm": {"conditions": {"off": "--enforce-eager"}}}], r"builds\.1\.vllm"),
+        (
+            [{"label": "b1"}, {**VLLM, "vllm": {"conditions": {"mtp": ["--speculative-config", "{}"]}}}],
+            r"builds\[1\]\.vllm\.conditions\.mtp.*--per-request-spec-decode-metrics summary.*read as 0",
+        ),
     ],
 )
 def test_vllm_config_errors_name_the_key(tiny_config: dict, entries: list[dict], error: str) -> None:

@@ -105,6 +105,17 @@ def test_a_stream_without_a_finish_reason_is_an_error() -> None:
         assemble_chat_stream(zip([0.1, 0.2], sse_events(VLLM_MTP[:3]), strict=False))
 
 
+def test_the_request_states_its_sampling_under_each_servers_name_for_it() -> None:
+    """An endpoint may be llama-server or vLLM: the penalty goes under both names; a vLLM server's under its own."""
+    sampling = {"top_k": 20, "top_p": 0.8, "min_p": 0.0, "repeat_penalty": 1.05}
+    body = chat_request(M, [], Generation(False, 8, 1.0, 3, sampling))
+    assert {k: body[k] for k in ("top_k", "top_p", "min_p")} == {"top_k": 20, "top_p": 0.8, "min_p": 0.0}
+    assert body["repetition_penalty"] == body["repeat_penalty"] == 1.05
+    vllm = chat_request(M, [], Generation(False, 8, 1.0, 3, sampling), ("repetition_penalty",))
+    assert vllm["repetition_penalty"] == 1.05 and "repeat_penalty" not in vllm
+    assert not {"top_k", "repetition_penalty"} & set(chat_request(M, [], Generation(False, 8, 1.0, 3)))
+
+
 def test_the_request_asks_for_ids_usage_and_thinking_as_configured() -> None:
     body = chat_request(M, [{"role": "user", "content": "hi"}], Generation(False, 8, 0.0, 3))
     assert body["model"] == M and body["stream"] and body["stream_options"] == {"include_usage": True}

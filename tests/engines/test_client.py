@@ -54,6 +54,9 @@ def test_request_is_independent_of_server_state() -> None:
     body = completion_request("p", Generation(reasoning=False, max_tokens=8, temperature=0.0, seed=3))
     assert body["cache_prompt"] is False and body["return_tokens"] is True and body["stream"] is True
     assert body["n_predict"] == 8 and body["seed"] == 3
+    sampling = {"top_k": 20, "top_p": 0.8, "min_p": 0.0, "repeat_penalty": 1.05}
+    stated = completion_request("p", Generation(False, 8, 1.0, 3, sampling))
+    assert {k: stated[k] for k in sampling} == sampling  # llama-server's own names
 
 
 CHATML = "<|im_start|>user\nWrite.<|im_end|>\n<|im_start|>assistant\n"

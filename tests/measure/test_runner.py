@@ -352,3 +352,54 @@ def test_a_condition_s_setup_file_and_the_prompt_manifests_make_the_job_s_setup(
         gpu_samples=tmp_path / "g",
     )
     assert no_draft.draft_path is None and no_draft.draft_manifest is None
+
+
+def test_a_speculative_vllm_answer_without_its_acceptance_fails_the_cell_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vLLM's answer in its documented shape, once without ``metrics.speculative_decoding`` (a vLLM or a proxy that
+    drops it): the cell fails at once, naming the version and the field, instead of recording 0 drafted tokens; the
+    same answer with it is recorded."""
+    from specbench.engines import vllm_server
+
+    @contextlib.contextmanager
+    def server(binary: Path, args: list[str], log: Path, timeout: float, *, log_header: str, name: str) -> Iterator:
+        log.write_text(log_header + "\n")
+        yield SimpleNamespace(pid=4242, port=8080, argv=[str(binary), *args], started_at=0.0, url="http://127.0.0.1:1")
+
+    spec = {"num_drafts": 2, "num_draft_tokens": 4, "num_accepted_draft_tokens": 3, "acceptance_histogram": [0, 1, 1]}
+    answer: dict[str, Any] = {"content": "x", "tokens": [1, 2, 3, 4], "finish_reason": "length"}
+    answer["usage"] = {"completion_tokens": 4, "prompt_tokens": 3}
+
+    def exchange(url: str, model: str | None, messages: list, generation: Generation, **kwargs: Any) -> Exchange:
+        timing = {"request_wall_s": 0.06, "first_token_s": 0.01, "last_token_s": 0.05, "chunk_tokens": [[1, 4]]}
+        return Exchange({}, "p", {}, dict(answer), timing)
+
+    monkeypatch.setattr(vllm_server, "start_server", server)
+    monkeypatch.setattr(vllm_server, "run_chat_exchange", exchange)
+    monkeypatch.setattr(vllm_server, "reported_identity", lambda client, url: {"/v1/models": {"data": [{"id": "m"}]}})
+    monkeypatch.setattr(vllm_server, "descendants", lambda pid: [])
+    monkeypatch.setattr(cell_module, "check_identity", lambda server: None)
+    monkeypatch.setattr(cell_module, "GpuWatch", _QuietWatch)
+    monkeypatch.setattr(cell_module, "judge", lambda *args, **kwargs: CLEAN)
+    monkeypatch.setattr(cell_module, "scrape", lambda url: {"lines": [], "error": None})
+    setup = Setup(
+        **{
+            **setup_of(tmp_path).__dict__,
+            "condition": "mtp",
+            "engine": "vllm",
+            "server_binary": tmp_path / "python",
+            "build_manifest": {"python": str(tmp_path / "python"), "vllm_version": "0.32.0", "backend": "cpu"},
+            "server_args": ["-m", "vllm.entrypoints.openai.api_server", "--speculative-config", "{}"],
+        }
+    )
+    with pytest.raises(CellError) as caught:
+        run_cells(setup, [Cell("essay", "mtp", 0.0, 1)])
+    assert str(caught.value) == (
+        "cell essay/mtp/t0.0/r1: vLLM 0.32.0 answered a speculative request without metrics.speculative_decoding: "
+        "its acceptance would read as 0; start it with --per-request-spec-decode-metrics summary (vllm.conditions' "
+        f"flags); read {tmp_path / 'server.log'}"
+    )
+    answer["metrics"] = {"speculative_decoding": spec}
+    (record,) = run_cells(setup, [Cell("essay", "mtp", 0.0, 1)])
+    assert record["response"]["metrics"]["speculative_decoding"] == spec

@@ -298,3 +298,23 @@ def test_a_draft_gguf_states_its_own_layers_block_size_mask_and_target_layers(tm
     assert describe_draft(None) == "not recorded"
     target = _write(tmp_path / "t.gguf", nextn_layers=1, nextn_tensors=True, file_type=15)
     assert inspect_gguf(target)["draft"] is None
+
+
+def test_the_sampling_defaults_a_gguf_carries_are_read_as_llama_server_applies_them(tmp_path: Path) -> None:
+    """The converter writes generation_config.json's sampling into general.sampling.* (gguf's Metadata); a GGUF
+    without it carries none, and llama.cpp's own defaults apply (core.config.sampling)."""
+    path = tmp_path / "m.gguf"
+    writer = GGUFWriter(path, "qwen35")
+    writer.add_sampling_top_k(20)
+    writer.add_sampling_top_p(0.8)
+    writer.add_sampling_penalty_repeat(1.05)
+    writer.add_tensor("token_embd.weight", np.zeros((8, 4), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    sampling = inspect_gguf(path)["sampling"]
+    assert sampling["top_k"] == 20 and sampling["min_p"] is None
+    assert sampling["top_p"] == pytest.approx(0.8) and sampling["repeat_penalty"] == pytest.approx(1.05)
+    plain = _write(tmp_path / "plain.gguf", nextn_layers=None, nextn_tensors=False, file_type=15)
+    assert set(inspect_gguf(plain)["sampling"].values()) == {None}

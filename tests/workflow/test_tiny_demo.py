@@ -184,6 +184,12 @@ def test_every_cell_has_real_server_figures(run: dict) -> None:
                 argv = record["server"]["argv"]
                 assert argv[argv.index("--host") + 1] == "127.0.0.1"
                 assert record["request"]["completion"]["cache_prompt"] is False
+                # the sampling every request states is what the server applied (llama.cpp's defaults: no
+                # general.sampling in the tiny GGUF)
+                stated, applied = record["request"]["completion"], record["server"]["generation_settings"]
+                for name, entry in record["provenance"]["sampling"].items():
+                    assert stated[name] == entry["value"] == pytest.approx(applied[name], rel=1e-6), name
+                    assert entry["from"] == "llama.cpp's default"
                 assert record["request"]["apply_template"]["chat_template_kwargs"] == {"enable_thinking": False}
                 # Qwen3.5's template, rendered by llama-server's Qwen3-Coder path: reasoning off, checked by the cell
                 assert record["request"]["prompt"].endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")

@@ -5,7 +5,7 @@ is kept, and whatever the server adds about the request (llama-server's ``timing
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import httpx
@@ -13,16 +13,33 @@ import httpx
 from specbench.engines.client import Chunks, Exchange, Generation, checked_reasoning_off, timed_stream
 
 CHAT_PATH = "/v1/chat/completions"
+# The repetition penalty's names: vLLM's (and SGLang's), and llama-server's for one behind an endpoint
+PENALTY_NAMES = ("repetition_penalty", "repeat_penalty")
 
 
-def chat_request(model: str | None, messages: list[dict[str, str]], generation: Generation) -> dict[str, Any]:
-    """The ``/v1/chat/completions`` body: streamed with its usage, thinking switched as configured, token ids asked
-    for (vLLM's ``return_token_ids``), no prompt cache (llama-server's ``cache_prompt``; others ignore it)."""
+def sampling_fields(sampling: Mapping[str, float], penalty_names: tuple[str, ...]) -> dict[str, float]:
+    """The sampling as chat fields: top_k, top_p and min_p as they are, the penalty under each of its names."""
+    out = {name: value for name, value in sampling.items() if name != "repeat_penalty"}
+    if "repeat_penalty" in sampling:
+        out |= dict.fromkeys(penalty_names, sampling["repeat_penalty"])
+    return out
+
+
+def chat_request(
+    model: str | None,
+    messages: list[dict[str, str]],
+    generation: Generation,
+    penalty_names: tuple[str, ...] = PENALTY_NAMES,
+) -> dict[str, Any]:
+    """The ``/v1/chat/completions`` body: streamed with its usage, thinking switched as configured, the sampling
+    stated (its penalty under ``penalty_names``), token ids asked for (vLLM's ``return_token_ids``), no prompt cache
+    (llama-server's ``cache_prompt``; others ignore it)."""
     body: dict[str, Any] = {
         "messages": messages,
         "max_tokens": generation.max_tokens,
         "temperature": generation.temperature,
         "seed": generation.seed,
+        **sampling_fields(generation.sampling, penalty_names),
         "stream": True,
         "stream_options": {"include_usage": True},
         "chat_template_kwargs": {"enable_thinking": generation.reasoning},
@@ -103,7 +120,13 @@ def rendered_prompt(client: httpx.Client, base_url: str, messages: list[dict[str
 
 
 def run_chat_exchange(
-    base_url: str, model: str | None, messages: list[dict[str, str]], generation: Generation, *, timeout_s: float
+    base_url: str,
+    model: str | None,
+    messages: list[dict[str, str]],
+    generation: Generation,
+    *,
+    timeout_s: float,
+    penalty_names: tuple[str, ...] = PENALTY_NAMES,
 ) -> Exchange:
     """Ask the server how it renders the messages (with thinking on too, when reasoning is off: the prompt must end
     as reasoning off, else ReasoningNotOff), then generate once, streaming."""
@@ -113,7 +136,7 @@ def run_chat_exchange(
         if rendering["prompt"] is not None and not generation.reasoning:
             on = rendered_prompt(client, base_url, messages, True)["prompt"]
             check = checked_reasoning_off(rendering["prompt"], on)
-        body = chat_request(model, messages, generation)
+        body = chat_request(model, messages, generation, penalty_names)
         response, timing = timed_stream(client, f"{base_url}{CHAT_PATH}", body, assemble_chat_stream)
     return Exchange(
         {"route": rendering["route"], "prompt_tokens": rendering.get("prompt_tokens")},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,12 +29,13 @@ class Exchange:
 @dataclass(frozen=True)
 class Generation:
     """How a cell's one request generates: thinking switched on or off, at most ``max_tokens`` tokens, at this
-    temperature and seed."""
+    temperature and seed, with this sampling (core.config.sampling: top_k, top_p, min_p, repeat_penalty)."""
 
     reasoning: bool
     max_tokens: int
     temperature: float
     seed: int
+    sampling: Mapping[str, float] = field(default_factory=dict)
 
 
 class ReasoningNotOff(RuntimeError):
@@ -43,12 +44,13 @@ class ReasoningNotOff(RuntimeError):
 
 def completion_request(prompt: str, generation: Generation) -> dict[str, Any]:
     """The ``/completion`` body (the prompt is rendered already, thinking switched in it): streamed, no prompt cache
-    (cells must be independent), token ids returned."""
+    (cells must be independent), token ids returned, the sampling stated (llama-server's names)."""
     return {
         "prompt": prompt,
         "n_predict": generation.max_tokens,
         "temperature": generation.temperature,
         "seed": generation.seed,
+        **generation.sampling,
         "cache_prompt": False,
         "return_tokens": True,
         "stream": True,

@@ -103,6 +103,11 @@ class Engine(ABC):
     ) -> Exchange:
         """One request and its streamed response, with what the response reports (tokens, timings, acceptance)."""
 
+    def acceptance_missing(self, setup: Served, response: Mapping[str, Any]) -> str | None:
+        """Why a speculative request's response says nothing of its acceptance, where the engine must say it (None:
+        it said it, or the engine's silence means nothing was drafted): the cell fails on it rather than record 0."""
+        return None
+
     @abstractmethod
     def provenance(self, setup: Served) -> dict[str, Any]:
         """The engine's part of a cell's provenance: the llama.cpp build and binary, or the vLLM environment

@@ -14,7 +14,7 @@ import httpx
 from specbench.core.config.builds import DRAFT_FIELD, VLLM, Build, vllm_manifest
 from specbench.core.plan.models import checkpoint_dir
 from specbench.core.steps.files import read_json
-from specbench.engines.chat_client import run_chat_exchange
+from specbench.engines.chat_client import PENALTY_NAMES, run_chat_exchange
 from specbench.engines.client import Exchange, Generation
 from specbench.engines.endpoint import reported_identity, served_model
 from specbench.engines.engine import Engine, no_llama_cpp, started
@@ -24,23 +24,25 @@ if TYPE_CHECKING:
     from specbench.engines.engine import Served, Server
 
 VLLM_SERVER_MODULE = "vllm.entrypoints.openai.api_server"  # the module entry (the console script differs by package)
+# A speculative server's flag, and what it answers each request with where started with PER_REQUEST_FLAG
+SPECULATIVE_CONFIG, PER_REQUEST = "--speculative-config", "speculative_decoding"
+PER_REQUEST_FLAG = "--per-request-spec-decode-metrics"
+# vLLM's own sampling defaults, not the checkpoint's generation_config.json: every request states its sampling
+GENERATION_CONFIG = ("--generation-config", "vllm")
 # What a cell records of the environment its manifest describes
 ENVIRONMENT_FACTS = ("python", "vllm_version", "distribution", "torch_version", "backend", "requirements", "packages")
 
 
 def server_args(config: Mapping[str, Any], build: Build, condition: str, base: Path) -> list[str]:
     """A vLLM server's argv after its interpreter: the module, the target's Hugging Face checkpoint, the build's flags
-    and the condition's (with the draft's checkpoint for ``{draft}``); the cell adds --host 127.0.0.1 and the port."""
+    and the condition's (with the draft's checkpoint for ``{draft}``), and ``--generation-config vllm`` unless the
+    build sets one (the checkpoint's generation_config.json cannot change what a request states); the cell adds
+    --host 127.0.0.1 and the port."""
     draft = checkpoint_dir(config, "draft", base) if "draft" in config["models"] else None
-    flags = build.vllm["conditions"][condition]
-    return [
-        "-m",
-        VLLM_SERVER_MODULE,
-        "--model",
-        checkpoint_dir(config, "target", base),
-        *build.vllm.get("args", []),
-        *(f.replace(DRAFT_FIELD, draft) if draft else f for f in flags),
-    ]
+    flags = [f.replace(DRAFT_FIELD, draft) if draft else f for f in build.vllm["conditions"][condition]]
+    own = [*build.vllm.get("args", []), *flags]
+    generation = [] if GENERATION_CONFIG[0] in own else list(GENERATION_CONFIG)
+    return ["-m", VLLM_SERVER_MODULE, "--model", checkpoint_dir(config, "target", base), *own, *generation]
 
 
 class VllmServer(Engine):
@@ -94,7 +96,20 @@ class VllmServer(Engine):
     def ask(
         self, setup: Served, server: Server, messages: list[dict[str, str]], generation: Generation, model: str | None
     ) -> Exchange:
-        return run_chat_exchange(server.url, model, messages, generation, timeout_s=setup.request_timeout_s)
+        return run_chat_exchange(
+            server.url, model, messages, generation, timeout_s=setup.request_timeout_s, penalty_names=PENALTY_NAMES[:1]
+        )
+
+    def acceptance_missing(self, setup: Served, response: Mapping[str, Any]) -> str | None:
+        """A speculative vLLM server (``--speculative-config``) answers with ``metrics.speculative_decoding`` when
+        started with ``--per-request-spec-decode-metrics``; without it the acceptance would read as 0."""
+        if SPECULATIVE_CONFIG not in setup.server_args or (response.get("metrics") or {}).get(PER_REQUEST):
+            return None
+        version = setup.build_manifest.get("vllm_version") or "of unknown version"
+        return (
+            f"vLLM {version} answered a speculative request without metrics.{PER_REQUEST}: its acceptance would "
+            f"read as 0; start it with {PER_REQUEST_FLAG} summary (vllm.conditions' flags)"
+        )
 
     def provenance(self, setup: Served) -> dict[str, Any]:
         """The environment as its manifest recorded it, and the checkpoint its server loaded (``--model``)."""

@@ -53,11 +53,13 @@ def machine_info(
 
 def provenance(setup: Setup) -> dict[str, Any]:
     """What served the cell: the engine's own part (the llama.cpp build and its binary, the vLLM environment and the
-    Hugging Face checkpoint it serves, nothing of ours for an endpoint) and the models as this run verified them (an
-    endpoint's weights are its own: ``server.endpoint`` says what it reported)."""
+    Hugging Face checkpoint it serves, nothing of ours for an endpoint), the sampling every request stated (each
+    setting's value and where it came from) and the models as this run verified them (an endpoint's weights are its
+    own: ``server.endpoint`` says what it reported)."""
     return {
         "engine": setup.engine,
         **engine(setup.engine).provenance(setup),
+        "sampling": setup.sampling,
         "model": {"path": str(setup.model_path), "sha256": setup.model_manifest["sha256"]},
         "draft": (
             {"path": str(setup.draft_path), "sha256": setup.draft_manifest["sha256"]}

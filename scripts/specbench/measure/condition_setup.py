@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specbench.core.config import sampling
 from specbench.core.config.builds import DEFAULT_ENGINE
 from specbench.core.config.chat_template import GGUF
 from specbench.core.plan.cells import prompt_key
@@ -54,6 +55,8 @@ class Setup:
     gpu_watch: str = "nvml"  # how the GPU is watched (core.config.backends.watch_of), set by run_cells
     endpoint: str | None = None  # an endpoint build's server for this condition (its base URL): measured, not started
     engine: str = DEFAULT_ENGINE  # what serves the condition (specbench.engines.registry: its name)
+    # what every request states (core.config.sampling): per setting its value and where it came from
+    sampling: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 # The Setup fields resolved once per condition (rule condition_setup writes them as JSON); a cell job adds its
@@ -82,6 +85,7 @@ def condition_setup(
         "draft_manifest": draft_manifest,
         "code_fingerprint": code_manifest["fingerprint"],
         **settings,
+        "sampling": sampling.resolve(settings.get("sampling") or {}, model_manifest.get("sampling") or {}),
     }
 
 

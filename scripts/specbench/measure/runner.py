@@ -24,6 +24,7 @@ from specbench.contention.nvml import NVML_NOT_USED, device_info
 from specbench.contention.quiet import QuietWait, wait_for_quiet
 from specbench.contention.samples import Sample, Verdict
 from specbench.contention.watch import GpuWatch, NoGpuSampler
+from specbench.core.config import sampling
 from specbench.core.config.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
 from specbench.core.config.chat_template import describe, unknown_builtin
 from specbench.core.plan.cells import Cell
@@ -73,7 +74,13 @@ def reasoning_refusal(setup: Setup, label: str, problem: str) -> str:
 def ask(setup: Setup, server: Server, cell: Cell, served: str | None) -> Exchange:
     """The cell's one request to its engine's server (``served``: the model the server lists, where it asks by name),
     with its prompt's messages and its generation settings."""
-    generation = Generation(setup.reasoning, setup.max_tokens[cell.key], cell.temperature, cell.seed(setup.base_seed))
+    generation = Generation(
+        setup.reasoning,
+        setup.max_tokens[cell.key],
+        cell.temperature,
+        cell.seed(setup.base_seed),
+        sampling.values(setup.sampling),
+    )
     messages = setup.prompt_manifests[cell.key]["messages"]
     return engine(setup.engine).ask(setup, server, messages, generation, served)
 
@@ -125,6 +132,11 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                         raise CellError(reasoning_refusal(setup, cell.label, str(error))) from error
                     except (httpx.HTTPError, ValueError, OSError) as error:
                         raise AttemptFailed(served_by.request_failure(error, server), server.pid) from error
+                    missing = next(
+                        (m for e in exchanges if (m := served_by.acceptance_missing(setup, e.response))), None
+                    )
+                    if missing:
+                        raise CellError(f"cell {cell.label}: {missing}; read {setup.server_log}")
                     watch.sample_now("during", mark="request-end")
                     wall_s = time.perf_counter() - c0 + (ready_s if position == 1 else 0.0)
                     ended_at = _now()

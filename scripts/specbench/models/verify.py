@@ -8,6 +8,7 @@ from typing import Any
 from gguf import LlamaFileType
 
 from specbench.core.config.chat_template import GGUF, GGUF_KEY, missing_template
+from specbench.core.config.sampling import gguf_defaults
 from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import sha256_file, sha256_text, write_json_atomic
 from specbench.models.gguf_header import GGUFArray, GGUFHeader, GGUFHeaderError, read_gguf_header
@@ -72,7 +73,8 @@ def file_type_name(value: int | None) -> str | None:
 
 
 def inspect_gguf(path: Path, with_sha256: bool = True) -> dict[str, Any]:
-    """What a GGUF holds: size, sha256, architecture, file type, MTP layer presence, chat template, key metadata.
+    """What a GGUF holds: size, sha256, architecture, file type, MTP layer presence, chat template, key metadata,
+    the sampling defaults it carries (None where it carries none).
 
     Raises ModelCheckError, naming the file, when it is not a complete GGUF (bad header, truncated data)."""
     try:
@@ -109,6 +111,7 @@ def inspect_gguf(path: Path, with_sha256: bool = True) -> dict[str, Any]:
         },
         "chat_template": chat_template_facts(header),
         "draft": draft_facts(header),
+        "sampling": gguf_defaults(lambda key: _field_value(header, key)),
     }
 
 

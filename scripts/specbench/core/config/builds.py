@@ -199,8 +199,9 @@ def _check_engine(build: Mapping[str, Any], key: str, index: int, conditions: li
 
 
 def _check_vllm(config: Mapping[str, Any], build: Mapping[str, Any], key: str) -> None:
-    """vLLM serves the Hugging Face checkpoints the GGUFs are made from (a ready GGUF has none), and a condition that
-    loads the draft says where its folder goes ('{draft}' in its flags)."""
+    """vLLM serves the Hugging Face checkpoints the GGUFs are made from (a ready GGUF has none), a condition that
+    loads the draft says where its folder goes ('{draft}' in its flags), and a speculative one asks for each answer's
+    acceptance (without it a cell would record 0 drafted tokens)."""
     for role in ("target", "draft"):
         if model_source(dict(config), role)["kind"] == "gguf":
             raise ConfigError(
@@ -215,6 +216,13 @@ def _check_vllm(config: Mapping[str, Any], build: Mapping[str, Any], key: str) -
                 f"{key}.vllm.conditions.{condition}",
                 f"condition '{condition}' loads the draft model: name its folder as {DRAFT_FIELD} in the flags "
                 '(e.g. in --speculative-config\'s "model")',
+            )
+        own = [*build[VLLM].get("args", []), *flags]
+        if "--speculative-config" in own and "--per-request-spec-decode-metrics" not in own:
+            raise ConfigError(
+                f"{key}.vllm.conditions.{condition}",
+                "a speculative condition needs --per-request-spec-decode-metrics summary: without it vLLM answers "
+                "without its acceptance, which would read as 0 drafted tokens",
             )
 
 

@@ -1,12 +1,14 @@
 """The checks of a validated config that a schema cannot express: names that must refer to each other (the
-baseline, select, resources, machines), server flags the pipeline sets itself, known --spec-type values, the
-models a condition needs, and each task's prompts and the source archive (prompt_checks, sources)."""
+baseline, select, resources, machines), server flags the pipeline sets itself or every request states (sampling),
+known --spec-type values, the models a condition needs, and each task's prompts and the source archive
+(prompt_checks, sources)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from specbench.core.config import sampling
 from specbench.core.config.backends import backend_options_in
 from specbench.core.config.error import ConfigError, did_you_mean
 from specbench.core.config.prompt_checks import check_task
@@ -59,6 +61,7 @@ def check_config(config: dict, base: Path) -> None:
     for flag in config["server"]["args"]:
         if flag in RESERVED_SERVER_FLAGS:
             raise ConfigError("server.args", f"'{flag}' is set by the pipeline (it binds 127.0.0.1 on a free port)")
+    sampling.check_flags(config["server"]["args"], "server.args")
     for name, condition in conditions.items():
         if LOAD_SEGMENT.fullmatch(name):
             raise ConfigError(
@@ -150,6 +153,7 @@ def _check_condition(name: str, condition: dict, config: dict) -> None:
     for flag in args:
         if flag in RESERVED_SERVER_FLAGS:
             raise ConfigError(key, f"'{flag}' is set by the pipeline")
+    sampling.check_flags(args, key)
     for i, flag in enumerate(args):
         if flag == "--spec-type":
             if i + 1 >= len(args):
