@@ -357,9 +357,9 @@ def test_a_condition_s_setup_file_and_the_prompt_manifests_make_the_job_s_setup(
 def test_a_speculative_vllm_answer_without_its_acceptance_fails_the_cell_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """vLLM's answer in its documented shape, once without ``metrics.speculative_decoding`` (a vLLM or a proxy that
-    drops it): the cell fails at once, naming the version and the field, instead of recording 0 drafted tokens; the
-    same answer with it is recorded."""
+    """vLLM's answer, its acceptance as vLLM 0.32 reported it, once without ``metrics.speculative_decoding`` (a vLLM
+    or a proxy that drops it): the cell fails at once, naming the version and the field, instead of recording 0
+    drafted tokens; the same answer with it is recorded."""
     from specbench.engines import vllm_server
 
     @contextlib.contextmanager
@@ -367,7 +367,16 @@ def test_a_speculative_vllm_answer_without_its_acceptance_fails_the_cell_in_one_
         log.write_text(log_header + "\n")
         yield SimpleNamespace(pid=4242, port=8080, argv=[str(binary), *args], started_at=0.0, url="http://127.0.0.1:1")
 
-    spec = {"num_drafts": 2, "num_draft_tokens": 4, "num_accepted_draft_tokens": 3, "acceptance_histogram": [0, 1, 1]}
+    # recorded from vLLM 0.32.0 (CPU build): the tiny MTP cell on the essay, temperature 0, repeat 1
+    spec = {
+        "acceptance_histogram": [0, 0, 85],
+        "draft_acceptance_rate": 1.0,
+        "mean_acceptance_length": 3.0,
+        "num_accepted_draft_tokens": 170,
+        "num_draft_tokens": 170,
+        "num_spec_steps": 85,
+        "num_spec_tokens": 2,
+    }
     answer: dict[str, Any] = {"content": "x", "tokens": [1, 2, 3, 4], "finish_reason": "length"}
     answer["usage"] = {"completion_tokens": 4, "prompt_tokens": 3}
 
