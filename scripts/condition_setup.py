@@ -17,4 +17,12 @@ condition_setup_step(
     Path(snakemake.output[0]),
     Path(snakemake.log[0]),
     cells=snakemake.params.cells,
+    checkpoints={
+        role: (
+            Path(getattr(inp, f"{role}_checkpoint")),
+            Path(getattr(inp, f"{role}_download")) if hasattr(inp, f"{role}_download") else None,
+        )
+        for role in ("target", "draft")
+        if hasattr(inp, f"{role}_checkpoint")
+    },
 )

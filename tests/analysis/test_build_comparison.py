@@ -19,8 +19,9 @@ from specbench.report.sections.builds_compared import build_comparison_sections,
 
 
 def _rows() -> list[dict]:
-    """Two builds: 'old' decodes off at 100 and mtp at 150 tokens/s; 'new' off at 200 and mtp at 210 (its mtp
-    run r2 gives other tokens than old's); their logs give mtp's n_max as 3 and 4."""
+    """Two builds: 'old' decodes off at 100 and mtp at 150 tokens/s by the server's clock; 'new' off at 200 and mtp
+    at 210 by the client stream's (its mtp run r2 gives other tokens than old's); the client stream sees 90 % of each;
+    their logs give mtp's n_max (its draft length) as 3 and 4; their requests stated top_k 40 and 20."""
     rows = []
     for build, speeds, n_max in (("old", {"off": 100.0, "mtp": 150.0}, 3), ("new", {"off": 200.0, "mtp": 210.0}, 4)):
         for condition, speed in speeds.items():
@@ -38,6 +39,11 @@ def _rows() -> list[dict]:
                         "predicted_n": 100,
                         "tokens": tokens,
                         "spec_settings": settings if condition == "mtp" else [],
+                        "timings_source": "server" if build == "old" else "client stream",
+                        "client_tokens_per_s": 0.9 * (speed + wobble),
+                        "draft_length": n_max if condition == "mtp" else None,
+                        "drafted_per_step": n_max - 0.25 if condition == "mtp" else None,
+                        "sampling": f"top_k={40 if build == 'old' else 20} top_p=0.95",
                         "server_sha256": build[0] * 64,
                         "model_sha256": "m" * 64,
                         "code_fingerprint": "c" * 64,
@@ -84,6 +90,11 @@ def test_builds_compared_on_constructed_data() -> None:
     assert mtp.speedup == pytest.approx({"old": 1.5, "new": 1.05})
     assert mtp.ci_low["old"] > mtp.ci_high["new"] and mtp.separated == {"new": True}
     assert mtp.baseline_tokens_per_s == pytest.approx({"old": 100.0, "new": 200.0})
+    assert mtp.clock == {"old": "server", "new": "client stream"}
+    assert mtp.baseline_client_tokens_per_s == pytest.approx({"old": 90.0, "new": 180.0})
+    assert mtp.draft_length == {"old": "3", "new": "4"} and comparison.loc["off"].draft_length == {"old": "", "new": ""}
+    assert mtp.drafted_per_step == pytest.approx({"old": 2.75, "new": 3.75})
+    assert mtp.sampling == {"old": "top_k=40 top_p=0.95", "new": "top_k=20 top_p=0.95"}
     assert mtp.outputs == {"new": {"compared": 3, "identical": 2, "first_differences": [2], "by": "tokens"}}
     assert comparison.loc["off"].outputs["new"]["identical"] == 3
     assert mtp.changed_settings == ["draft-mtp: n_max: 3 (old) -> 4 (new)"]
@@ -122,6 +133,13 @@ def test_the_report_opens_with_builds_compared() -> None:
     mtp = next(line for line in table.splitlines() if line.startswith("| essay | mtp"))
     assert re.search(r"1\.50x \[\d\.\d\d-\d\.\d\d\] faster", mtp) and re.search(r"1\.05x \[\d\.\d\d-\d\.\d\d\]", mtp)
     assert "separated" in mtp and "no: 1/3 differ" in mtp and "n_max: 3 (old) -> 4 (new)" in mtp
+    header = next(line for line in table.splitlines() if line.startswith("| task"))
+    # each build's own clock, and the client stream's for the one whose own clock is the server's
+    assert "old off tok/s (server)" in header and "new off tok/s (client stream)" in header
+    assert "old off tok/s (client stream)" in header and header.count("(client stream)") == 2
+    assert "| 3 (2.75 drafted/step) | 4 (3.75 drafted/step) |" in mtp
+    assert "| 90.0 |" in mtp  # old's off by the client stream's clock
+    assert "stated different sampling: old: top_k=40 top_p=0.95; new: top_k=20 top_p=0.95" in table
     assert "draft-mtp: n_max: 3 (old) -> 4 (new)" in table  # the changed default, named in the note
     assert "the new one" in table and "n" * 12 in table  # what each build is, and its server's sha256
     settings = text.split("## Speculative settings each build's server logged", 1)[1].split("\n## ", 1)[0]

@@ -72,3 +72,16 @@ def test_derived_figures_without_drafting_never_divides_by_zero() -> None:
     timings = {"prompt_n": 5, "prompt_ms": 1.0, "predicted_n": 3, "predicted_ms": 10.0, "predicted_per_second": 300.0}
     figures = derived_figures(timings)
     assert figures["draft_n"] == 0 and figures["acceptance_rate"] is None
+
+
+def test_a_record_keeps_the_sampling_defaults_a_server_says_it_applies() -> None:
+    """vLLM 0.32's warning (vllm/config/model.py, get_diff_sampling_param) when a checkpoint's generation_config.json
+    overrides its sampling defaults is kept beside the speculative lines; the parser reads no setting from it."""
+    line = (
+        "(APIServer pid=1) WARNING 12-05 22:40:01 [model.py:1893] Default vLLM sampling parameters have been "
+        "overridden by the model's `generation_config.json`: `{'repetition_penalty': 1.3}`. If this is not "
+        "intended, please relaunch vLLM instance with `--generation-config vllm`."
+    )
+    kept = speculative_lines(DFLASH_LOG + line + "\nmain: loading model\n")
+    assert kept[-1] == line and "main: loading model" not in kept
+    assert parse_speculative_log(DFLASH_LOG + line + "\n") == parse_speculative_log(DFLASH_LOG)

@@ -16,6 +16,8 @@ from specbench.core.plan.cells import Cell, selected_cells, wildcard_constraints
 from specbench.core.plan.model_identity import models_folder
 from specbench.core.records.explanations import compared_cells, explanation_path
 from specbench.engines.vllm_server import server_args as vllm_server_args
+from support.config import PER_REQUEST
+from support.config import VLLM_BUILD as VLLM
 from support.paths import REPO
 from support.workflow import job_counts, snakemake
 
@@ -165,7 +167,7 @@ def test_an_endpoint_build_has_the_cells_of_its_servers_conditions_only(tiny_con
             r"builds\.1\.endpoint\.urls\.off",
         ),
         ([{"label": "b1"}, {**ENDPOINT, "engine": "vllm"}], r"builds\[1\]\.endpoint.*this build's engine is vllm"),
-        ([{"label": "b1"}, {**ENDPOINT, "engine": "sglang"}], r"builds\.1\.engine"),
+        ([{"label": "b1"}, {**ENDPOINT, "engine": "tgi"}], r"builds\.1\.engine"),
     ],
 )
 def test_endpoint_config_errors_name_the_key(tiny_config: dict, entries: list[dict], error: str) -> None:
@@ -188,21 +190,6 @@ def test_an_endpoint_build_plans_no_build_and_no_explanation(tmp_path) -> None:
 
 
 # --- a vLLM build (started per cell here, from an environment): the config's checks, its cells and its argv
-
-PER_REQUEST = ["--per-request-spec-decode-metrics", "summary"]
-VLLM = {
-    "label": "vllm",
-    "engine": "vllm",
-    "vllm": {
-        "python": "/opt/vllm/bin/python",
-        "args": ["--enforce-eager"],
-        "conditions": {
-            "off": [],
-            "mtp": ["--speculative-config", '{"method": "mtp", "num_speculative_tokens": 2}', *PER_REQUEST],
-            "dflash": ["--speculative-config", '{"method": "dflash", "model": "{draft}"}', *PER_REQUEST],
-        },
-    },
-}
 
 
 def test_a_vllm_build_has_the_cells_of_the_conditions_it_names_flags_for(tiny_config: dict) -> None:

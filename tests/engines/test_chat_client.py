@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specbench.analysis.draft_positions import reported_counts
+from specbench.core.records.counters import reported_counts
 from specbench.core.records.timings import CLIENT, SERVER, record_timings
 from specbench.engines.chat_client import assemble_chat_stream, chat_request
 from specbench.engines.client import Generation, sse_events

@@ -4,9 +4,8 @@ cell's exchange asks under each chat template setting."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 
 import pytest
@@ -19,6 +18,7 @@ from specbench.engines.client import (
     run_exchange,
     sse_events,
 )
+from support.loopback import serving
 
 STREAM = [
     'data: {"index":0,"content":"Hel","tokens":[9707],"stop":false,"id_slot":0,"tokens_predicted":1}',
@@ -88,14 +88,8 @@ class _Recorder(BaseHTTPRequestHandler):
 def recorder() -> Iterator[str]:
     _Recorder.requests = []
     _Recorder.renders = dict.fromkeys((False, True), CHATML)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(_Recorder) as url:
+        yield url
 
 
 @pytest.mark.parametrize("setting", ["gguf", "chatml"])

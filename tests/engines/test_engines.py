@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from specbench.core.config.builds import ENDPOINT, LLAMA_CPP, VLLM, Build
+from specbench.core.config.builds import ENDPOINT, LLAMA_CPP, SGLANG, VLLM, Build
 from specbench.engines.engine import Engine
 from specbench.engines.registry import ENGINES, engine
 from support.paths import REPO
@@ -22,11 +22,11 @@ PACKAGE = REPO / "scripts" / "specbench"
 def test_one_engine_for_each_name_the_config_allows() -> None:
     schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
     allowed = schema["properties"]["builds"]["items"]["properties"]["engine"]["enum"]
-    assert sorted(ENGINES) == sorted(allowed) == sorted([LLAMA_CPP, VLLM, ENDPOINT])
+    assert sorted(ENGINES) == sorted(allowed) == sorted([LLAMA_CPP, VLLM, ENDPOINT, SGLANG])
     assert all(isinstance(e, Engine) and e.name == name for name, e in ENGINES.items())
     assert [name for name, e in ENGINES.items() if e.serves_gguf] == [LLAMA_CPP]
     with pytest.raises(KeyError):
-        engine("sglang")
+        engine("tgi")
 
 
 def _setup() -> SimpleNamespace:
@@ -39,6 +39,8 @@ def _setup() -> SimpleNamespace:
         request_timeout_s=1.0,
         endpoint="http://127.0.0.1:9/",
         chat_template="gguf",
+        server_env={},
+        checkpoints={},
         build_manifest={
             "source": "pypi-sdist",
             "backend": "cpu",

@@ -14,16 +14,15 @@ from specbench.analysis.acceptance import positions
 from specbench.analysis.cell_table import frame_of
 from specbench.analysis.chunk_latency import expanded, latency_columns, token_arrivals
 from specbench.analysis.draft_positions import (
-    Counts,
     accepted_lengths,
     logged_acceptance,
     mean_accepted_length,
-    parse_counts,
     position_columns,
-    request_counts,
 )
 from specbench.analysis.latency_summary import latency
 from specbench.analysis.server_log import parse_speculative_log
+from specbench.core.records.counters import Counts, counters_agree, counts_of, parse_counts, request_counts
+from specbench.core.records.timings import record_timings
 from specbench.engines.client import assemble_stream, run_lengths
 from specbench.engines.metrics_scrape import kept_lines
 from specbench.report.figures.requests import arrivals_figure, example_requests, positions_figure
@@ -289,3 +288,89 @@ def test_the_sections_show_positions_ttft_and_itl() -> None:
     timing = latency_section(latency(cells))
     mtp = next(r for r in timing.table.rows if r["condition"] == "mtp")
     assert {c.header: c.show(c.get(mtp)) for c in timing.table.columns}["ITL p99 ms"] == "10.00"
+
+
+def _vllm_recorded() -> dict:
+    """vLLM 0.32.0's own /metrics lines around one tiny MTP request, and its answer's usage and metrics."""
+    return json.loads((DATA / "vllm-mtp-essay.json").read_text())
+
+
+def test_vllm_counters_are_read_under_their_labels_and_agree_with_the_answer() -> None:
+    """vLLM's ``vllm:spec_decode_*`` lines (labels engine, model_name, position; ``_created`` timestamps beside them)
+    give the request's counts, and they equal what the answer reported (85 steps of 2 drafts, all accepted)."""
+    recorded = _vllm_recorded()
+    counted = request_counts(recorded["metrics"])
+    spec = recorded["response"]["metrics"]["speculative_decoding"]
+    assert counted == Counts(
+        drafted=spec["num_draft_tokens"],
+        accepted=spec["num_accepted_draft_tokens"],
+        steps=spec["num_spec_steps"],
+        predicted=recorded["response"]["usage"]["completion_tokens"],
+        per_position=(85, 85),
+    )
+    record = {"response": recorded["response"], "server": {"metrics": recorded["metrics"]}}
+    assert counts_of(record)[1] == "response" and counters_agree(record) is True
+
+
+def test_without_the_answers_acceptance_the_counters_stand_in() -> None:
+    """A vLLM answer without ``metrics.speculative_decoding`` (a proxy that drops it): the record's drafted and
+    accepted tokens come from the counters, and say so; with neither they are 0 and the source is none."""
+    recorded = _vllm_recorded()
+    response = {"usage": recorded["response"]["usage"], "client_timing": {}}
+    record = {"response": response, "server": {"metrics": recorded["metrics"]}, "cell": {}}
+    counts, source = counts_of(record)
+    assert source == "/metrics" and counts is not None
+    timings = record_timings(record)
+    assert (timings["draft_n"], timings["draft_n_accepted"]) == (counts.drafted, counts.accepted) == (170, 170)
+    assert counters_agree(record) is None
+    # at a load point the scrapes count every request: not one request's drafts
+    loaded = {**record, "load": {"concurrency": 2}}
+    assert (record_timings(loaded)["draft_n"], counts_of(loaded)[1]) == (0, "/metrics")
+    bare = {"response": response, "server": {"metrics": None}}
+    assert counts_of(bare) == (None, None) and record_timings(bare)["draft_n"] == 0
+
+
+def test_counters_that_disagree_with_the_answer_are_flagged() -> None:
+    recorded = _vllm_recorded()
+    after = [
+        line.replace("} 170.0", "} 171.0") if "num_draft_tokens_total" in line else line
+        for line in recorded["metrics"]["after"]["lines"]
+    ]
+    metrics = {**recorded["metrics"], "after": {"lines": after, "error": None}}
+    assert counters_agree({"response": recorded["response"], "server": {"metrics": metrics}}) is False
+
+
+def test_counters_of_several_engines_are_summed_and_timestamps_ignored() -> None:
+    lines = [
+        f'vllm:spec_decode_num_{name}_total{{engine="{e}",model_name="m"}} {v}.0'
+        for e, (steps, drafted, accepted) in enumerate([(3, 6, 4), (2, 4, 1)])
+        for name, v in (("drafts", steps), ("draft_tokens", drafted), ("accepted_tokens", accepted))
+    ]
+    lines += [f'vllm:generation_tokens_total{{engine="{e}",model_name="m"}} 10.0' for e in (0, 1)]
+    lines += ['vllm:spec_decode_num_drafts_created{engine="0",model_name="m"} 1.79e+09']
+    lines += [
+        f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{engine="0",model_name="m",position="{p}"}} {n}.0'
+        for p, n in ((0, 3), (1, 1))
+    ]
+    assert parse_counts(lines) == Counts(drafted=10, accepted=5, steps=5, predicted=20, per_position=(3, 1))
+
+
+def test_a_stream_that_arrived_held_back_is_timed_over_the_whole_request() -> None:
+    """vLLM's CPU build on 2 cores sent its tokens held back (recorded: repeat 1's 251 last tokens within 4 ms after a
+    1.7 s stall, repeat 2's 256 within 3 ms): their arrival says nothing of the decode (repeat 2 would read 99,000
+    tokens/s), so both are timed over the whole request, and the source says so; a steady stream is not."""
+    recorded = json.loads((DATA / "vllm-cpu-held-back.json").read_text())["requests"]
+    rates = []
+    for request in recorded:
+        record = {"response": {**request}, "server": {"metrics": None}}
+        timings = record_timings(record)
+        assert timings["source"] == "client stream, held back: whole request"
+        last = request["client_timing"]["last_token_s"]
+        assert timings["predicted_per_second"] == pytest.approx(request["usage"]["completion_tokens"] / last)
+        rates.append(timings["predicted_per_second"])
+    assert rates[0] == pytest.approx(rates[1], rel=0.1)  # the two repeats agree once timed alike
+    steady = {"chunk_ms": [20.0 + 5.0 * i for i in range(200)], "chunk_tokens": [[1, 200]]}
+    steady |= {"first_token_s": 0.02, "last_token_s": 1.015}
+    record = {"response": {"usage": {"completion_tokens": 200}, "client_timing": steady}, "server": {}}
+    timings = record_timings(record)
+    assert timings["source"] == "client stream" and timings["predicted_per_second"] == pytest.approx(199 / 0.995)

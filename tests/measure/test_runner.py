@@ -18,11 +18,13 @@ import pytest
 from specbench.contention.quiet import QuietWait
 from specbench.contention.samples import Verdict
 from specbench.core.plan.cells import Cell
+from specbench.core.records.counters import counts_of, request_counts
 from specbench.engines import llama_server as serving_module
 from specbench.engines.client import Exchange, Generation
 from specbench.measure import runner as cell_module
 from specbench.measure.condition_setup import Setup, condition_setup, job_setup
-from specbench.measure.runner import CellError, run_cells
+from specbench.measure.runner import WARMUP_PROMPT, CellError, run_cells
+from support.paths import TEST_DATA
 from support.runner import CELL, TIMINGS, outcome, setup_of
 
 
@@ -215,7 +217,9 @@ def _one_fake_server(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     calls: list[dict] = []
 
     @contextlib.contextmanager
-    def server(binary: Path, args: list[str], log: Path, timeout: float, *, log_header: str, name: str) -> Iterator:
+    def server(
+        binary: Path, args: list[str], log: Path, timeout: float, *, log_header: str, name: str, env: Any
+    ) -> Iterator:
         calls.append({"server": len([c for c in calls if "server" in c]) + 1})
         with open(log, "a") as out:
             out.write(log_header + "\n")
@@ -299,6 +303,32 @@ def test_one_server_answers_cells_of_several_tasks_each_with_its_own_prompt(
     assert not any("task_check" in r or "figures" in r for r in records)
 
 
+def test_each_server_answers_a_discarded_warm_up_before_its_first_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """server.warmup_tokens: one warm-up request per server (another prompt, temperature 0), before the counters'
+    first scrape and outside every cell's timed figures; each record keeps it; 0: none, the first request is the
+    cell's."""
+    calls = _one_fake_server(monkeypatch)
+    scraped: list[int] = []
+    monkeypatch.setattr(cell_module, "scrape", lambda url: scraped.append(len(calls)) or {"lines": [], "error": None})
+    setup = Setup(**{**setup_of(tmp_path).__dict__, "warmup_tokens": 5, "scope": "task"})
+    cells = [Cell("essay", "off", 1.0, 1), Cell("essay", "off", 1.0, 2)]
+    records = run_cells(setup, cells)
+    assert calls[:3] == [
+        {"server": 1},
+        {"prompt": WARMUP_PROMPT, "max_tokens": 5, "temperature": 0.0, "seed": 0},
+        {"prompt": "hi", "max_tokens": 4, "temperature": 1.0, "seed": 1},
+    ]
+    assert len(calls) == 4 and scraped[0] == 2  # one warm-up for the server; the first scrape after it
+    for record in records:
+        assert record["server"]["warmup"]["prompt"] == WARMUP_PROMPT and record["server"]["warmup"]["tokens"] == 5
+        assert record["response"]["timings"]["predicted_n"] == 4  # the cell's own request was timed
+    calls.clear()
+    (bare,) = run_cells(setup_of(tmp_path), [CELL])
+    assert calls[1]["prompt"] == "hi" and bare["server"]["warmup"] is None
+
+
 def test_a_fresh_cell_records_its_scope(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _one_fake_server(monkeypatch)
     [record] = run_cells(setup_of(tmp_path), [CELL])
@@ -363,7 +393,9 @@ def test_a_speculative_vllm_answer_without_its_acceptance_fails_the_cell_in_one_
     from specbench.engines import vllm_server
 
     @contextlib.contextmanager
-    def server(binary: Path, args: list[str], log: Path, timeout: float, *, log_header: str, name: str) -> Iterator:
+    def server(
+        binary: Path, args: list[str], log: Path, timeout: float, *, log_header: str, name: str, env: Any
+    ) -> Iterator:
         log.write_text(log_header + "\n")
         yield SimpleNamespace(pid=4242, port=8080, argv=[str(binary), *args], started_at=0.0, url="http://127.0.0.1:1")
 
@@ -405,10 +437,18 @@ def test_a_speculative_vllm_answer_without_its_acceptance_fails_the_cell_in_one_
     with pytest.raises(CellError) as caught:
         run_cells(setup, [Cell("essay", "mtp", 0.0, 1)])
     assert str(caught.value) == (
-        "cell essay/mtp/t0.0/r1: vLLM 0.32.0 answered a speculative request without metrics.speculative_decoding: "
+        "cell essay/mtp/t0.0/r1: vLLM 0.32.0 answered a speculative request without metrics.speculative_decoding, and "
+        "its /metrics had no vllm:spec_decode_* counters: "
         "its acceptance would read as 0; start it with --per-request-spec-decode-metrics summary (vllm.conditions' "
         f"flags); read {tmp_path / 'server.log'}"
     )
+    # its /metrics counters (vLLM 0.32.0's own lines around the same request) stand in for the missing field
+    scrapes = json.loads((TEST_DATA / "metrics" / "vllm-mtp-essay.json").read_text())["metrics"]
+    sides = iter([scrapes["before"], scrapes["after"]])
+    monkeypatch.setattr(cell_module, "scrape", lambda url: next(sides))
+    (counted,) = run_cells(setup, [Cell("essay", "mtp", 0.0, 1)])
+    assert counts_of(counted) == (request_counts(scrapes), "/metrics") and counts_of(counted)[0].drafted == 170
+    monkeypatch.setattr(cell_module, "scrape", lambda url: {"lines": [], "error": None})
     answer["metrics"] = {"speculative_decoding": spec}
     (record,) = run_cells(setup, [Cell("essay", "mtp", 0.0, 1)])
     assert record["response"]["metrics"]["speculative_decoding"] == spec

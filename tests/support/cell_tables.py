@@ -40,7 +40,7 @@ ACCEPTANCE = ("nothing drafted", "none accepted", "all accepted", "every token a
 IDENTITY = ("identical", "differs", "shorter", "empty")
 # groups of fields a record can lack (old records, no metrics endpoint, no stream, no log line, ...)
 MAX_CELLS = 160  # a larger table takes longer, and has no shape a smaller one lacks
-OPTIONAL = ("latency", "positions", "spec", "client", "timing", "gsm8k", "shares", "times", "divergence")
+OPTIONAL = ("latency", "positions", "spec", "client", "timing", "gsm8k", "shares", "times", "divergence", "sampling")
 
 
 @dataclass(frozen=True)
@@ -281,6 +281,12 @@ def _row(
             spec_n_max=16 if cell.build.endswith("100") else 8,
             spec_settings=[{"implementation": cell.condition, "key": "n_max", "value": "8"}],
         )
+        row.update(draft_length=row["spec_n_max"], draft_length_source=str(rng.choice(["argv", "log", "response"])))
+    if method and row.get("verification_steps"):
+        row["drafted_per_step"] = drafted / row["verification_steps"]
+        row["counts_source"] = "response" if row["engine"] == "vllm" else "/metrics"
+    if present("sampling"):
+        row["sampling"] = f"top_k={20 if _endpoint(d, cell) else 40} top_p=0.95 min_p=0.05 repeat_penalty=1.0"
     if cell.task == "gsm8k" and present("gsm8k"):
         total = 3
         correct = int(rng.integers(0, total + 1))

@@ -14,6 +14,23 @@ from specbench.core.steps.repo import REPO_ROOT
 # n-gram column under both readings of "one server", and DFlash at 15 draft tokens
 STUDY_CONDITIONS = ["off", "ngram-mod", "mtp", "dflash", "ngram-mod-warm", "ngram-mod-warm-all", "dflash-n15"]
 
+# A vLLM build of the tiny config (its interpreter named, so nothing is installed): off, mtp and dflash, each
+# speculative one asking for its per-request acceptance
+PER_REQUEST = ["--per-request-spec-decode-metrics", "summary"]
+VLLM_BUILD = {
+    "label": "vllm",
+    "engine": "vllm",
+    "vllm": {
+        "python": "/opt/vllm/bin/python",
+        "args": ["--enforce-eager"],
+        "conditions": {
+            "off": [],
+            "mtp": ["--speculative-config", '{"method": "mtp", "num_speculative_tokens": 2}', *PER_REQUEST],
+            "dflash": ["--speculative-config", '{"method": "dflash", "model": "{draft}"}', *PER_REQUEST],
+        },
+    },
+}
+
 
 def load_config(paths: list[Path], base: Path = REPO_ROOT) -> dict:
     """Merge YAML files left to right (later ones override keys, recursively) and validate the result."""

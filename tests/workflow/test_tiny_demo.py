@@ -1105,7 +1105,8 @@ def test_acceptance_by_draft_position_is_the_servers_own_count(run: dict) -> Non
     """Every speculative cell kept /metrics before and after its request (the warm server's later ones too): the
     difference's per-position counts sum to the response's draft_n_accepted, it covers exactly the request's
     predicted tokens, and the mean accepted length is the server's own log line's; the table says the same."""
-    from specbench.analysis.draft_positions import logged_acceptance, mean_accepted_length, request_counts
+    from specbench.analysis.draft_positions import logged_acceptance, mean_accepted_length
+    from specbench.core.records.counters import request_counts
 
     rows = _tables(run)["cells"].set_index("cell_file")
     checked = {"mtp": 0, "dflash": 0, "ngram-mod": 0, "ngram-mod-warm": 0}

@@ -25,7 +25,12 @@ COMPARISON_COLUMNS = [
     "ci_high",
     "verdict",  # build -> the study's verdict rule on its own build
     "separated",  # later build -> True / False (its interval and the first build's overlap), None: no interval
-    "baseline_tokens_per_s",  # build -> the baseline's mean tokens/s on that task and temperature
+    "baseline_tokens_per_s",  # build -> the baseline's mean tokens/s on that task and temperature (its own clock)
+    "clock",  # build -> where that figure is from: the server's own timings, or the client stream
+    "baseline_client_tokens_per_s",  # build -> the same by the client stream's clock, the same for every engine
+    "draft_length",  # build -> the draft length its cells were set to ('3', '2 / 3'; '' for the baseline)
+    "drafted_per_step",  # build -> tokens drafted per verification step by the counts, mean over its cells
+    "sampling",  # build -> the sampling its requests stated
     "accepted_length",  # build -> tokens one verification step yielded, mean over its cells (the server's counts)
     "outputs",  # later build -> {"compared", "identical", "first_differences"} against the first build (t = 0)
     "settings",  # build -> the speculative settings its server logged, 'implementation: key=value'
@@ -74,12 +79,18 @@ def _outputs(cells: pd.DataFrame, first: pd.DataFrame) -> dict[str, Any]:
     return {"compared": compared, "identical": identical, "first_differences": differences, "by": by}
 
 
-def _mean_length(cells: pd.DataFrame) -> float | None:
-    """The mean of the cells' tokens per verification step (None where no cell has one: no counts, or no step)."""
-    if "mean_accepted_length" not in cells:
+def _values(cells: pd.DataFrame, column: str) -> str:
+    """The distinct values of a column over the cells, joined ('' where none has one)."""
+    if column not in cells:
+        return ""
+    return " / ".join(sorted({str(v) for v in cells[column].dropna()}))
+
+
+def _mean(cells: pd.DataFrame, column: str) -> float | None:
+    """The column's mean over the cells that have it (None where none has)."""
+    if column not in cells:
         return None
-    values = pd.to_numeric(cells.mean_accepted_length, errors="coerce").dropna()
-    values = values[values.map(math.isfinite)]
+    values = pd.to_numeric(cells[column], errors="coerce").dropna()
     return float(values.mean()) if len(values) else None
 
 
@@ -107,6 +118,10 @@ def compare_builds(by_build: Mapping[str, Mapping[str, pd.DataFrame]], baseline:
             b: c[(c.task == task) & (c.condition == condition) & (c.temperature == temperature)]
             for b, c in cells.items()
         }
+        base = {
+            b: c[(c.task == task) & (c.condition == baseline) & (c.temperature == temperature)]
+            for b, c in cells.items()
+        }
         bounds = {b: (r["speedup_ci_low"], r["speedup_ci_high"]) for b, r in own.items()}
         rows.append(
             {
@@ -123,7 +138,16 @@ def compare_builds(by_build: Mapping[str, Mapping[str, pd.DataFrame]], baseline:
                     if b in bounds
                 },
                 "baseline_tokens_per_s": {b: r["baseline_mean_tokens_per_s"] for b, r in own.items()},
-                "accepted_length": {b: _mean_length(g) for b, g in group.items() if _mean_length(g) is not None},
+                "clock": {b: _values(base[b], "timings_source") for b in own},
+                "baseline_client_tokens_per_s": {b: _mean(base[b], "client_tokens_per_s") for b in own},
+                "draft_length": {b: _values(g, "draft_length") for b, g in group.items() if len(g)},
+                "drafted_per_step": {b: _mean(g, "drafted_per_step") for b, g in group.items() if len(g)},
+                "sampling": {b: _values(g, "sampling") for b, g in group.items() if len(g)},
+                "accepted_length": {
+                    b: _mean(g, "mean_accepted_length")
+                    for b, g in group.items()
+                    if _mean(g, "mean_accepted_length") is not None
+                },
                 "outputs": {
                     b: _outputs(group[b], group[first]) for b in labels[1:] if temperature == 0.0 and len(group[b])
                 },

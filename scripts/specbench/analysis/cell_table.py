@@ -59,6 +59,8 @@ SCHEMA = pa.schema(
         ("accepted_per_position", pa.list_(INT)),
         ("mean_accepted_length", FLOAT),
         ("logged_mean_length", FLOAT),
+        ("counts_source", TEXT),  # where the counts come from: the server's answer ('response'), else '/metrics'
+        ("counters_agree", FLAG),  # whether the /metrics counters agree with the answer's counts (both present)
         ("ttft_ms", FLOAT),
         ("itl_median_ms", FLOAT),
         ("itl_p90_ms", FLOAT),
@@ -128,6 +130,11 @@ SCHEMA = pa.schema(
         ("spec_p_min", FLOAT),
         ("spec_block_size", INT),
         ("spec_settings", pa.list_(SETTING)),
+        # the draft length it was set to (core.records.draft_budget: its answer, argv or log say), and where from
+        ("draft_length", INT),
+        ("draft_length_source", TEXT),
+        ("drafted_per_step", FLOAT),  # what it drafted per verification step, by the counts
+        ("sampling", TEXT),  # the sampling every request stated, 'top_k=40 top_p=0.95 ...'
         # how it was measured
         ("chat_template", TEXT),  # what rendered the prompt: 'gguf', 'none' or a built-in template's name
         ("seed", INT),
@@ -145,6 +152,7 @@ SCHEMA = pa.schema(
         ("server_shared", FLAG),
         ("server_position", INT),
         ("server_scope", TEXT),
+        ("warmup_tokens", INT),  # the discarded warm-up request its server answered first (None: no warm-up)
         ("run_order", INT),
         ("started_at", TIME),
         ("ended_at", TIME),

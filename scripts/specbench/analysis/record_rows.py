@@ -18,6 +18,7 @@ from specbench.analysis.load_requests import load_columns
 from specbench.analysis.repetition import text_sources
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.core.plan.coordinates import LAYOUT
+from specbench.core.records.draft_budget import draft_length
 from specbench.core.records.timings import record_timings
 
 _FIGURES = [
@@ -113,22 +114,38 @@ def _speculative(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _budget(record: dict[str, Any], speculative: dict[str, Any], positions: dict[str, Any]) -> dict[str, Any]:
+    """The draft length the server was set to and where that was read, what it drafted per verification step by
+    the counts, and the sampling its request stated."""
+    length, source = draft_length(record, speculative["spec_n_max"])
+    drafted, steps = positions["counted_drafted"], positions["verification_steps"]
+    sampling = record["provenance"].get("sampling") or {}
+    return {
+        "draft_length": length,
+        "draft_length_source": source,
+        "drafted_per_step": drafted / steps if drafted is not None and steps else None,
+        "sampling": " ".join(f"{name}={entry['value']}" for name, entry in sampling.items()) or None,
+    }
+
+
 def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
     """One row: the coordinates, the server's figures, the answer check, how it was measured and by what."""
     prov, server, rejected = record["provenance"], record["server"], record.get("rejected_attempts", [])
     figures = _figures(record)
+    positions, speculative = position_columns(record), _speculative(record)
     return {
         **LAYOUT.from_record(record["cell"]),
         **{key: figures.get(key) for key in _FIGURES},
         "tokens": list(record["response"].get("tokens", [])),
         "token_ids": record["response"]["api"] == "completion" or bool(record["response"].get("token_ids_sent")),
         "content": record["response"].get("content") or "",
-        **position_columns(record),
+        **positions,
         **latency_columns(record),
         **load_columns(record),
         **_text_sources(record),
         **_gsm8k(record),
-        **_speculative(record),
+        **speculative,
+        **_budget(record, speculative, positions),
         "chat_template": ((record.get("request") or {}).get("chat_template") or {}).get("setting"),
         "seed": record["seed"],
         "attempt": record["attempt"],
@@ -145,6 +162,7 @@ def cell_row(record: dict[str, Any], path: str) -> dict[str, Any]:
         "server_shared": bool(server.get("shared", False)),
         "server_position": server.get("position", 1),
         "server_scope": server["scope"],
+        "warmup_tokens": (server.get("warmup") or {}).get("max_tokens"),
         "started_at": record["started_at"],
         "ended_at": record["ended_at"],
         "server_sha256": (prov["server_binary"] or {}).get("sha256"),

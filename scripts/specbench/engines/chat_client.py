@@ -5,7 +5,7 @@ is kept, and whatever the server adds about the request (llama-server's ``timing
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import httpx
@@ -79,7 +79,7 @@ def assemble_chat_stream(events: Iterable[tuple[float, dict[str, Any]]]) -> tupl
         content.append(text)
         tokens.extend(own)
         finish_reason = choice.get("finish_reason") or finish_reason
-        for key in ("usage", "timings", "metrics", "prompt_token_ids", "system_fingerprint", "model"):
+        for key in ("usage", "timings", "metrics", "sglext", "prompt_token_ids", "system_fingerprint", "model"):
             if event.get(key) is not None:
                 extra[key] = event[key]
         if choice.get("prompt_token_ids") is not None:
@@ -127,9 +127,11 @@ def run_chat_exchange(
     *,
     timeout_s: float,
     penalty_names: tuple[str, ...] = PENALTY_NAMES,
+    shaped: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> Exchange:
     """Ask the server how it renders the messages (with thinking on too, when reasoning is off: the prompt must end
-    as reasoning off, else ReasoningNotOff), then generate once, streaming."""
+    as reasoning off, else ReasoningNotOff), then generate once, streaming (``shaped``: the chat body as the
+    engine sends it, from chat_request's)."""
     with httpx.Client(timeout=timeout_s) as client:
         rendering = rendered_prompt(client, base_url, messages, generation.reasoning)
         check = None
@@ -137,6 +139,7 @@ def run_chat_exchange(
             on = rendered_prompt(client, base_url, messages, True)["prompt"]
             check = checked_reasoning_off(rendering["prompt"], on)
         body = chat_request(model, messages, generation, penalty_names)
+        body = shaped(body) if shaped is not None else body
         response, timing = timed_stream(client, f"{base_url}{CHAT_PATH}", body, assemble_chat_stream)
     return Exchange(
         {"route": rendering["route"], "prompt_tokens": rendering.get("prompt_tokens")},

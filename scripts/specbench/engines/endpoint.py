@@ -158,6 +158,9 @@ class EndpointServer(Engine):
     ) -> Exchange:
         return run_chat_exchange(server.url, model, messages, generation, timeout_s=setup.request_timeout_s)
 
+    def environment(self, setup: Served) -> dict[str, Any] | None:
+        return None  # the user's server: its environment is not ours to know
+
     def provenance(self, setup: Served) -> dict[str, Any]:
         return no_llama_cpp()
 

@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from specbench.engines.server_process import RunningServer, exit_description
+from specbench.engines.server_process import RunningServer, exit_description, server_environment
 
 if TYPE_CHECKING:
     from specbench.core.config.builds import Build
+    from specbench.core.records.counters import Counts
     from specbench.engines.client import Exchange, Generation
 
 
@@ -46,6 +47,7 @@ class Served(Protocol):
     endpoint: str | None
     build_manifest: dict[str, Any]
     chat_template: str
+    server_env: dict[str, str]
 
 
 class Engine(ABC):
@@ -103,9 +105,15 @@ class Engine(ABC):
     ) -> Exchange:
         """One request and its streamed response, with what the response reports (tokens, timings, acceptance)."""
 
-    def acceptance_missing(self, setup: Served, response: Mapping[str, Any]) -> str | None:
-        """Why a speculative request's response says nothing of its acceptance, where the engine must say it (None:
-        it said it, or the engine's silence means nothing was drafted): the cell fails on it rather than record 0."""
+    def environment(self, setup: Served) -> dict[str, Any] | None:
+        """The environment of a server started here as its record keeps it: what the build set (its ``env``) and
+        the variables that change a server's work it inherited; None where the server is not started here."""
+        return server_environment(setup.server_env)
+
+    def acceptance_missing(self, setup: Served, response: Mapping[str, Any], counted: Counts | None) -> str | None:
+        """Why a speculative request's acceptance cannot be read, where the engine must say it (None: its response
+        said it, its ``/metrics`` counters around the request did (``counted``: their difference), or the engine's
+        silence means nothing was drafted): the cell fails on it rather than record 0."""
         return None
 
     @abstractmethod

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from specbench.core.config import chat_template
 from specbench.core.config.builds import LLAMA_CPP, Build
 from specbench.core.plan.models import model_gguf
+from specbench.core.records.draft_budget import LLAMA_DRAFT_MAX
 from specbench.core.steps.files import read_json
 from specbench.engines.client import Exchange, Generation, run_exchange
 from specbench.engines.engine import LLAMA_CPP_FACTS, Engine, started
@@ -21,10 +22,9 @@ from specbench.engines.server_process import start_server
 if TYPE_CHECKING:
     from specbench.engines.engine import Served, Server
 
-# llama-server's flags for its slots, context, batch and draft length (common/arg.cpp), and its default draft length
+# llama-server's flags for its slots, context and batch (common/arg.cpp), and its default draft length
 PARALLEL, CONTEXT = ("--parallel", "-np"), ("-c", "--ctx-size")
 BATCH, UBATCH = ("-b", "--batch-size"), ("-ub", "--ubatch-size")
-DRAFT_MAX = ("--draft-max", "--draft", "--draft-n", "--spec-draft-n-max")
 DEFAULT_DRAFT_MAX = 16
 
 
@@ -49,7 +49,7 @@ def load_args(args: list[str], clients: int) -> list[str]:
     context = _value(out, CONTEXT)
     if context is not None:
         out[context] = str(int(out[context]) * clients)
-    draft_at = _value(out, DRAFT_MAX)
+    draft_at = _value(out, LLAMA_DRAFT_MAX)
     needed = clients * ((int(out[draft_at]) if draft_at is not None else DEFAULT_DRAFT_MAX) + 1)
     for flags in (BATCH, UBATCH):
         at = _value(out, flags)
@@ -98,7 +98,13 @@ class LlamaServer(Engine):
         assert setup.server_binary is not None
         args = [*setup.server_args, METRICS_FLAG]  # its /metrics counters, read around each request
         with start_server(
-            setup.server_binary, args, setup.server_log, setup.startup_timeout_s, log_header=header, name="llama-server"
+            setup.server_binary,
+            args,
+            setup.server_log,
+            setup.startup_timeout_s,
+            log_header=header,
+            name="llama-server",
+            env=setup.server_env,
         ) as server:
             yield server
 

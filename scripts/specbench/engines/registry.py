@@ -1,13 +1,14 @@
-"""Every engine by the name a build's config gives it (core.config.builds: llama.cpp, vllm, endpoint)."""
+"""Every engine by the name a build's config gives it (core.config.builds: llama.cpp, vllm, endpoint, sglang)."""
 
 from __future__ import annotations
 
 from specbench.engines.endpoint import EndpointServer
 from specbench.engines.engine import Engine
 from specbench.engines.llama_server import LlamaServer
+from specbench.engines.sglang_server import SglangServer
 from specbench.engines.vllm_server import VllmServer
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (LlamaServer(), VllmServer(), EndpointServer())}
+ENGINES: dict[str, Engine] = {e.name: e for e in (LlamaServer(), VllmServer(), EndpointServer(), SglangServer())}
 
 
 def engine(name: str) -> Engine:

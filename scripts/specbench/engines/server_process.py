@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,6 +169,9 @@ def listener_owner(server: RunningServer) -> str | None:
     Raises SocketCheckError when the server's own sockets cannot be read."""
     if any(port == server.port and address in _LOOPBACK_OR_ANY for address, port in listening_addresses(server.pid)):
         return "ours"
+    # it may have bound between the two reads: the system-wide table then names this server itself
+    if server.pid in (listener_pids(server.port) or []):
+        return "ours"
     holders = port_holders(server.port)  # unreadable: nobody known (a server that cannot bind exits, and says so)
     return None if holders in ("nobody", UNIDENTIFIED) else holders
 
@@ -229,7 +232,29 @@ def _wait_healthy(server: RunningServer, timeout_s: float) -> None:
     raise ServerError(f"{server.name} was not ready after {timeout_s:.0f} s", server.log_path)
 
 
-# --- signals and the parent --------------------------------------------------------------------------------------
+# --- a server's run: its environment, its start and stop -----------------------------------------------------------
+
+
+# The inherited variables that change what a server does, which every record of a server started here keeps
+SERVER_ENV_PREFIXES = (
+    "LLAMA_ARG_",
+    "GGML_",
+    "VLLM_",
+    "SGLANG_",
+    "CUDA_",
+    "HIP_",
+    "ROCR_",
+    "OMP_",
+    "PYTORCH_",
+    "TORCH_",
+)
+
+
+def server_environment(own: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """A started server's environment as its record keeps it: what its build set (``own``) and what it inherited
+    of the variables that change a server's work (SERVER_ENV_PREFIXES; the build's own over them)."""
+    inherited = {k: v for k, v in sorted(os.environ.items()) if k.startswith(SERVER_ENV_PREFIXES) and k not in own}
+    return {"set": dict(own), "inherited": inherited}
 
 
 @contextlib.contextmanager
@@ -241,10 +266,12 @@ def start_server(
     *,
     log_header: str | None = None,
     name: str = "llama-server",
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[RunningServer]:
     """Run a server for the duration of the ``with`` block; it is stopped on success, error and interrupt.
 
     With ``log_header`` the log is appended to, after that line (a cell's attempts share one log); else rewritten.
+    ``env``: variables set for the server over this process's environment (a build's ``env``).
     """
     port = free_port()
     argv = server_argv(binary, args, port)
@@ -260,6 +287,7 @@ def start_server(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             preexec_fn=_die_with_parent,
+            env={**os.environ, **env} if env else None,
         )
         server = RunningServer(process, argv, port, log_path, name=name)
         try:

@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from specbench.core.config.builds import DRAFT_FIELD, VLLM, Build, vllm_manifest
-from specbench.core.plan.models import checkpoint_dir
+from specbench.core.config.sources import model_source
+from specbench.core.plan.models import checkpoint_dir, model_id
+from specbench.core.records.counters import PER_REQUEST
+from specbench.core.records.draft_budget import SPECULATIVE_CONFIG
 from specbench.core.steps.files import read_json
 from specbench.engines.chat_client import PENALTY_NAMES, run_chat_exchange
 from specbench.engines.client import Exchange, Generation
@@ -21,11 +24,11 @@ from specbench.engines.engine import Engine, no_llama_cpp, started
 from specbench.engines.server_process import descendants, start_server
 
 if TYPE_CHECKING:
+    from specbench.core.records.counters import Counts
     from specbench.engines.engine import Served, Server
 
 VLLM_SERVER_MODULE = "vllm.entrypoints.openai.api_server"  # the module entry (the console script differs by package)
-# A speculative server's flag, and what it answers each request with where started with PER_REQUEST_FLAG
-SPECULATIVE_CONFIG, PER_REQUEST = "--speculative-config", "speculative_decoding"
+# What a speculative server answers each request with its acceptance (metrics.PER_REQUEST) when started with
 PER_REQUEST_FLAG = "--per-request-spec-decode-metrics"
 # vLLM's own sampling defaults, not the checkpoint's generation_config.json: every request states its sampling
 GENERATION_CONFIG = ("--generation-config", "vllm")
@@ -57,8 +60,14 @@ class VllmServer(Engine):
         return [*args, "--max-num-seqs", str(clients), "--no-enable-prefix-caching"]
 
     def setup_inputs(self, config: Mapping[str, Any], build: Build, base: Path, draft: bool) -> dict[str, str]:
-        inputs = {"build": vllm_manifest(build.label), "checkpoint": checkpoint_dir(config, "target", base)}
-        return inputs | ({"draft_checkpoint": checkpoint_dir(config, "draft", base)} if draft else {})
+        """The environment's manifest, and the checkpoints it serves with their download records (a Hub model's
+        commit and files' sha256; the setup hashes any other checkpoint's files itself)."""
+        inputs = {"build": vllm_manifest(build.label)}
+        for role in ("target", "draft") if draft else ("target",):
+            inputs[f"{role}_checkpoint"] = checkpoint_dir(config, role, base)
+            if model_source(dict(config), role)["kind"] == "hf":
+                inputs[f"{role}_download"] = f"results/models/{model_id(dict(config), role, base)}.download.json"
+        return inputs
 
     def describe(self, build: Build) -> str:
         where = build.vllm.get("python") or f"a venv of {build.vllm['requirements']}"
@@ -79,6 +88,7 @@ class VllmServer(Engine):
             setup.startup_timeout_s,
             log_header=header,
             name="vLLM server",
+            env=setup.server_env,
         ) as server:
             yield server
 
@@ -100,15 +110,19 @@ class VllmServer(Engine):
             server.url, model, messages, generation, timeout_s=setup.request_timeout_s, penalty_names=PENALTY_NAMES[:1]
         )
 
-    def acceptance_missing(self, setup: Served, response: Mapping[str, Any]) -> str | None:
+    def acceptance_missing(self, setup: Served, response: Mapping[str, Any], counted: Counts | None) -> str | None:
         """A speculative vLLM server (``--speculative-config``) answers with ``metrics.speculative_decoding`` when
-        started with ``--per-request-spec-decode-metrics``; without it the acceptance would read as 0."""
+        started with ``--per-request-spec-decode-metrics``, and counts the same on ``/metrics``
+        (``vllm:spec_decode_*``); with neither the acceptance would read as 0."""
         if SPECULATIVE_CONFIG not in setup.server_args or (response.get("metrics") or {}).get(PER_REQUEST):
             return None
+        if counted is not None:
+            return None  # read from the counters (the record says so: counts_source '/metrics')
         version = setup.build_manifest.get("vllm_version") or "of unknown version"
         return (
-            f"vLLM {version} answered a speculative request without metrics.{PER_REQUEST}: its acceptance would "
-            f"read as 0; start it with {PER_REQUEST_FLAG} summary (vllm.conditions' flags)"
+            f"vLLM {version} answered a speculative request without metrics.{PER_REQUEST}, and its /metrics had no "
+            f"vllm:spec_decode_* counters: its acceptance would read as 0; start it with {PER_REQUEST_FLAG} summary "
+            "(vllm.conditions' flags)"
         )
 
     def provenance(self, setup: Served) -> dict[str, Any]:
@@ -116,4 +130,4 @@ class VllmServer(Engine):
         args = list(setup.server_args)
         checkpoint = args[args.index("--model") + 1] if "--model" in args[:-1] else None
         environment = {key: setup.build_manifest.get(key) for key in ENVIRONMENT_FACTS}
-        return {**no_llama_cpp(), "vllm": {**environment, "checkpoint": checkpoint}}
+        return {**no_llama_cpp(), "vllm": {**environment, "checkpoint": checkpoint, "checkpoints": setup.checkpoints}}

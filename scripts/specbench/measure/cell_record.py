@@ -13,7 +13,7 @@ from specbench.contention.samples import Verdict
 from specbench.core.config.chat_template import record_entry
 from specbench.core.plan.cells import Cell
 from specbench.core.plan.coordinates import LAYOUT
-from specbench.core.records.log_lines import is_speculative
+from specbench.core.records.log_lines import is_kept
 from specbench.core.records.version import RECORD_VERSION
 from specbench.engines.registry import engine
 from specbench.measure.condition_setup import Setup
@@ -73,9 +73,9 @@ MAX_LOG_LINES = 400
 
 
 def speculative_lines(log_text: str) -> list[str]:
-    """The lines of a server log (one attempt's section) that mention speculation, as written (at most
-    ``MAX_LOG_LINES``): what the table reads the effective settings and the acceptance from."""
-    lines = [line.rstrip() for line in log_text.splitlines() if is_speculative(line)]
+    """The lines of a server log (one attempt's section) that mention speculation or the sampling defaults, as
+    written (at most ``MAX_LOG_LINES``): what the table reads the effective settings and the acceptance from."""
+    lines = [line.rstrip() for line in log_text.splitlines() if is_kept(line)]
     return lines[:MAX_LOG_LINES]
 
 
@@ -145,7 +145,7 @@ def cell_record(
 
 # What an endpoint's chat stream may carry beside its text, kept as sent: the usage, llama-server's timings, vLLM's
 # per-request metrics (drafted and accepted tokens), the prompt's token ids
-CHAT_FIELDS = ("usage", "timings", "metrics", "prompt_token_ids", "model", "system_fingerprint")
+CHAT_FIELDS = ("usage", "timings", "metrics", "sglext", "prompt_token_ids", "model", "system_fingerprint")
 
 
 def response_fields(response: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from specbench.core.config.chat_template import GGUF
 from specbench.core.plan.cells import prompt_key
 from specbench.core.records.ownership import OtherModelsCell, check_cells, setup_models
 from specbench.core.steps.entry import fail, logged_to
-from specbench.core.steps.files import read_json, write_json_atomic
+from specbench.core.steps.files import file_manifest, read_json, write_json_atomic
 from specbench.engines.registry import engine
 
 
@@ -57,6 +57,10 @@ class Setup:
     engine: str = DEFAULT_ENGINE  # what serves the condition (specbench.engines.registry: its name)
     # what every request states (core.config.sampling): per setting its value and where it came from
     sampling: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warmup_tokens: int = 0  # a discarded warm-up request of this many tokens before a server's first cell (0: none)
+    server_env: dict[str, str] = field(default_factory=dict)  # variables its build sets for the server (its env)
+    # the Hugging Face checkpoints a vLLM server loads, by role: folder, Hub repo and commit, each file's sha256
+    checkpoints: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 # The Setup fields resolved once per condition (rule condition_setup writes them as JSON); a cell job adds its
@@ -105,6 +109,14 @@ def job_setup(
     )
 
 
+def checkpoint_identity(folder: Path, download: dict[str, Any] | None) -> dict[str, Any]:
+    """A checkpoint a server loads as its cells record it: the folder, the Hub repo and commit and each file's size
+    and sha256 as its download recorded them (``download``), else its files hashed here (a local or tiny one)."""
+    if download is not None:
+        return {"path": str(folder), "repo": download["repo"], "commit": download["commit"], "files": download["files"]}
+    return {"path": str(folder), "repo": None, "commit": None, "files": file_manifest(folder)}
+
+
 def condition_setup_step(
     condition: str,
     build_dir: Path | None,
@@ -115,6 +127,7 @@ def condition_setup_step(
     out: Path,
     log: Path,
     cells: str | None = None,
+    checkpoints: dict[str, tuple[Path, Path | None]] | None = None,
 ) -> None:
     """Rule condition_setup: what every cell of ``condition`` is served with, as one JSON file. ``cells`` (a glob,
     relative to the working directory) finds the condition's cell files that a new setup makes out of date: when one
@@ -129,6 +142,10 @@ def condition_setup_step(
             read_json(code_manifest),
             dict(settings),
         )
+        setup["checkpoints"] = {
+            role: checkpoint_identity(folder, read_json(download) if download else None)
+            for role, (folder, download) in (checkpoints or {}).items()
+        }
         if cells:
             try:
                 check_cells(Path().glob(cells), setup_models(setup))

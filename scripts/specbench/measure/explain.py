@@ -109,7 +109,11 @@ def explain(cell: Path, reference: Path, setup: dict[str, Any], server_log: Path
     }
     if at is not None:
         with start_server(
-            Path(setup["server_binary"]), setup["server_args"], server_log, setup["startup_timeout_s"]
+            Path(setup["server_binary"]),
+            setup["server_args"],
+            server_log,
+            setup["startup_timeout_s"],
+            env=setup.get("server_env"),
         ) as server:
             check_identity(server)  # the port is this server's
             record["server"] = {

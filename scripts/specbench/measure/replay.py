@@ -40,7 +40,8 @@ def replay(record: dict[str, Any], workdir: Path, log: Path, timeout_s: float = 
     """Serve the record's request once more on a server of its own argv; the tokens and rate beside the record's."""
     binary, args = recorded_args(record["server"]["argv"], workdir)
     body = record["request"]["completion"]
-    with start_server(binary, args, log, timeout_s) as server, httpx.Client(timeout=timeout_s) as client:
+    env = ((record["server"].get("environment") or {}).get("set")) or None  # what its build set for it
+    with start_server(binary, args, log, timeout_s, env=env) as server, httpx.Client(timeout=timeout_s) as client:
         response, _ = stream_completion(client, server.url, body)
     tokens, recorded = list(response.get("tokens", [])), list(record["response"]["tokens"])
     return {

@@ -28,6 +28,7 @@ from specbench.core.config import sampling
 from specbench.core.config.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
 from specbench.core.config.chat_template import describe, unknown_builtin
 from specbench.core.plan.cells import Cell
+from specbench.core.records.counters import request_counts
 from specbench.engines.client import Exchange, Generation, ReasoningNotOff, RequestRefused
 from specbench.engines.endpoint import local_pids
 from specbench.engines.metrics_scrape import scrape
@@ -93,6 +94,38 @@ class AttemptFailed(RuntimeError):
         self.reason, self.server_pid = reason, server_pid
 
 
+# The warm-up's one message: no task's prompt begins so (its first tokens are no prefix a server could reuse)
+WARMUP_PROMPT = "Warm-up request, not measured: count from one to twenty in words."
+
+
+def warm_up(setup: Setup, server: Server, served: str | None, label: str) -> dict[str, Any] | None:
+    """The server's discarded warm-up request (``setup.warmup_tokens`` tokens of WARMUP_PROMPT at temperature 0,
+    before its first cell, ``label``; its lazy start-up is not timed), as the record keeps it; None where there is
+    none. Raises AttemptFailed when the server dies or breaks off during it, CellError where it refuses it or its
+    template does not render reasoning off (as the cell's own request would be)."""
+    if setup.warmup_tokens <= 0:
+        return None
+    generation = Generation(setup.reasoning, setup.warmup_tokens, 0.0, setup.base_seed, sampling.values(setup.sampling))
+    served_by = engine(setup.engine)
+    t0 = time.perf_counter()
+    try:
+        exchange = served_by.ask(setup, server, [{"role": "user", "content": WARMUP_PROMPT}], generation, served)
+    except RequestRefused as error:
+        raise CellError(f"cell {label}: the warm-up request: {error}; read {setup.server_log}") from error
+    except ReasoningNotOff as error:
+        raise CellError(reasoning_refusal(setup, label, str(error))) from error
+    except (httpx.HTTPError, ValueError, OSError) as error:
+        raise AttemptFailed(f"warm-up: {served_by.request_failure(error, server)}", server.pid) from error
+    response = exchange.response
+    return {
+        "prompt": WARMUP_PROMPT,
+        "max_tokens": setup.warmup_tokens,
+        "content": response.get("content"),
+        "tokens": len(response.get("tokens") or []) or (response.get("usage") or {}).get("completion_tokens"),
+        "wall_s": time.perf_counter() - t0,
+    }
+
+
 def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One server for ``cells`` in order (one request each), watched from before start to after stop; only the
     cell's own devices (``setup.watched_devices``) are judged.
@@ -113,6 +146,8 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                 ready_s = time.perf_counter() - t0
                 server_info = served_by.server_record(server)
                 served = server_info.get("model") or (server_info.get("endpoint") or {}).get("model")
+                server_info["environment"] = served_by.environment(setup)
+                server_info["warmup"] = warm_up(setup, server, served, cells[0].label)
                 for position, cell in enumerate(cells, start=1):
                     if isinstance(server, RunningServer):
                         check_identity(server)  # the port is still this server's (it may have died and been taken)
@@ -132,15 +167,16 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                         raise CellError(reasoning_refusal(setup, cell.label, str(error))) from error
                     except (httpx.HTTPError, ValueError, OSError) as error:
                         raise AttemptFailed(served_by.request_failure(error, server), server.pid) from error
-                    missing = next(
-                        (m for e in exchanges if (m := served_by.acceptance_missing(setup, e.response))), None
-                    )
-                    if missing:
-                        raise CellError(f"cell {cell.label}: {missing}; read {setup.server_log}")
                     watch.sample_now("during", mark="request-end")
                     wall_s = time.perf_counter() - c0 + (ready_s if position == 1 else 0.0)
                     ended_at = _now()
                     metrics = {"before": before, "after": scrape(server.url)}
+                    counted = request_counts(metrics)
+                    missing = next(
+                        (m for e in exchanges if (m := served_by.acceptance_missing(setup, e.response, counted))), None
+                    )
+                    if missing:
+                        raise CellError(f"cell {cell.label}: {missing}; read {setup.server_log}")
                     results.append(
                         {
                             "cell": cell,

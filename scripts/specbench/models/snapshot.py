@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from huggingface_hub.utils.sha import git_hash
 
 from specbench.core.steps.entry import fail, logged_to
-from specbench.core.steps.files import sha256_file, write_json_atomic
+from specbench.core.steps.files import file_manifest, sha256_file, write_json_atomic
 from specbench.core.steps.hf_hub import HubUnreachable, snapshot
 from specbench.models.preparation_error import PreparationError
 
@@ -22,18 +21,6 @@ LOCAL_MODEL = (
     "point the config at local files instead: models.<role>.source: checkpoint (a Hugging Face-layout "
     "folder) or gguf (a ready GGUF file)"
 )
-
-
-def file_manifest(root: Path, known: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """Every file under ``root`` (links followed) with its size and sha256, sorted by path; ``known``: the sha256 of
-    files already hashed (by their path under ``root``), not read again."""
-    known = known or {}
-    files = sorted(p for p in root.rglob("*") if p.is_file() and ".cache" not in p.relative_to(root).parts)
-    manifest = []
-    for p in files:
-        relative = p.relative_to(root).as_posix()
-        manifest.append({"path": relative, "size": p.stat().st_size, "sha256": known.get(relative) or sha256_file(p)})
-    return manifest
 
 
 def hf_snapshot(repo: str, revision: str, out_dir: Path, repo_type: str = "model") -> dict[str, Any]:

@@ -292,6 +292,7 @@ class Plan:
             **({"endpoint": endpoint} if endpoint is not None else {}),
             "requires": list(self.config["conditions"][condition]["requires"]),
             "chat_template": chat_template.setting(self.config),
+            "server_env": dict(build.env),
             **plan_server.measurement_settings(self.config),
         }
 

@@ -1,8 +1,9 @@
 """The builds a run measures with (config ``builds``): each a label and an engine. A llama.cpp build has a
 ``llama_cpp`` block whose keys replace the top-level block's; a vLLM build names its environment and each
 condition's flags (a fresh vLLM server per cell, like llama-server); an endpoint build names the servers the user
-already runs, one URL per condition. Without ``builds``, the one build of ``llama_cpp`` (label '', folders and paths as
-they always were). Resolved when the config is validated (``expand_builds``)."""
+already runs, one URL per condition (an sglang build likewise: SGLang servers, asked for their speculative details).
+Without ``builds``, the one build of ``llama_cpp`` (label '', folders and paths as they always were). Resolved when
+the config is validated (``expand_builds``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ ONE_BUILD = ""  # the build coordinate of a run without ``builds``
 LLAMA_CPP = "llama.cpp"  # the engine built and started here, a fresh llama-server per cell
 VLLM = "vllm"  # vLLM from an environment the workflow makes (or the user names), a fresh server per cell
 ENDPOINT = "endpoint"  # an OpenAI-compatible server the user runs, measured without starting it
+SGLANG = "sglang"  # an SGLang server the user runs: an endpoint asked for SGLang's per-request speculative details
+# The engines whose servers the user runs (never started here): a block of their name with urls, condition -> URL
+USER_RUN = (ENDPOINT, SGLANG)
 DEFAULT_ENGINE = LLAMA_CPP  # a build's engine where the config names none (the one build of a run without builds)
 
 
@@ -33,10 +37,11 @@ class Build:
     suffix: str
     description: str = ""
     engine: str = DEFAULT_ENGINE
-    urls: Mapping[str, str] = field(default_factory=dict)  # an endpoint build's: condition -> base URL
+    urls: Mapping[str, str] = field(default_factory=dict)  # an endpoint or sglang build's: condition -> base URL
     vllm: Mapping[str, Any] = field(
         default_factory=dict
     )  # a vLLM build's block (python, requirements, args, conditions)
+    env: Mapping[str, str] = field(default_factory=dict)  # variables set for its servers (its env)
 
     @property
     def root(self) -> str:
@@ -61,8 +66,11 @@ def builds(config: Mapping[str, Any]) -> list[Build]:
             "" if b["llama_cpp"] == top else f"/builds/{b['label']}",
             b["description"],
             b["engine"],
-            {c: u.rstrip("/") for c, u in (b.get("endpoint") or {}).get("urls", {}).items()},
+            {c: u.rstrip("/") for c, u in (b.get(b["engine"]) or {}).get("urls", {}).items()}
+            if b["engine"] in USER_RUN
+            else {},
             b.get("vllm") or {},
+            {k: str(v) for k, v in (b.get("env") or {}).items()},
         )
         for b in config["builds"]
     ]
@@ -90,7 +98,8 @@ def vllm_manifest(label: str) -> str:
 
 
 def build_conditions(build: Build, conditions: list[str]) -> list[str]:
-    """The ``conditions`` a build serves: all for llama.cpp, those it names flags for (vLLM) or a URL (endpoint)."""
+    """The ``conditions`` a build serves: all for llama.cpp, those it names flags for (vLLM) or a URL (endpoint,
+    sglang)."""
     if build.engine == LLAMA_CPP:
         return conditions
     named = build.vllm.get("conditions", {}) if build.engine == VLLM else build.urls
@@ -101,7 +110,7 @@ def _why_left_out(build: Build) -> str:
     """Why a build does not serve a condition: it names nothing for it."""
     if build.engine == VLLM:
         return f"vllm build '{build.label}' names no flags for it (vllm.conditions)"
-    return f"endpoint build '{build.label}' names no server for it (endpoint.urls)"
+    return f"{build.engine} build '{build.label}' names no server for it ({build.engine}.urls)"
 
 
 def left_out(config: Mapping[str, Any], conditions: list[str]) -> list[tuple[str, str, str]]:
@@ -167,9 +176,10 @@ def _fetched(source: str) -> str:
 
 def _check_engine(build: Mapping[str, Any], key: str, index: int, conditions: list[str]) -> None:
     """A llama.cpp build names no servers and no vLLM block; the first build is a llama.cpp build (its converter and
-    quantizer make the models); a vLLM or endpoint build is not built here and names only conditions of the config."""
+    quantizer make the models); a vLLM, endpoint or sglang build is not built here and names only conditions of the
+    config."""
     engine = build["engine"]
-    for block in (VLLM, ENDPOINT):
+    for block in (VLLM, *USER_RUN):
         if block in build and engine != block:
             raise ConfigError(f"{key}.{block}", f"is for engine: {block} only (this build's engine is {engine})")
     if engine == LLAMA_CPP:
@@ -186,7 +196,7 @@ def _check_engine(build: Mapping[str, Any], key: str, index: int, conditions: li
         needs = (
             "vllm.conditions: condition -> its flags"
             if engine == VLLM
-            else "endpoint.urls: condition -> the server's URL"
+            else f"{engine}.urls: condition -> the server's URL"
         )
         raise ConfigError(f"{key}.{engine}", f"engine {engine} needs {needs}")
     field_name = "conditions" if engine == VLLM else "urls"

@@ -1,5 +1,5 @@
 """Load and validate a study configuration before any work runs: the schema (its defaults filled in), the sweeps
-expanded into conditions, then the cross-key checks.
+expanded into conditions (draft lengths matched across engines), then the cross-key checks.
 
 Every error names the config key it is about (e.g. ``conditions.ngram.args``) so a typo fails at once.
 """
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from specbench.core.config.builds import expand_builds
 from specbench.core.config.cross_checks import check_config
+from specbench.core.config.draft_lengths import match_lengths, match_swept
 from specbench.core.config.error import ConfigError
 from specbench.core.config.schema import load_schema, validate_document
 from specbench.core.config.sweeps import expand_sweeps
@@ -28,7 +29,8 @@ def validate_config(config: dict, base: Path = REPO_ROOT, schema: dict | None = 
         )
     schema = schema if schema is not None else load_schema()
     validate_document(config, schema)
-    expand_sweeps(config)
+    match_lengths(config)
+    match_swept(config, expand_sweeps(config))
     build_schema = {**schema["properties"]["llama_cpp"], "$defs": schema["$defs"]}
     expand_builds(config, lambda block: validate_document(block, build_schema))
     check_config(config, base)

@@ -15,6 +15,7 @@ def measurement_settings(config: dict) -> dict[str, Any]:
         "base_seed": config["seed"],
         "startup_timeout_s": config["server"]["startup_timeout_s"],
         "request_timeout_s": config["server"]["request_timeout_s"],
+        "warmup_tokens": config["server"]["warmup_tokens"],
         "sampling": dict(config["sampling"]),
         **{
             key: config["measurement"][key]

@@ -1,5 +1,6 @@
 """Which lines of a server's log a cell record keeps (``server.log_lines``): those about speculation, its settings and
-its acceptance; the measurement keeps them and the analysis reads its figures from them."""
+its acceptance, and those about the sampling defaults the server applies (vLLM's generation-config lines); the
+measurement keeps them and the analysis reads its figures from them."""
 
 from __future__ import annotations
 
@@ -11,3 +12,13 @@ def is_speculative(line: str) -> bool:
     """Whether a server log line is about speculation (mentions one of ``SPECULATIVE_WORDS``)."""
     lowered = line.lower()
     return any(word in lowered for word in SPECULATIVE_WORDS)
+
+
+# ... and a line that mentions any of these says which sampling defaults the server applies
+SAMPLING_WORDS = ("sampling param", "generation config", "generation_config")
+
+
+def is_kept(line: str) -> bool:
+    """Whether a cell record keeps a server log line: about speculation, or about the sampling defaults."""
+    lowered = line.lower()
+    return is_speculative(line) or any(word in lowered for word in SAMPLING_WORDS)

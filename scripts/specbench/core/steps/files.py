@@ -1,4 +1,4 @@
-"""File helpers: sha256 and atomic writes (a result file is either complete or absent)."""
+"""File helpers: sha256 (of a file, a text, a folder's files) and atomic writes (a result file is whole or absent)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,18 @@ def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
         while block := handle.read(chunk):
             digest.update(block)
     return digest.hexdigest()
+
+
+def file_manifest(root: Path, known: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every file under ``root`` (links followed) with its size and sha256, sorted by path; ``known``: the sha256 of
+    files already hashed (by their path under ``root``), not read again."""
+    known = known or {}
+    files = sorted(p for p in root.rglob("*") if p.is_file() and ".cache" not in p.relative_to(root).parts)
+    manifest = []
+    for p in files:
+        relative = p.relative_to(root).as_posix()
+        manifest.append({"path": relative, "size": p.stat().st_size, "sha256": known.get(relative) or sha256_file(p)})
+    return manifest
 
 
 def sha256_text(text: str) -> str:

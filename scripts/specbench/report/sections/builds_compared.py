@@ -10,7 +10,8 @@ from typing import Any
 import pandas as pd
 
 from specbench.analysis.build_comparison import compare_builds
-from specbench.core.config.builds import ENDPOINT, VLLM
+from specbench.core.config.builds import USER_RUN, VLLM
+from specbench.core.records.timings import SERVER
 from specbench.report.document import (
     CONDITION,
     GROUP_COLUMNS,
@@ -55,7 +56,37 @@ def _multiplier(row: Mapping[str, Any], build: str, baseline: str) -> str:
     return f"{fmt_multiplier(row['speedup'][build])} [{interval}] {row['verdict'][build]}"
 
 
-def _columns(builds: Sequence[str], baseline: str) -> list[Column]:
+def _budget(row: Mapping[str, Any], build: str) -> str:
+    """A build's draft length for the row: as set, and what it drafted per verification step by its counts."""
+    if build not in row["draft_length"]:
+        return ""
+    length, drafted = row["draft_length"][build], row["drafted_per_step"].get(build)
+    per_step = "" if drafted is None or is_missing(drafted) else f"{drafted:.2f} drafted/step"
+    if length and per_step:
+        return f"{length} ({per_step})"
+    return length or (f"default ({per_step})" if per_step else "")
+
+
+def clocks_of(comparison: pd.DataFrame) -> dict[str, str]:
+    """Each build's clock for its own tokens/s: the server's timings or the client stream ('a / b' where mixed)."""
+    found: dict[str, set[str]] = {}
+    for clocks in comparison.clock:
+        for build, clock in clocks.items():
+            found.setdefault(build, set()).update(c for c in clock.split(" / ") if c)
+    return {b: " / ".join(sorted(c)) for b, c in found.items()}
+
+
+def _sampling_note(comparison: pd.DataFrame, builds: Sequence[str]) -> Note:
+    """The sampling every build's requests stated: the same, or where it differs."""
+    stated = {b: {s for row in comparison.sampling for s in [row.get(b)] if s} for b in builds}
+    values = {v for found in stated.values() for v in found}
+    if len(values) == 1:
+        return Note(f"Every build's requests stated the same sampling: {next(iter(values))}.")
+    listed = "; ".join(f"{b}: {' / '.join(sorted(v)) or 'not recorded'}" for b, v in stated.items())
+    return Note(f"The builds' requests stated different sampling: {listed}.", "warn")
+
+
+def _columns(builds: Sequence[str], baseline: str, clocks: Mapping[str, str]) -> list[Column]:
     first, later = builds[0], builds[1:]
     several = len(later) > 1
     columns = list(GROUP_COLUMNS)
@@ -79,8 +110,23 @@ def _columns(builds: Sequence[str], baseline: str) -> list[Column]:
         for b in later
     ]
     columns += [
-        Column(f"{b} {baseline} tokens/s", lambda r, b=b: r["baseline_tokens_per_s"].get(b), digits(1)) for b in builds
+        Column(
+            f"{b} {baseline} tok/s ({clocks.get(b) or 'own clock'})",
+            lambda r, b=b: r["baseline_tokens_per_s"].get(b),
+            digits(1),
+        )
+        for b in builds
     ]
+    columns += [
+        Column(
+            f"{b} {baseline} tok/s (client stream)",
+            lambda r, b=b: r["baseline_client_tokens_per_s"].get(b),
+            digits(1),
+        )
+        for b in builds
+        if SERVER in clocks.get(b, "").split(" / ")
+    ]
+    columns += [Column(f"{b} draft length", lambda r, b=b: _budget(r, b), str, text=True) for b in builds]
     columns += [Column(f"{b} tokens per step", lambda r, b=b: r["accepted_length"].get(b), digits(2)) for b in builds]
     columns += [
         Column(
@@ -147,7 +193,7 @@ def _served_by(cells: pd.DataFrame) -> str:
 
 def _endpoint_cells(cells: pd.DataFrame) -> pd.Series:
     """Which cells an endpoint served (none in a table from before the engine column)."""
-    return cells.engine == ENDPOINT if "engine" in cells else pd.Series(False, index=cells.index)
+    return cells.engine.isin(USER_RUN) if "engine" in cells else pd.Series(False, index=cells.index)
 
 
 def endpoint_note(cells: pd.DataFrame, descriptions: Mapping[str, str]) -> str | None:
@@ -208,10 +254,18 @@ def build_comparison_sections(
                     "it). "
                     f"The sections after this one show the first build, **{builds[0]}**."
                 ),
+                _sampling_note(comparison, builds),
+                Note(
+                    f"Tokens/s of {baseline} by each build's own clock (llama-server's timings; the client stream "
+                    "where the server reports none) and, beside it, by the client stream's clock, the same for every "
+                    "build: compare engines' absolute speeds on that one. The draft length is what each build's "
+                    "server was set to (its answer, flags or log), with what it drafted per verification step by "
+                    "its counts."
+                ),
                 _settings_note(comparison),
                 *_left_out_note(left_out),
             ],
-            Table(_columns(builds, baseline), records(comparison)),
+            Table(_columns(builds, baseline, clocks_of(comparison)), records(comparison)),
             items=facts,
         ),
         Section(

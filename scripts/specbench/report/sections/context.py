@@ -32,12 +32,31 @@ PROMPTS_NOTE = (
 )
 
 
+def warmup_line(cells: pd.DataFrame) -> str:
+    """Which request of its server each cell timed: the one after a discarded warm-up, or the server's first."""
+    warmed = pd.to_numeric(cells["warmup_tokens"], errors="coerce") if "warmup_tokens" in cells else None
+    sizes = [] if warmed is None else sorted({int(n) for n in warmed.dropna()})
+    first = "a fresh server's first request, as the study timed its cells"
+    if not sizes:
+        return f"No warm-up request: each cell timed {first} (a warm server's later cells: its next request)."
+    unwarmed = int(warmed.isna().sum()) if warmed is not None else 0
+    also = f"; {unwarmed} cells had none and timed {first}" if unwarmed else ""
+    return (
+        f"Each server first answered a discarded warm-up request ({' or '.join(map(str, sizes))} tokens of another "
+        "prompt at temperature 0, kept in each record as server.warmup): no cell timed its server's first request, "
+        f"which the study's cells did (server.warmup_tokens: 0 times it){also}."
+    )
+
+
 def setup_section(cells: pd.DataFrame, facts: Facts) -> Section:
     """The setup: cell count, the metric and the run's environment, item by item."""
     return Section(
         "environment",
         "Setup",
-        [Note(f"{len(cells)} cells; metric: server-reported generation tokens/s (prompt processing excluded).")],
+        [
+            Note(f"{len(cells)} cells; metric: server-reported generation tokens/s (prompt processing excluded)."),
+            Note(warmup_line(cells)),
+        ],
         Table(
             [Column("item", "item", text=True), Column("value", "value", text=True)],
             [{"item": k, "value": v} for k, v in facts.environment.items()],
