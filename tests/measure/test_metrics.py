@@ -22,7 +22,7 @@ from specbench.analysis.draft_positions import (
 from specbench.analysis.latency_summary import latency
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.core.records.counters import Counts, counters_agree, counts_of, parse_counts, request_counts
-from specbench.core.records.timings import record_timings
+from specbench.core.records.timings import client_rate, record_timings
 from specbench.engines.client import assemble_stream, run_lengths
 from specbench.engines.metrics_scrape import kept_lines
 from specbench.report.figures.requests import arrivals_figure, example_requests, positions_figure
@@ -374,3 +374,21 @@ def test_a_stream_that_arrived_held_back_is_timed_over_the_whole_request() -> No
     record = {"response": {"usage": {"completion_tokens": 200}, "client_timing": steady}, "server": {}}
     timings = record_timings(record)
     assert timings["source"] == "client stream" and timings["predicted_per_second"] == pytest.approx(199 / 0.995)
+
+
+def test_a_chat_servers_own_timing_is_its_clock_and_the_stream_stays_beside_it() -> None:
+    """vLLM with --enable-per-request-metrics answers with its own timing (vllm/entrypoints/generate/base/protocol.py,
+    PerRequestMetrics: generation_time_ms from its first output token to its last, time_to_first_token_ms from
+    scheduling): that is the record's speed ('server', as llama-server's timings are), and the client stream's rate,
+    held back or not, stays its client clock."""
+    recorded = json.loads((DATA / "vllm-cpu-held-back.json").read_text())["requests"][1]
+    metrics = {"generation_time_ms": 1700.0, "time_to_first_token_ms": 40.0, "tokens_per_second": 145.0}
+    record = {"response": {**recorded, "metrics": metrics}, "server": {"metrics": None}}
+    timings = record_timings(record)
+    predicted = recorded["usage"]["completion_tokens"]
+    assert timings["source"] == "server" and timings["predicted_per_second"] == pytest.approx((predicted - 1) / 1.7)
+    assert (timings["predicted_ms"], timings["prompt_ms"]) == (1700.0, 40.0)
+    last = recorded["client_timing"]["last_token_s"]
+    assert client_rate(record) == pytest.approx(predicted / last)  # the held-back stream: the whole request
+    one = {"response": {**recorded, "usage": {"completion_tokens": 1}, "metrics": metrics}, "server": {}}
+    assert record_timings(one)["source"] != "server"  # one token: no decode to time

@@ -87,11 +87,14 @@ def test_the_tables_hold_what_vllm_reported(run: Path) -> None:
     runs = pd.read_csv(run / "results" / "runs.csv")
     vllm = runs[runs.build == "vllm"].set_index(["condition", "repeat"])
     assert set(vllm.engine) == {"vllm"}
-    assert set(vllm.timings_source) <= {"client stream", "client stream, held back: whole request"}
+    assert set(vllm.timings_source) == {"server"}  # its own per-request timing (--enable-per-request-metrics)
     for path, record in _records(run, "vllm").items():
         row = vllm.loc[(record["cell"]["condition"], record["cell"]["repeat"])]
         assert row.cell_file == path
         assert row.predicted_n == record["response"]["usage"]["completion_tokens"]
+        decode_ms = record["response"]["metrics"]["generation_time_ms"]
+        assert row.tokens_per_s == pytest.approx((row.predicted_n - 1) * 1000 / decode_ms)
+        assert row.client_tokens_per_s > 0  # and the client stream's clock beside it
         spec = (record["response"].get("metrics") or {}).get("speculative_decoding")
         if record["cell"]["condition"] == "off":
             assert spec is None and row.draft_n == 0
@@ -126,8 +129,8 @@ def test_the_report_sets_the_engines_side_by_side(run: Path) -> None:
     # each engine's own clock and the client stream's beside it
     assert "Every build's requests stated the same sampling: " in table and "top_k=40" in table
     header = next(row for row in table.splitlines() if row.startswith("| task"))
-    assert "b11223 off tok/s (server)" in header and "vllm off tok/s (client stream" in header
-    assert "b11223 off tok/s (client stream)" in header
+    assert "b11223 off tok/s (server)" in header and "vllm off tok/s (server)" in header
+    assert "b11223 off tok/s (client stream)" in header and "vllm off tok/s (client stream)" in header
     assert len(re.findall(r"\| 2 \([12]\.\d\d drafted/step\) ", line)) == 2, line
     print(table)
 

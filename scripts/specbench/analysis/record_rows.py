@@ -19,7 +19,7 @@ from specbench.analysis.repetition import text_sources
 from specbench.analysis.server_log import parse_speculative_log
 from specbench.core.plan.coordinates import LAYOUT
 from specbench.core.records.draft_budget import draft_length
-from specbench.core.records.timings import record_timings
+from specbench.core.records.timings import client_rate, record_timings
 
 _FIGURES = [
     "tokens_per_s",
@@ -83,7 +83,7 @@ def _figures(record: dict[str, Any]) -> dict[str, Any]:
     return {
         **figures,
         **timing,
-        "client_tokens_per_s": record["response"]["client_timing"].get("decode_tokens_per_s"),
+        "client_tokens_per_s": client_rate(record),
         "overhead_s": None if wall is None else wall - server_s,
     }
 

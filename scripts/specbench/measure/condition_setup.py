@@ -109,12 +109,16 @@ def job_setup(
     )
 
 
+SNAKEMAKE_MARK = ".snakemake_timestamp"  # what Snakemake leaves in a directory() output: not the checkpoint's
+
+
 def checkpoint_identity(folder: Path, download: dict[str, Any] | None) -> dict[str, Any]:
     """A checkpoint a server loads as its cells record it: the folder, the Hub repo and commit and each file's size
     and sha256 as its download recorded them (``download``), else its files hashed here (a local or tiny one)."""
     if download is not None:
         return {"path": str(folder), "repo": download["repo"], "commit": download["commit"], "files": download["files"]}
-    return {"path": str(folder), "repo": None, "commit": None, "files": file_manifest(folder)}
+    files = [f for f in file_manifest(folder) if f["path"] != SNAKEMAKE_MARK]
+    return {"path": str(folder), "repo": None, "commit": None, "files": files}
 
 
 def condition_setup_step(

@@ -1,7 +1,8 @@
 """A record's timings in llama-server's terms (``predicted_per_second``, ``predicted_n``, ``draft_n``, ...) whatever
 answered it: llama-server's own, as it reported them; an endpoint's chat stream, from what it reported (llama-server
-behind it sends the same ``timings``; vLLM its ``usage`` and per-request ``metrics.speculative_decoding``) and, for
-the speed, the arrival of its chunks as this client saw them (``source`` says which); its drafted and accepted tokens
+behind it sends the same ``timings``; vLLM its ``usage``, per-request ``metrics.speculative_decoding`` and, with
+``--enable-per-request-metrics``, its own decode time) and, for the speed where the server reported none, the
+arrival of its chunks as this client saw them (``source`` says which); its drafted and accepted tokens
 from what it reported with the answer, else from its ``/metrics`` counters around the request (records.counters)."""
 
 from __future__ import annotations
@@ -28,7 +29,37 @@ def record_timings(record: dict[str, Any]) -> dict[str, Any]:
     alone = int((record.get("load") or {}).get("concurrency") or 1) == 1  # else the scrapes count every request
     drafts = (counts.drafted, counts.accepted) if counts is not None and (source == "response" or alone) else (0, 0)
     timings = stream_timings(response, drafts)
-    return {**timings, "source": HELD_BACK if timings.pop("held_back") else CLIENT}
+    held = timings.pop("held_back")
+    own = reported_timings(response, timings["predicted_n"])
+    if own is not None:
+        return {**timings, **own, "source": SERVER}
+    return {**timings, "source": HELD_BACK if held else CLIENT}
+
+
+def reported_timings(response: dict[str, Any], predicted: int) -> dict[str, float] | None:
+    """The times a chat server reported with its answer (vLLM's per-request ``metrics`` with
+    ``--enable-per-request-metrics``: ``generation_time_ms`` from its first output token to its last,
+    ``time_to_first_token_ms`` from scheduling), in llama-server's keys; None where it reported none."""
+    metrics = response.get("metrics") or {}
+    decode_ms = metrics.get("generation_time_ms")
+    if not decode_ms or predicted < 2:
+        return None
+    return {
+        "predicted_ms": float(decode_ms),
+        "predicted_per_second": (predicted - 1) * 1000.0 / float(decode_ms),
+        "prompt_ms": float(metrics.get("time_to_first_token_ms") or 0.0),
+    }
+
+
+def client_rate(record: dict[str, Any]) -> float | None:
+    """The decode rate by the client stream's clock (the same measure for every engine): the chunk timing's own
+    (llama-server's ``/completion`` stream), else a chat stream's rate as stream_timings reads it."""
+    timing = record["response"].get("client_timing") or {}
+    if timing.get("decode_tokens_per_s") is not None:
+        return float(timing["decode_tokens_per_s"])
+    if not (record["response"].get("usage") or {}).get("completion_tokens"):
+        return None
+    return float(stream_timings(record["response"])["predicted_per_second"])
 
 
 def stream_timings(response: dict[str, Any], drafts: tuple[int, int] = (0, 0)) -> dict[str, Any]:

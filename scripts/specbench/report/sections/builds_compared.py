@@ -256,8 +256,9 @@ def build_comparison_sections(
                 ),
                 _sampling_note(comparison, builds),
                 Note(
-                    f"Tokens/s of {baseline} by each build's own clock (llama-server's timings; the client stream "
-                    "where the server reports none) and, beside it, by the client stream's clock, the same for every "
+                    f"Tokens/s of {baseline} by each build's own clock (llama-server's timings, vLLM's per-request "
+                    "metrics; the client stream where the server reports none) and, beside it, by the client "
+                    "stream's clock, the same for every "
                     "build: compare engines' absolute speeds on that one. The draft length is what each build's "
                     "server was set to (its answer, flags or log), with what it drafted per verification step by "
                     "its counts."
