@@ -131,7 +131,11 @@ def port_holders(port: int) -> str:
     """Who else listens on ``port`` (loopback or any address), as words: 'pid 7, 9', 'an unknown process' (a socket
     whose owner this user may not see), or 'another process (not identifiable here)' where the system-wide table
     cannot be read at all (macOS without root)."""
-    listeners = listener_pids(port)
+    return describe_listeners(listener_pids(port))
+
+
+def describe_listeners(listeners: list[int | None] | None) -> str:
+    """One read of the socket table (``listener_pids``) in words, as ``port_holders`` gives them."""
     if listeners is None:
         return UNIDENTIFIED
     if not listeners:
@@ -169,10 +173,11 @@ def listener_owner(server: RunningServer) -> str | None:
     Raises SocketCheckError when the server's own sockets cannot be read."""
     if any(port == server.port and address in _LOOPBACK_OR_ANY for address, port in listening_addresses(server.pid)):
         return "ours"
-    # it may have bound between the two reads: the system-wide table then names this server itself
-    if server.pid in (listener_pids(server.port) or []):
+    # it may bind between any two reads: the system-wide table is read once, and whom it names is judged from that
+    listeners = listener_pids(server.port)
+    if server.pid in (listeners or []):
         return "ours"
-    holders = port_holders(server.port)  # unreadable: nobody known (a server that cannot bind exits, and says so)
+    holders = describe_listeners(listeners)  # unreadable: nobody known (a server that cannot bind exits, and says so)
     return None if holders in ("nobody", UNIDENTIFIED) else holders
 
 
