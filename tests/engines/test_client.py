@@ -155,7 +155,7 @@ def test_reasoning_on_is_not_checked(recorder: str) -> None:
 def test_the_refusal_names_the_cell_and_the_template() -> None:
     from types import SimpleNamespace
 
-    from specbench.measure.runner import reasoning_refusal
+    from specbench.measure.requests import reasoning_refusal
 
     facts = {
         "present": True,

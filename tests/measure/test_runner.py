@@ -23,7 +23,8 @@ from specbench.engines import llama_server as serving_module
 from specbench.engines.client import Exchange, Generation
 from specbench.measure import runner as cell_module
 from specbench.measure.condition_setup import Setup, condition_setup, job_setup
-from specbench.measure.runner import WARMUP_PROMPT, CellError, run_cells
+from specbench.measure.requests import WARMUP_PROMPT, CellError
+from specbench.measure.runner import run_cells
 from support.paths import TEST_DATA
 from support.runner import CELL, TIMINGS, outcome, setup_of
 

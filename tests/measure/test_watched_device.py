@@ -12,7 +12,8 @@ import pytest
 from specbench.core.config.backends import parse_devices
 from specbench.measure import runner as cell_module
 from specbench.measure.condition_setup import Setup
-from specbench.measure.runner import CellError, run_cells
+from specbench.measure.requests import CellError
+from specbench.measure.runner import run_cells
 from support.paths import TEST_DATA
 from support.runner import CELL, outcome, setup_of
 

@@ -16,7 +16,8 @@ from specbench.core.steps.entry import fail, logged_to
 from specbench.core.steps.files import read_json, write_json_atomic
 from specbench.core.steps.guard import Interrupted, interrupt_guard
 from specbench.measure.condition_setup import job_setup
-from specbench.measure.runner import CellError, run_cells
+from specbench.measure.requests import CellError
+from specbench.measure.runner import run_cells
 
 
 def progress_line(label: str, record: Mapping[str, Any]) -> str:

@@ -13,9 +13,7 @@ import os
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import httpx
+from typing import Any
 
 from specbench.contention.contended import busiest, judge
 from specbench.contention.cpu import CpuSampler
@@ -24,26 +22,18 @@ from specbench.contention.nvml import NVML_NOT_USED, device_info
 from specbench.contention.quiet import QuietWait, wait_for_quiet
 from specbench.contention.samples import Sample, Verdict
 from specbench.contention.watch import GpuWatch, NoGpuSampler
-from specbench.core.config import sampling
 from specbench.core.config.backends import WATCH_NVML, backend_of, check_drivable, list_devices, watch_of
-from specbench.core.config.chat_template import describe, unknown_builtin
+from specbench.core.config.chat_template import unknown_builtin
 from specbench.core.plan.cells import Cell
 from specbench.core.records.counters import request_counts
-from specbench.engines.client import Exchange, Generation, ReasoningNotOff, RequestRefused
 from specbench.engines.endpoint import local_pids
 from specbench.engines.metrics_scrape import scrape
 from specbench.engines.registry import engine
 from specbench.engines.server_process import RunningServer, ServerError, check_identity
 from specbench.measure.cell_record import cell_record, last_log_section, machine_info, provenance, speculative_lines
 from specbench.measure.condition_setup import Setup
+from specbench.measure.requests import AttemptFailed, CellError, ask, asking, warm_up
 from specbench.measure.together import ask_together
-
-if TYPE_CHECKING:
-    from specbench.engines.engine import Server
-
-
-class CellError(RuntimeError):
-    """A cell failed; the message is one line naming the cell and the log to read."""
 
 
 def _now() -> str:
@@ -61,69 +51,6 @@ def check_requirements(setup: Setup, label: str) -> None:
     unknown = unknown_builtin(setup.chat_template, setup.server_binary)
     if unknown:
         raise CellError(f"cell {label}: {unknown}")
-
-
-def reasoning_refusal(setup: Setup, label: str, problem: str) -> str:
-    """One line: the cell, how its prompt ends, and the template that rendered it."""
-    template = describe(setup.chat_template, setup.model_manifest.get("chat_template"))
-    return (
-        f"cell {label}: reasoning is off (config reasoning: false), but {problem}; the chat template that rendered it: "
-        f"{template}. Give the target a template that renders reasoning off (models.target.chat_template)"
-    )
-
-
-def ask(setup: Setup, server: Server, cell: Cell, served: str | None) -> Exchange:
-    """The cell's one request to its engine's server (``served``: the model the server lists, where it asks by name),
-    with its prompt's messages and its generation settings."""
-    generation = Generation(
-        setup.reasoning,
-        setup.max_tokens[cell.key],
-        cell.temperature,
-        cell.seed(setup.base_seed),
-        sampling.values(setup.sampling),
-    )
-    messages = setup.prompt_manifests[cell.key]["messages"]
-    return engine(setup.engine).ask(setup, server, messages, generation, served)
-
-
-class AttemptFailed(RuntimeError):
-    """One attempt failed in a way a new server may not (it died, the port was taken, the connection broke)."""
-
-    def __init__(self, reason: str, server_pid: int | None) -> None:
-        super().__init__(reason)
-        self.reason, self.server_pid = reason, server_pid
-
-
-# The warm-up's one message: no task's prompt begins so (its first tokens are no prefix a server could reuse)
-WARMUP_PROMPT = "Warm-up request, not measured: count from one to twenty in words."
-
-
-def warm_up(setup: Setup, server: Server, served: str | None, label: str) -> dict[str, Any] | None:
-    """The server's discarded warm-up request (``setup.warmup_tokens`` tokens of WARMUP_PROMPT at temperature 0,
-    before its first cell, ``label``; its lazy start-up is not timed), as the record keeps it; None where there is
-    none. Raises AttemptFailed when the server dies or breaks off during it, CellError where it refuses it or its
-    template does not render reasoning off (as the cell's own request would be)."""
-    if setup.warmup_tokens <= 0:
-        return None
-    generation = Generation(setup.reasoning, setup.warmup_tokens, 0.0, setup.base_seed, sampling.values(setup.sampling))
-    served_by = engine(setup.engine)
-    t0 = time.perf_counter()
-    try:
-        exchange = served_by.ask(setup, server, [{"role": "user", "content": WARMUP_PROMPT}], generation, served)
-    except RequestRefused as error:
-        raise CellError(f"cell {label}: the warm-up request: {error}; read {setup.server_log}") from error
-    except ReasoningNotOff as error:
-        raise CellError(reasoning_refusal(setup, label, str(error))) from error
-    except (httpx.HTTPError, ValueError, OSError) as error:
-        raise AttemptFailed(f"warm-up: {served_by.request_failure(error, server)}", server.pid) from error
-    response = exchange.response
-    return {
-        "prompt": WARMUP_PROMPT,
-        "max_tokens": setup.warmup_tokens,
-        "content": response.get("content"),
-        "tokens": len(response.get("tokens") or []) or (response.get("usage") or {}).get("completion_tokens"),
-        "wall_s": time.perf_counter() - t0,
-    }
 
 
 def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -154,19 +81,13 @@ def _attempt(setup: Setup, cells: list[Cell], attempt: int) -> tuple[list[dict[s
                     before = scrape(server.url)  # the server's counters, read outside the timed window
                     started_at, c0 = _now(), time.perf_counter()
                     watch.sample_now("during", mark="request-start")
-                    try:
+                    with asking(setup, server, cell.label):
                         if cell.concurrency is None:
                             exchanges = [ask(setup, server, cell, served)]
                         else:  # a load point: the cell's request from N clients at once
                             exchanges = ask_together(
                                 functools.partial(ask, setup, server, cell, served), cell.concurrency
                             )
-                    except RequestRefused as error:
-                        raise CellError(f"cell {cell.label}: {error}; read {setup.server_log}") from error
-                    except ReasoningNotOff as error:
-                        raise CellError(reasoning_refusal(setup, cell.label, str(error))) from error
-                    except (httpx.HTTPError, ValueError, OSError) as error:
-                        raise AttemptFailed(served_by.request_failure(error, server), server.pid) from error
                     watch.sample_now("during", mark="request-end")
                     wall_s = time.perf_counter() - c0 + (ready_s if position == 1 else 0.0)
                     ended_at = _now()

@@ -86,6 +86,11 @@ def _sampling_note(comparison: pd.DataFrame, builds: Sequence[str]) -> Note:
     return Note(f"The builds' requests stated different sampling: {listed}.", "warn")
 
 
+def _rate(build: str, label: str, key: str) -> Column:
+    """A build's tokens/s column: the row's ``key`` figure for ``build``, headed '<build> <label>'."""
+    return Column(f"{build} {label}", lambda r: r[key].get(build), digits(1))
+
+
 def _columns(builds: Sequence[str], baseline: str, clocks: Mapping[str, str]) -> list[Column]:
     first, later = builds[0], builds[1:]
     several = len(later) > 1
@@ -109,20 +114,9 @@ def _columns(builds: Sequence[str], baseline: str, clocks: Mapping[str, str]) ->
         )
         for b in later
     ]
+    columns += [_rate(b, f"{baseline} tok/s ({clocks.get(b) or 'own clock'})", "baseline_tokens_per_s") for b in builds]
     columns += [
-        Column(
-            f"{b} {baseline} tok/s ({clocks.get(b) or 'own clock'})",
-            lambda r, b=b: r["baseline_tokens_per_s"].get(b),
-            digits(1),
-        )
-        for b in builds
-    ]
-    columns += [
-        Column(
-            f"{b} {baseline} tok/s (client stream)",
-            lambda r, b=b: r["baseline_client_tokens_per_s"].get(b),
-            digits(1),
-        )
+        _rate(b, f"{baseline} tok/s (client stream)", "baseline_client_tokens_per_s")
         for b in builds
         if SERVER in clocks.get(b, "").split(" / ")
     ]
