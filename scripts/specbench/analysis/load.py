@@ -208,7 +208,9 @@ def _per_point(points: pd.DataFrame, cells: pd.DataFrame, baseline: str) -> pd.D
     acceptance over its requests, and the temperature-0 requests identical to the one-request baseline control."""
     control = {
         (r.task, r.prompt, r.repeat): list(r.tokens)
-        for r in cells.itertuples(index=False)
+        for r in cells[["task", "prompt", "repeat", "condition", "temperature", "concurrency", "tokens"]].itertuples(
+            index=False
+        )  # the columns read, not the whole record: itertuples takes each column of the frame out first
         if r.condition == baseline and r.temperature == 0.0 and (pd.isna(r.concurrency) or r.concurrency == 1)
     }
     rows = []
@@ -220,7 +222,7 @@ def _per_point(points: pd.DataFrame, cells: pd.DataFrame, baseline: str) -> pd.D
         accepted = sum(sum(v) for v in group.load_draft_n_accepted)
         compared = identical = 0
         if key[GROUP.index("temperature")] == 0.0:
-            for row in group.itertuples(index=False):
+            for row in group[["task", "prompt", "repeat", "load_tokens"]].itertuples(index=False):
                 reference = control.get((row.task, row.prompt, row.repeat))
                 if reference is None:
                     continue

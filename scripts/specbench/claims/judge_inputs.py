@@ -4,6 +4,7 @@ judge's ``Outcome`` and the published value as the study writes it."""
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -110,6 +111,32 @@ class Outcome(NamedTuple):
     detail: str
 
 
+# Per table frame (by id, while it lives) and set of columns: each combination of their values -> its rows' positions
+_INDEXES: dict[int, tuple[weakref.ref, dict[tuple[str, ...], dict[tuple, list[int]]]]] = {}
+
+
+def _positions(frame: pd.DataFrame, keys: tuple[str, ...]) -> dict[tuple, list[int]]:
+    """Where each combination of ``keys``' values lies in ``frame`` (made once per frame and keys; a row with a
+    missing value in any of them equals nothing, as ``==`` says)."""
+    at = id(frame)
+    held = _INDEXES.get(at)
+    if held is None or held[0]() is not frame:
+        held = (weakref.ref(frame, lambda _: _INDEXES.pop(at, None)), {})
+        _INDEXES[at] = held
+    by_keys = held[1]
+    if keys not in by_keys:
+        columns = [frame[k].tolist() for k in keys]
+        missing = np.zeros(len(frame), dtype=bool)
+        for k in keys:
+            missing |= frame[k].isna().to_numpy(dtype=bool)
+        index: dict[tuple, list[int]] = {}
+        for position, values in enumerate(zip(*columns, strict=True)):
+            if not missing[position]:
+                index.setdefault(values, []).append(position)
+        by_keys[keys] = index
+    return by_keys[keys]
+
+
 class Run(NamedTuple):
     """This run's tables (as from summaries.tables) and its baseline condition."""
 
@@ -121,10 +148,11 @@ class Run(NamedTuple):
         frame = self.tables.get(name)
         if frame is None or not set(where) <= set(frame.columns):
             frame = pd.DataFrame(columns=COLUMNS[name])
-        mask = np.ones(len(frame), dtype=bool)  # column by column: comparing with a Series aligns, far slower
-        for column, value in where.items():
-            mask &= (frame[column] == value).to_numpy(dtype=bool, na_value=False)
-        return frame[mask]
+        if not where:
+            return frame
+        keys = tuple(sorted(where))
+        positions = _positions(frame, keys).get(tuple(where[k] for k in keys), [])
+        return frame.iloc[positions]
 
     def row(self, name: str, **where: Any) -> pd.Series | None:
         rows = self.rows(name, **where)

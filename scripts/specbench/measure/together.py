@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TypeVar
 
 T = TypeVar("T")
+# How often the waiting thread wakes: an interruption that is not a real signal (``_thread.interrupt_main``, the
+# guard's) cannot end a blocked wait, and is raised at the next wake
+WAKE_S = 0.1
 
 
 def ask_together(ask: Callable[[], T], clients: int) -> list[T]:
@@ -27,6 +30,8 @@ def ask_together(ask: Callable[[], T], clients: int) -> list[T]:
     pool = ThreadPoolExecutor(max_workers=clients, thread_name_prefix="client")
     try:
         futures = [pool.submit(client) for _ in range(clients)]
+        while wait(futures, timeout=WAKE_S).not_done:
+            pass  # back in Python between waits, where an interruption of this thread is raised
         outcomes = [(f.result() if f.exception() is None else f.exception()) for f in futures]
     finally:
         start.abort()  # a client not yet released (an interruption came first) is not left waiting

@@ -3,6 +3,8 @@ becomes a ConfigError that names its key, with a hint for an unknown key or a YA
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -20,9 +22,16 @@ _YAML_BOOLEANS = {False: "off, no or false", True: "on, yes or true"}
 
 
 def load_schema(path: Path = SCHEMA_PATH) -> dict:
-    """Read the JSON schema (kept as YAML)."""
+    """Read the JSON schema (kept as YAML): parsed once per version of the file, a fresh copy each call."""
+    stat = Path(path).stat()
+    return copy.deepcopy(_parsed(str(path), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path: str, mtime_ns: int, size: int) -> dict:
+    """The schema file's content (its modification time and size make a changed file a new entry)."""
     with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def validate_document(document: Any, schema: Mapping) -> Any:

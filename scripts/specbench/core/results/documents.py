@@ -16,7 +16,7 @@ from specbench.core.steps.files import write_atomic
 
 SCHEMAS = Path(__file__).with_name("schemas")
 _LONGEST = 300  # characters of a problem's description (it may quote the whole value)
-# Texts this process has read and found to be what their schema says: (schema name, SHA-256 of the text); the same
+# Texts this process has read or written and found to be what their schema says: (schema name, SHA-256 of the text); the same
 # text read again is the same document, not checked twice
 _READ_VALID: set[tuple[str, str]] = set()
 
@@ -49,7 +49,9 @@ def document_text(document: Any) -> str:
 def write_document(path: Path, document: Any, name: str) -> None:
     """Check ``document`` against schema ``name``, then write it to ``path`` atomically."""
     check_document(document, name, path)
-    write_atomic(Path(path), document_text(document).encode("utf-8"))
+    data = document_text(document).encode("utf-8")
+    write_atomic(Path(path), data)
+    _READ_VALID.add((name, hashlib.sha256(data).hexdigest()))  # this text, read back, is the document just checked
 
 
 def read_document(path: Path, name: str) -> Any:
