@@ -47,15 +47,15 @@ def asking(setup: Setup, server: Server, label: str, what: str = "") -> Iterator
     """Requests to ``server`` for cell ``label`` (``what``: which request, where it is not the cell's own), their
     failures as CellError (a refusal, reasoning not off: any server would answer so) or AttemptFailed (the server
     died or broke off)."""
+    which = f"{what}: " if what else ""
     try:
         yield
     except RequestRefused as error:
-        raise CellError(f"cell {label}: {what and what + ': '}{error}; read {setup.server_log}") from error
+        raise CellError(f"cell {label}: {which}{error}; read {setup.server_log}") from error
     except ReasoningNotOff as error:
         raise CellError(reasoning_refusal(setup, label, str(error))) from error
     except (httpx.HTTPError, ValueError, OSError) as error:
-        failure = engine(setup.engine).request_failure(error, server)
-        raise AttemptFailed(f"{what and what + ': '}{failure}", server.pid) from error
+        raise AttemptFailed(which + engine(setup.engine).request_failure(error, server), server.pid) from error
 
 
 def ask(setup: Setup, server: Server, cell: Cell, served: str | None) -> Exchange:

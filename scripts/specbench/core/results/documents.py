@@ -16,8 +16,8 @@ from specbench.core.steps.files import write_atomic
 
 SCHEMAS = Path(__file__).with_name("schemas")
 _LONGEST = 300  # characters of a problem's description (it may quote the whole value)
-# Texts this process has read or written and found to be what their schema says: (schema name, SHA-256 of the text); the same
-# text read again is the same document, not checked twice
+# Texts this process has read or written and found to be what their schema says: (schema name, SHA-256 of the
+# text); the same text read again is the same document, not checked twice
 _READ_VALID: set[tuple[str, str]] = set()
 
 
