@@ -8,8 +8,10 @@ or the other side's word). Targets: coverage 93-97 %, estimate inside 100 %, a w
     python bench/calibration.py --old --draws 200   # the old thesis statistic too (slow: 1,000 bootstrap draws each)
 
 Runs are normal around their true mean tokens/s with the given CV (0.025: repeats on a quiet machine; 0.25: ten
-times that), 2 or 3 runs per condition and per baseline. Acceptance rates have no interval and no verdict of their
-own (claims compare them with a tolerance band), so there is nothing of theirs to calibrate.
+times that), 2 or 3 runs per condition and per baseline. A category (analysis/category_interval.py: a task's prompts
+x repeats) draws its prompts' true log multipliers N(mu, tau^2), tau 0, 0.1 or 0.3, for 2, 5 or 10 prompts, and is
+judged on covering exp(mu) (and with unbalanced repeats too). Acceptance rates have no verdict of their own (claims
+compare them with a tolerance band); of their intervals only the category's estimate inside its own is checked.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
 from specbench.analysis import thesis, thesis_fit  # noqa: E402
+from specbench.analysis.category_interval import category_multipliers  # noqa: E402
 from specbench.analysis.intervals import ratio_interval  # noqa: E402
 from specbench.analysis.verdict_rule import verdict  # noqa: E402
 from specbench.claims.judge_inputs import METRICS  # noqa: E402
@@ -126,6 +129,82 @@ def ordering(draws: int, rng: np.random.Generator) -> None:
         print(
             f"{pair:>8} {first:4.2f}:{second:<5.2f} {cv:6.3f} {n:4d} {shown[0]:>8} {shown[1]:>9} {shown[2]:>9} "
             f"{rate(wrong, draws):>7}"
+        )
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# A category's multiplier over its prompts
+
+TAUS = (0.0, 0.1, 0.3)  # the SD of the prompts' true log multipliers about the category's
+PROMPT_COUNTS = (2, 5, 10)
+CATEGORY_TRUTH = 1.5  # the category's multiplier: exp(mu), the geometric mean over its population of prompts
+UNBALANCED = (3, 2, 1)  # the condition's runs of the prompts in turn in the unbalanced rows (the baseline's: 3)
+
+
+def category_frame(
+    draws: int, prompts: int, tau: float, cv: float, runs: tuple[int, ...], rng: np.random.Generator
+) -> pd.DataFrame:
+    """``draws`` simulated categories as the tasks of one cells frame: each prompt's true log multiplier drawn
+    N(log CATEGORY_TRUTH, tau^2), its runs normal with CV ``cv`` around it, ``runs`` the condition's runs of the
+    prompts in turn (the baseline's: the most of them); drafted tokens with a per-prompt acceptance."""
+    most = max(runs)
+    logs = math.log(CATEGORY_TRUTH) + tau * rng.standard_normal((draws, prompts))
+    speeds = {
+        "m": runs_of(1.0, cv, most, rng, (draws, prompts)) * BASE * np.exp(logs)[..., None],
+        "off": runs_of(BASE, cv, most, rng, (draws, prompts)),
+    }
+    kept = np.arange(most)[None, :] < np.resize(np.array(runs), prompts)[:, None]  # (prompts, most)
+    rates = np.clip(0.6 + 0.1 * rng.standard_normal((draws, prompts, 1)), 0.05, 0.95)
+    frames = []
+    for condition, values in speeds.items():
+        draw, prompt, repeat = np.indices(values.shape).reshape(3, -1)
+        keep = kept[prompt, repeat] if condition != "off" else np.ones(len(draw), dtype=bool)
+        drafted = np.full(values.shape, 0 if condition == "off" else 200)
+        accepted = rng.binomial(drafted, np.broadcast_to(rates, values.shape))
+        frame = pd.DataFrame(
+            {
+                "task": [f"d{d}" for d in draw],
+                "prompt": [f"p{q}" for q in prompt],
+                "condition": condition,
+                "temperature": 0.0,
+                "repeat": repeat,
+                "tokens_per_s": values.ravel(),
+                "draft_n": drafted.ravel(),
+                "draft_n_accepted": accepted.ravel(),
+            }
+        )[keep]
+        frames.append(
+            frame.assign(cell_file=frame.task + "/" + frame.prompt + f"/{condition}/r" + frame.repeat.astype(str))
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def category(draws: int, rng: np.random.Generator) -> None:
+    print("\n## A category's multiplier: t-interval over its prompts' log multipliers (analysis/category_interval.py)")
+    print(f"   truth exp(mu) = {CATEGORY_TRUTH}; prompts' true log multipliers N(mu, tau^2); coverage of exp(mu);")
+    print("   inside: the multiplier and the acceptance in their own intervals; share: mean between_prompts_share")
+    print(
+        f"   (unbalanced: the condition's runs {'/'.join(map(str, UNBALANCED))} per prompt in turn, 3 for the baseline)"
+    )
+    print(f"{'tau':>5} {'prompts':>7} {'cv':>6} {'runs':>10} {'coverage':>9} {'inside':>7} {'share':>6}")
+    grid = [(tau, p, cv, (n,)) for tau, p, (cv, n) in itertools.product(TAUS, PROMPT_COUNTS, scenarios())]
+    grid += [(tau, p, 0.25, UNBALANCED) for tau, p in itertools.product((0.0, 0.3), PROMPT_COUNTS)]
+    for tau, prompts, cv, runs in grid:
+        table = category_multipliers(category_frame(draws, prompts, tau, cv, runs, rng), "off")
+        covered = int((table.low.le(CATEGORY_TRUTH) & table.high.ge(CATEGORY_TRUTH)).sum())
+        inside = int(
+            (
+                (table.low <= table.multiplier)
+                & (table.multiplier <= table.high)
+                & (table.acceptance_low <= table.acceptance)
+                & (table.acceptance <= table.acceptance_high)
+            ).sum()
+        )
+        share = table.between_prompts_share.mean()
+        label = "unbalanced" if len(runs) > 1 else str(runs[0])
+        print(
+            f"{tau:5.2f} {prompts:7d} {cv:6.3f} {label:>10} {rate(covered, len(table)):>9} "
+            f"{rate(inside, len(table)):>7} {share:6.2f}"
         )
 
 
@@ -268,9 +347,10 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=1000, help="simulated runs per truth and scenario")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--old", action="store_true", help="the thesis statistic of OLD_COMMIT too")
-    parser.add_argument("--only", choices=("multiplier", "verdict", "ordering", "thesis", "old"), nargs="*")
+    parser.add_argument("--only", choices=("multiplier", "verdict", "ordering", "category", "thesis", "old"), nargs="*")
     args = parser.parse_args()
-    only = set(args.only or ("multiplier", "verdict", "ordering", "thesis", *(["old"] if args.old else [])))
+    everything = ("multiplier", "verdict", "ordering", "category", "thesis", *(["old"] if args.old else []))
+    only = set(args.only or everything)
     rng = np.random.default_rng(args.seed)
     print(f"# Calibration by simulation: {args.draws} draws a row, seed {args.seed}")
     if "multiplier" in only:
@@ -279,6 +359,8 @@ def main() -> None:
         verdict_rule(args.draws, rng)
     if "ordering" in only:
         ordering(args.draws, rng)
+    if "category" in only:
+        category(args.draws, rng)
     if "thesis" in only:
         thesis_bench(
             "new: additive decomposition, debiased (analysis/thesis.py)", new_figure, new_truth, args.draws, rng
@@ -286,7 +368,7 @@ def main() -> None:
     if "old" in only:
         figure, truth = old_runner(old_module())
         thesis_bench(f"old: mean |log difference|, bootstrap ({OLD_COMMIT[:7]})", figure, truth, args.draws, rng)
-    print("\n## Acceptance rates: no interval and no verdict of their own (a tolerance band): nothing to calibrate")
+    print("\n## Acceptance rates: no verdict of their own (a tolerance band); the category's: inside its interval")
 
 
 if __name__ == "__main__":

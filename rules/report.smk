@@ -74,6 +74,8 @@ rule tables:
         # per prompt of a prompt set: its multipliers, and the spread across prompts beside that across repeats
         prompts="results/prompts.csv",
         spread="results/prompt_spread.csv",
+        # per task (a category of prompts): its multiplier and acceptance with intervals over prompts and repeats
+        categories="results/categories.csv",
         # per temperature and view: the task side against the method side (the study's thesis, analysis.thesis)
         thesis="results/thesis.csv",
         # per concurrency N (config load): the multiplier at each load, N*, aggregate tokens/s, identity under load

@@ -78,9 +78,12 @@ def test_when_a_tasks_prompts_spread_as_widely_as_the_tasks_the_prompt_decides()
     assert spread.loc["rewrite", "prompt_min"] == pytest.approx(1.1) and spread.loc["rewrite", "prompt_max"] == 3.0
     [row] = summaries["deciding"].to_dict("records")
     assert row["deciding"] == "prompt" and row["task_p"] > 0.05
-    decide, per_task = prompt_sections(summaries, "off")
+    decide, per_task, per_category = prompt_sections(summaries, "off")
     assert decide.table.columns[-1].show(row["deciding"]).startswith("the prompt")
     assert "rewrite" in {r["task"] for r in per_task.table.rows}
+    rewrite = next(r for r in per_category.table.rows if r["task"] == "rewrite")
+    assert rewrite["multiplier"] == pytest.approx((3.0 * 1.1 * 2.0) ** (1 / 3), rel=1e-3)  # the prompts' geometric mean
+    assert rewrite["low"] < rewrite["multiplier"] < rewrite["high"] and rewrite["prompts"] == 3
 
 
 def test_one_prompt_per_task_has_no_spread_section() -> None:

@@ -45,6 +45,7 @@ def test_parquet_round_trip_keeps_types_and_csv_copy_keeps_lists_readable(tmp_pa
         "prompts",
         "spread",
         "deciding",
+        "categories",
         "thesis",
         "thesis_settings",
         "load",

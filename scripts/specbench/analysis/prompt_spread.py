@@ -20,7 +20,7 @@ multiplier pools P prompts, so prompt variation alone gives it an SD of about ac
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -60,16 +60,31 @@ DECIDING_COLUMNS = [
 ]
 
 
-def _pooled_sd(groups: Sequence[np.ndarray]) -> tuple[float, int]:
+def pooled_sd(groups: Sequence[np.ndarray]) -> tuple[float, int]:
     """The pooled within-group SD of some groups of values, and its degrees of freedom."""
     squares = sum(float(((g - g.mean()) ** 2).sum()) for g in groups if len(g) > 1)
     df = sum(len(g) - 1 for g in groups if len(g) > 1)
     return (math.sqrt(squares / df), df) if df else (math.nan, 0)
 
 
-def _logs(values: pd.Series) -> np.ndarray:
+def positive_logs(values: pd.Series) -> np.ndarray:
+    """The logs of the finite, positive values (a prompt's runs of tokens/s)."""
     array = values.to_numpy(dtype=float)
     return np.log(array[np.isfinite(array) & (array > 0)])
+
+
+def repeat_noise(
+    runs: Mapping[str, pd.Series], base: Mapping[str, pd.Series], base_sd: float
+) -> tuple[float, int, float]:
+    """The condition's repeat SD of log tokens/s pooled over the prompts of ``runs`` (each in ``base``), its degrees of
+    freedom, and the SD a prompt's log multiplier has from repeat noise alone, sqrt(s^2 / n + s_base^2 / m) (n, m:
+    the mean runs per prompt of either side, ``base_sd`` the baseline's pooled SD); NaN without prompts."""
+    sd, df = pooled_sd([positive_logs(v) for v in runs.values()])
+    if not runs:
+        return sd, df, math.nan
+    n = np.mean([len(v) for v in runs.values()])
+    m = np.mean([len(base[p]) for p in runs])
+    return sd, df, math.sqrt(sd * sd / n + base_sd * base_sd / m)
 
 
 def _f_test(ratio_sq: float, df1: int, df2: int) -> float:
@@ -92,16 +107,13 @@ def prompt_spread(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
     shown = read[cells.task.isin(several[several > 1].index) & cells.tokens_per_s.notna()]
     for (task, temperature), group in shown.groupby(["task", "temperature"], sort=False):
         base = {p: g.tokens_per_s for p, g in group[group.condition == baseline].groupby("prompt", sort=False)}
-        base_sd, base_df = _pooled_sd([_logs(v) for v in base.values()])
+        base_sd, base_df = pooled_sd([positive_logs(v) for v in base.values()])
         for condition, own in group[group.condition != baseline].groupby("condition", sort=False):
             runs = {p: g.tokens_per_s for p, g in own.groupby("prompt", sort=False) if p in base}
             names = list(runs)
             multipliers = [float(runs[p].mean() / base[p].mean()) for p in names]
             logs = np.log([m for m in multipliers if m > 0])
-            sd, df = _pooled_sd([_logs(v) for v in runs.values()])
-            n = np.mean([len(v) for v in runs.values()]) if runs else math.nan
-            m = np.mean([len(base[p]) for p in names]) if names else math.nan
-            expected = math.sqrt(sd * sd / n + base_sd * base_sd / m) if names else math.nan
+            sd, df, expected = repeat_noise(runs, base, base_sd)
             f = (_sd(logs) / expected) ** 2 if expected and expected > 0 else math.nan
             p_value = _f_test(f, len(logs) - 1, df + base_df)
             rows.append(

@@ -1,6 +1,7 @@
 """Every summary of the per-cell table, by name (``tables``): speeds and multipliers (analysis.speed, with the
 verdict rule of analysis.verdict_rule), acceptance and acceptance by draft position (analysis.acceptance), latency
-(analysis.latency_summary), output identity (analysis.identity), the prompt spread and the thesis; and the same per
+(analysis.latency_summary), output identity (analysis.identity), the prompt spread, each category's multiplier over
+its prompts and repeats (analysis.category_interval) and the thesis; and the same per
 machine and per build, since a multiplier never divides one machine's (or build's) speed by another's.
 """
 
@@ -11,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 import pandas as pd
 
 from specbench.analysis.acceptance import acceptance, positions
+from specbench.analysis.category_interval import category_multipliers
 from specbench.analysis.cell_table import BUILD, MACHINE, builds_of, machines_of, one_request
 from specbench.analysis.identity import identity
 from specbench.analysis.latency_summary import latency
@@ -78,6 +80,7 @@ SUMMARIES: dict[str, Callable[[Summaries], pd.DataFrame]] = {
     "prompts": lambda s: prompt_summary(s.cells, s.baseline),
     "spread": lambda s: prompt_spread(s.cells, s.baseline),
     "deciding": lambda s: task_or_prompt(s.make("spread"), s.make("summary"), s.baseline),
+    "categories": lambda s: category_multipliers(s.cells, s.baseline),
     "thesis": lambda s: thesis(s.cells, s.baseline, methods(s.cells, s.baseline)),
     "thesis_settings": lambda s: settings_beside(s.cells, s.baseline, methods(s.cells, s.baseline)),
     "load": lambda s: load_table(s.all_cells, s.baseline),

@@ -17,7 +17,18 @@ from specbench.core.steps.entry import logged_to
 from specbench.core.steps.files import write_atomic
 
 # The summaries written as CSV (every machine's and build's in one file; rule tables' outputs of these names)
-SUMMARY_FILES = ("summary", "acceptance", "positions", "latency", "identity", "prompts", "spread", "thesis", "load")
+SUMMARY_FILES = (
+    "summary",
+    "acceptance",
+    "positions",
+    "latency",
+    "identity",
+    "prompts",
+    "spread",
+    "categories",
+    "thesis",
+    "load",
+)
 
 
 def parts(by_build: ByBuild, cells: pd.DataFrame) -> list[Part]:

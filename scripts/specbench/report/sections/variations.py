@@ -116,7 +116,46 @@ def prompt_sections(tables: Mapping[str, pd.DataFrame], baseline: str) -> list[S
             records(spread),
         ),
     )
-    return [decide, per_task]
+    return [decide, per_task, *category_sections(tables.get("categories"), spread, baseline)]
+
+
+def _share(value: Any) -> str:
+    return "n/a" if is_missing(value) else f"{value:.0%}"
+
+
+def category_sections(categories: pd.DataFrame | None, spread: pd.DataFrame, baseline: str) -> list[Section]:
+    """Per task with a prompt set (a category of prompts): its multiplier and acceptance with intervals that count
+    both its prompts and their repeats, and the share of its prompts' spread that is theirs rather than the
+    repeats'."""
+    if categories is None or categories.empty:
+        return []
+    shown = categories[categories.task.isin(set(spread.task))]
+    if shown.empty:
+        return []
+    note = Note(
+        "A category's multiplier is the geometric mean of its prompts' multipliers (each prompt's runs over the "
+        f"'{baseline}' runs of the same prompt); its 95 % interval is a t-interval over the prompts, which carries "
+        "the spread between prompts and the repeats' noise together, so it speaks for the category's other prompts "
+        "too (calibrated by simulation: bench/calibration.py --only category). With 2 prompts it is wide by design. "
+        "*between prompts*: the share of a prompt's multiplier's variance that lies between prompts rather than in "
+        "its repeats."
+    )
+    table = Table(
+        [
+            Column("category", "task", text=True),
+            CONDITION,
+            TEMPERATURE,
+            Column("prompts", "prompts", lambda v: f"{v:.0f}"),
+            Column("multiplier", "multiplier", fmt_multiplier),
+            Column("95 % interval", lambda r: (r["low"], r["high"]), fmt_interval),
+            Column("acceptance", "acceptance", lambda v: "n/a" if is_missing(v) else f"{v:.3f}"),
+            Column("interval", lambda r: (r["acceptance_low"], r["acceptance_high"]), fmt_interval),
+            Column("between prompts", "between_prompts_share", _share),
+            Column("note", "note", text=True),
+        ],
+        records(shown),
+    )
+    return [Section("per-category", "Per category: prompts and repeats together", [note], table)]
 
 
 def sweep_sections(
