@@ -46,3 +46,28 @@ rule hf_dataset:
         dataset=lambda wc: config["tasks"][wc.task]["dataset"],
     script:
         "../scripts/hf_dataset.py"
+
+
+if PLAN.prompt_set:
+
+    rule prompt_set:
+        # A public prompt set (tasks: {from: ...}): fetched at its pinned revision, its sha256 checked, k questions per
+        # category chosen and written one per line (rule render_prompt makes each question's manifest from it).
+        input:
+            unpack(PLAN.prompt_set_inputs),
+        output:
+            "resources/prompt_sets/{source}.jsonl",
+        log:
+            "logs/prompt_sets/{source}.log",
+        benchmark:
+            "benchmarks/prompt_sets/{source}.tsv"
+        wildcard_constraints:
+            source="spec-bench|speed-bench|mt-bench",
+        priority: PLAN.prepare_priority
+        retries: 3
+        conda:
+            "../envs/pipeline.yaml"
+        params:
+            spec=PLAN.prompt_set_spec,
+        script:
+            "../scripts/prompt_set.py"

@@ -1,17 +1,15 @@
-"""Snakemake entry: render one task's prompt manifest (specbench.tasks.render.prompt_step)."""
+"""Snakemake entry: render one prompt's manifest: a task's (specbench.tasks.render.prompt_step) or a prompt set
+question's (question_step)."""
 
 from pathlib import Path
 
-from specbench.tasks.render import prompt_step
+from specbench.tasks.render import manifest_step
 
 snakemake = globals()["snakemake"]
-inp = snakemake.input
-prompt_step(
+manifest_step(
     snakemake.wildcards.prompt,
     snakemake.params.task,
-    Path(inp.template),
-    {name[3:]: Path(path) for name, path in inp.items() if name.startswith("in_")},
-    Path(inp.dataset) if hasattr(inp, "dataset") else None,
+    {name: Path(path) for name, path in snakemake.input.items() if name != "code"},
     snakemake.params.max_tokens,
     Path(snakemake.output[0]),
     Path(snakemake.log[0]),

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
+from specbench.core.config.prompt_sets import expand_prompt_set
 from specbench.core.config.schema import load_schema, validate_document
 from support.paths import REPO
 
@@ -107,13 +108,14 @@ def test_the_provenance_command_exists() -> None:
 
 def test_the_documents_config_examples_pass_the_schema(study_config: dict) -> None:
     """Each YAML block of the documents (a backend, two builds, one's own model, its chat template, several
-    machines), merged over the study config, is a valid config (a bare `off` would fail here)."""
+    machines, a prompt set), merged over the study config, is a valid config (a bare `off` would fail here)."""
     blocks = [m.group(2) for name in DOCS for m in _FENCE.finditer((REPO / name).read_text()) if m.group(1) == "yaml"]
     assert len(blocks) >= 5
     for block in blocks:
-        merged = copy.deepcopy(study_config)
+        merged, schema = copy.deepcopy(study_config), load_schema()
         update_config(merged, yaml.safe_load(block))
-        validate_document(merged, load_schema())
+        expand_prompt_set(merged, schema)  # tasks taken from a public prompt set, as validate_config does first
+        validate_document(merged, schema)
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ import shutil
 from pathlib import Path
 
 # What the hub stores as large files, named by their sha256 (and, as Xet files, shared across the cache): its
-# .gitattributes' weight patterns, and anything over its 10 MB limit for plain git files.
-LARGE_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth", ".onnx", ".msgpack", ".h5")
+# .gitattributes' patterns for weights and data files, and anything over its 10 MB limit for plain git files.
+LARGE_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth", ".onnx", ".msgpack", ".h5", ".parquet")
 LARGE_BYTES = 10 * 1024 * 1024
 
 
@@ -34,8 +34,11 @@ def is_large(path: Path) -> bool:
     return path.suffix in LARGE_SUFFIXES or path.stat().st_size > LARGE_BYTES
 
 
-def populate_hf_cache(hf_home: Path, repo: str, checkpoint: Path, *, shared: bool | None = None) -> str:
-    """Put ``checkpoint`` into the hub cache under ``hf_home`` as ``hf_hub_download`` leaves it; return the commit id.
+def populate_hf_cache(
+    hf_home: Path, repo: str, checkpoint: Path, *, shared: bool | None = None, repo_type: str = "model"
+) -> str:
+    """Put ``checkpoint`` (a model's files, or with ``repo_type="dataset"`` a dataset's) into the hub cache under
+    ``hf_home`` as ``hf_hub_download`` leaves it; return the commit id.
 
     Large files are Xet files: named by their sha256, their Xet hash computed by hf_xet, and, with ``shared`` (by
     default when huggingface_hub's shared store is on, as it is unless HF_HUB_DISABLE_SHARED_BLOBS is set), moved
@@ -49,7 +52,7 @@ def populate_hf_cache(hf_home: Path, repo: str, checkpoint: Path, *, shared: boo
 
     shared = _shared_blobs.shared_blobs_enabled() if shared is None else shared
     cache = hf_home / "hub"
-    storage = cache / file_download.repo_folder_name(repo_id=repo, repo_type="model")
+    storage = cache / file_download.repo_folder_name(repo_id=repo, repo_type=repo_type)
     files = sorted(p for p in checkpoint.rglob("*") if p.is_file())
     listing = hashlib.sha1()
     for path in files:

@@ -16,12 +16,22 @@ import yaml
 
 from support.paths import REPO
 
-# Rules that exist only under some config (each 'warm_scope' defines its own warm rule, a vLLM build its environment's):
+# Rules that exist only under some config (each 'warm_scope' defines its own warm rule, a vLLM build its environment's,
+# tasks from a public prompt set the set's):
 # the workflow is loaded once per entry, and the rules of every load are kept.
 CONFIG_VARIANTS = (
     {"warm_scope": "task"},
     {"warm_scope": "condition"},
     {"builds": yaml.safe_load((REPO / "config" / "study-vllm.yaml").read_text())["builds"]},
+    {
+        "tasks": {
+            "from": "spec-bench",
+            "revision": "0" * 40,
+            "sha256": "0" * 64,
+            "per_category": 1,
+            "categories": ["qa"],
+        }
+    },
 )
 
 

@@ -162,5 +162,7 @@ def _problems(e: Mapping[str, Any], config: Mapping[str, Any], seen: set[str]) -
         "variants": ("conditions", e.get("variants")),
     }
     for key, (what, names) in named.items():
+        if what == "tasks" and config.get("prompt_set"):
+            continue  # the tasks are a public set's categories: a claim about the study's tasks is not measured
         for name in (n for n in names or [] if n is not None and n not in config[what]):
             yield key, f"{name!r} is not one of the config's {what}{did_you_mean(name, config[what])}"

@@ -46,7 +46,7 @@ class ClaimSettings:
     """What the config says about judging (rule claims' params)."""
 
     baseline: str
-    names: Mapping[str, Sequence[str]]  # the config's tasks and conditions, for checking the claims files
+    names: Mapping[str, Any]  # the config's tasks and conditions (rule_params.names), for checking the claims files
     study_setup: Mapping[str, Any]
     server_args: Sequence[str]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.core.config import builds as core_builds
+from specbench.core.config.prompt_sets import prepared_file
 from specbench.core.config.sources import model_source
 from specbench.core.plan import models as plan_models
 from specbench.core.plan import rule_names
@@ -57,6 +58,9 @@ def missing(config: Mapping[str, Any], base: Path, cells: Sequence[Cell], exists
         dataset = spec.get("dataset") or {}
         if dataset.get("kind") == "hf" and not exists(f"resources/datasets/{task}.jsonl"):
             jobs.append((rule_names.HF_DATASET, {"task": task}))
+    prompt_set = config.get("prompt_set")
+    if prompt_set and not exists(prepared_file(prompt_set)):
+        jobs.append((rule_names.PROMPT_SET, {"source": prompt_set["from"]}))
     conditions = dict.fromkeys(cell.condition for cell in cells if not exists(cell.path))
     jobs.extend((rule_names.CELL, {"condition": condition}) for condition in conditions)
     return jobs

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.core.config import builds as core_builds
+from specbench.core.config.set_sources import SOURCES
 from specbench.core.config.sources import model_source, resolve_path
 from specbench.core.plan import models as plan_models
 from specbench.core.plan import rule_names
@@ -101,7 +102,8 @@ def gb(size: float | None) -> str:
 
 
 def hub_downloads(config: Mapping[str, Any], base: Path, jobs: Sequence[Job]) -> list[Download]:
-    """The hub downloads among the planned jobs: each model role's snapshot, each task's dataset split."""
+    """The hub downloads among the planned jobs: each model role's snapshot, each task's dataset split, a prompt set
+    published as a Hub dataset."""
     role_of = {plan_models.model_id(dict(config), role, base): role for role in plan_models.roles(dict(config))}
     found: list[Download] = []
     for rule, wildcards in jobs:
@@ -114,7 +116,17 @@ def hub_downloads(config: Mapping[str, Any], base: Path, jobs: Sequence[Job]) ->
             found.append(
                 Download(f"dataset {wildcards['task']}", dataset["repo"], dataset.get("revision", "main"), "dataset")
             )
+        elif rule == rule_names.PROMPT_SET and _hub_set(config):
+            spec = config["prompt_set"]
+            source = SOURCES[spec["from"]]
+            found.append(Download(f"prompt set {source.name}", source.repo, spec["revision"], "dataset"))
     return list(dict.fromkeys(found))
+
+
+def _hub_set(config: Mapping[str, Any]) -> bool:
+    """Whether the config's prompt set is fetched from the hub (a Hub dataset without a local copy)."""
+    spec = config.get("prompt_set") or {}
+    return bool(spec) and "file" not in spec and SOURCES[spec["from"]].kind == "hf-dataset"
 
 
 def _recorded(config: Mapping[str, Any], repo: str) -> float | None:

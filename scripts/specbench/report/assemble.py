@@ -27,6 +27,7 @@ from specbench.report.sections.builds_compared import build_comparison_sections,
 from specbench.report.sections.context import real_model_note
 from specbench.report.sections.environment import environment, missing_cells
 from specbench.report.sections.machines import machine_view
+from specbench.report.sections.prompt_set import read_questions
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class ReportInputs:
     model: Path
     downloads: Sequence[Path] = ()
     draft: Path | None = None
+    prompt_set: Path | None = None  # a public prompt set's chosen questions (tasks: {from: ...})
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,7 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, links_from: Path | 
         predictions_integrity=judged.integrity,
         model_note=settings.model_note or real_model_note(model, settings.study_setup),
         endpoint_note=endpoint_note(all_cells, settings.build_descriptions or {}),
+        prompt_set=read_questions(inputs.prompt_set) if inputs.prompt_set else (),
     )
     descriptions = settings.machine_descriptions or {}
     views = [

@@ -40,6 +40,7 @@ from specbench.report.sections.measurements import (
     speed_sections,
     warm_sections,
 )
+from specbench.report.sections.prompt_set import prompt_set_sections
 from specbench.report.sections.thesis_section import thesis_section
 from specbench.report.sections.variations import prompt_sections, sweep_sections
 
@@ -112,6 +113,7 @@ def build_report(
         *machines_sections(machines, baseline, shown),
         *thesis_section(tables.get("thesis"), claims, thesis, shown, tables.get("thesis_settings")),
         setup_section(cells, facts),
+        *prompt_set_sections(facts.prompt_set, list(dict.fromkeys(cells.task))),
         comparability_section(facts),
         claims_section(claims),
         *settings_section(claims),

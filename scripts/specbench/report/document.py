@@ -131,6 +131,7 @@ class Facts:
     predictions_integrity: Mapping[str, Any] | None = None
     model_note: str | None = None
     endpoint_note: str | None = None  # cells served by a server this run did not start: what that gives up
+    prompt_set: Sequence[Mapping[str, Any]] = ()  # the public prompt set's questions the tasks are made of
 
 
 TASK = Column("task", "task", text=True)

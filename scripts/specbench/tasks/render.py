@@ -1,4 +1,5 @@
-"""Render a task's prompt from its template, input files and dataset rows into a prompt manifest."""
+"""Render a task's prompt from its template, input files and dataset rows into a prompt manifest; or take a public
+prompt set's question (its first turn) from the set's prepared file."""
 
 from __future__ import annotations
 
@@ -83,3 +84,76 @@ def prompt_step(
         manifest["max_tokens"] = max_tokens
         write_json_atomic(out, manifest)
         print("prompt sha256:", manifest["sha256"])
+
+
+def read_question(prepared: Path, category: str, member: str) -> dict[str, Any]:
+    """One question of a prompt set's prepared file: the ``member`` chosen from ``category``."""
+    with open(prepared, encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line) if line.strip() else None
+            if row and row["category"] == category and row["member"] == member:
+                return row
+    raise ValueError(f"{prepared} holds no question {member} of category {category}")
+
+
+def first_answer(record: Path) -> str:
+    """The text a cell's server answered (its record's response), which a second turn follows."""
+    return str(json.loads(record.read_text(encoding="utf-8"))["response"]["content"])
+
+
+def question_manifest(
+    key: str, question: Mapping[str, Any], prepared: Path, answer_of: Path | None = None
+) -> dict[str, Any]:
+    """A prompt set question's manifest (``question``: the task's ``prompt_set`` block: its category and turn): the
+    first turn as the message; for the second turn, the first turn, the baseline's first answer (``answer_of``: that
+    cell's record) and the second turn, the same for every condition; and where it came from (source, revision,
+    licence, the file's sha256, how it was chosen)."""
+    task, prompt = split_key(key)
+    row = read_question(prepared, question["category"], prompt)
+    turn = int(question.get("turn", 1))
+    if turn > len(row["turns"]):
+        raise ValueError(f"{prompt} of {question['category']} (question {row['id']}) has no turn {turn}")
+    messages = [{"role": "user", "content": row["turns"][0]}]
+    follows = None
+    if turn == 2:
+        if answer_of is None:
+            raise ValueError(f"{key}: a second turn needs the baseline's first answer")
+        answer = first_answer(answer_of)
+        messages += [{"role": "assistant", "content": answer}, {"role": "user", "content": row["turns"][1]}]
+        follows = {"cell": str(answer_of), "sha256": sha256_text(answer)}
+    origin = {k: v for k, v in row.items() if k not in ("turns", "category", "member")}
+    return {
+        "task": task,
+        "prompt": prompt,
+        "messages": messages,
+        "sha256": sha256_text(json.dumps(messages, sort_keys=True, ensure_ascii=False)),
+        "prepared": {"path": str(prepared), "sha256": sha256_file(prepared)},
+        "question": {**origin, "category": question["category"], "turns": len(row["turns"]), "turn": turn},
+        # the second turn's first answer: the baseline's, one for every condition (the peers give each arm its own)
+        "first_answer": follows,
+        "dataset": None,
+    }
+
+
+def question_step(
+    key: str, question: Mapping[str, Any], prepared: Path, answer_of: Path | None, max_tokens: int, out: Path, log: Path
+) -> None:
+    """The prompt manifest of a prompt set's question ``key`` (``<task>.<member>``)."""
+    with logged_to(log):
+        manifest = {**question_manifest(key, question, prepared, answer_of), "max_tokens": max_tokens}
+        write_json_atomic(out, manifest)
+        print(
+            "question:", manifest["question"]["id"], "turn", manifest["question"]["turn"], "sha256:", manifest["sha256"]
+        )
+
+
+def manifest_step(
+    key: str, task: Mapping[str, Any], inputs: Mapping[str, Path], max_tokens: int, out: Path, log: Path
+) -> None:
+    """Rule render_prompt's body: a prompt set question's manifest when its input is the set's file, else the task's
+    (``inputs``: the rule's named inputs: template, in_<placeholder>, dataset; or prompt_set and first_answer)."""
+    if "prompt_set" in inputs:
+        question_step(key, task["prompt_set"], inputs["prompt_set"], inputs.get("first_answer"), max_tokens, out, log)
+        return
+    own = {name[3:]: path for name, path in inputs.items() if name.startswith("in_")}
+    prompt_step(key, task, inputs["template"], own, inputs.get("dataset"), max_tokens, out, log)

@@ -3,6 +3,7 @@ models, the paths the rules share, and the rules' input, params and resource fun
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -18,6 +19,7 @@ from specbench.core.config import builds as config_builds
 from specbench.core.config import chat_template, sources
 from specbench.core.config import error as config_error
 from specbench.core.config import load as config_load
+from specbench.core.config.prompt_sets import prepared_file
 from specbench.core.plan import cells as plan_cells
 from specbench.core.plan import models as plan_models
 from specbench.core.plan import old_layout
@@ -121,6 +123,9 @@ class Plan:
         self.used_roles = plan_models.used_roles(config, self.cells)
         self.model_ids = {role: plan_models.model_id(config, role, base) for role in self.roles}
         self.imports = {entry["label"]: self.config_path(entry["path"]) for entry in config["imports"]}
+        # The public prompt set the tasks were taken from (tasks: {from: ...}), prepared into one file, or None
+        self.prompt_set = config.get("prompt_set")
+        self.prompt_set_file = prepared_file(self.prompt_set) if self.prompt_set else None
         # Each task's prompt coordinates (its prompt set's names, or [''] for its one prompt)
         self.task_prompts = {t: plan_cells.task_prompts(config, t) for t in config["tasks"]}
         # Every machine of the report, in order: those measured here, then the imported ones
@@ -219,12 +224,44 @@ class Plan:
 
     def prompt_inputs(self, wildcards: Wildcards) -> dict:
         spec = self.prompt_spec(wildcards)
+        if "prompt_set" in spec:  # a question of a public prompt set: the set's prepared file
+            inputs = {"prompt_set": self.prompt_set_file, "code": self.code("render_prompt.py")}
+            if spec["prompt_set"].get("turn") == 2:  # and the baseline's answer to its first turn
+                inputs["first_answer"] = self.first_answer(wildcards.prompt, spec["prompt_set"]["category"])
+            return inputs
         inputs: dict[str, Any] = {"template": self.config_path(spec["prompt"]), "code": self.code("render_prompt.py")}
         inputs.update({f"in_{name}": self.config_path(path) for name, path in spec["inputs"].items()})
         dataset = spec.get("dataset")
         if dataset:
             inputs["dataset"] = self._dataset_file(wildcards.prompt, dataset)
         return inputs
+
+    def first_answer(self, key: str, category: str) -> str:
+        """The cell whose answer a second turn follows: the baseline's, at temperature 0 and repeat 1, on the first
+        turn of the same question (the first machine and build that measure the second turn)."""
+        task, prompt = plan_cells.split_key(key)
+        for cell in self.cells:
+            if (cell.task, cell.prompt, cell.condition, cell.temperature, cell.repeat) == (
+                task,
+                prompt,
+                self.baseline,
+                0.0,
+                1,
+            ):
+                return dataclasses.replace(cell, task=category).path
+        raise WorkflowError(f"prompt {key}: no baseline cell at temperature 0, repeat 1, to take the first answer of")
+
+    def prompt_set_inputs(self, wildcards: Wildcards) -> dict:
+        """What rule prompt_set reads: its code, and the set's local copy when the config names one."""
+        return {"code": self.code("prompt_set.py"), **self._set_copy()}
+
+    def prompt_set_spec(self, wildcards: Wildcards) -> dict:
+        """The prompt set's block for rule prompt_set, its local copy's path resolved."""
+        return {**self.prompt_set, **self._set_copy()}
+
+    def _set_copy(self) -> dict[str, str]:
+        """{'file': the prompt set's local copy} when the config names one, else {}."""
+        return {"file": self.config_path(self.prompt_set["file"])} if "file" in self.prompt_set else {}
 
     def _dataset_file(self, key: str, dataset: dict) -> str:
         """A prompt's dataset rows come from: a local JSONL file, or its task's split fetched from the hub."""
@@ -386,6 +423,7 @@ class Plan:
                 for role in self.used_roles
                 if self.model_source(role)["kind"] == "hf"
             ],
+            **({"prompt_set": self.prompt_set_file} if self.prompt_set_file else {}),
             "code": self.code("report.py"),
             "schemas": list(self.result_schemas.values()),
         }

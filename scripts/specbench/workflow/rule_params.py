@@ -25,9 +25,11 @@ def build_labels(config: Config) -> list[str]:
     return [b.label for b in config_builds.builds(config)] if config_builds.declared(config) else []
 
 
-def names(config: Config) -> dict[str, list[str]]:
-    """The config's tasks and conditions, for checking the claims files."""
-    return {"tasks": list(config["tasks"]), "conditions": list(config["conditions"])}
+def names(config: Config) -> dict[str, Any]:
+    """The config's tasks and conditions, for checking the claims files (and the prompt set the tasks came from:
+    then a claim's tasks are the study's, not this run's)."""
+    named: dict[str, Any] = {"tasks": list(config["tasks"]), "conditions": list(config["conditions"])}
+    return {**named, "prompt_set": dict(config["prompt_set"])} if config.get("prompt_set") else named
 
 
 def sweeps(config: Config) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """A config's prompts checked before any work: each prompt's template, input files and dataset file exist and are
-UTF-8 text, and fill every placeholder; a problem names the task's or the prompt-set member's key."""
+UTF-8 text, and fill every placeholder (a public prompt set's local copy exists); a problem names the task's or the
+prompt-set member's key."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from specbench.core.plan.cells import prompt_key, prompt_spec, task_prompts
 def check_task(name: str, task: dict, base: Path, config: dict) -> None:
     """The task's one prompt, or each member of its prompt set, as prompt_spec makes it (errors name the member's own
     key where it set the value)."""
+    if "prompt_set" in task:
+        _check_set(config, task["prompt_set"], base)
+        return
     members = task.get("prompts") or {}
     if members and task.get("dataset") is None:
         with_rows = [p for p, m in members.items() if (m or {}).get("dataset")]
@@ -23,6 +27,30 @@ def check_task(name: str, task: dict, base: Path, config: dict) -> None:
     for prompt in task_prompts(config, name):
         own = members.get(prompt) or {}
         _check_prompt(prompt_spec(config, prompt_key(name, prompt)), base, _prompt_key_of(name, prompt, own))
+
+
+def _check_set(config: dict, question: dict, base: Path) -> None:
+    """A prompt set's local copy (``tasks.file``), when it names one, exists; a second turn's first answer (the
+    baseline's, at temperature 0) is a cell this run can make before the second turn's own cells."""
+    spec = config.get("prompt_set") or {}
+    if "file" in spec and not resolve_path(spec["file"], base).is_file():
+        raise ConfigError("tasks.file", f"prompt set file '{resolve_path(spec['file'], base)}' does not exist")
+    if question.get("turn") != 2:
+        return
+    baseline = config["baseline"]
+    if 0.0 not in config["temperatures"]:
+        raise ConfigError(
+            "tasks.second_turn",
+            "a second turn follows the baseline's temperature-0 first answer: add 0.0 to temperatures, or set "
+            "second_turn: false",
+        )
+    condition = config["conditions"].get(baseline) or {}
+    if condition.get("server") == "warm" and (condition.get("warm_scope") or config["warm_scope"]) == "condition":
+        raise ConfigError(
+            "tasks.second_turn",
+            f"the baseline '{baseline}' runs all its cells on one server (warm_scope: condition), so its second "
+            "turns cannot wait for its first answers: give it warm_scope: task, or set second_turn: false",
+        )
 
 
 def _prompt_key_of(task: str, prompt: str, own: dict) -> Callable[[str], str]:

@@ -19,6 +19,7 @@ CONVERT_TARGET = "convert_target"
 CONVERT_DRAFT = "convert_draft"
 QUANTIZE_TARGET = "quantize_target"
 HF_DATASET = "hf_dataset"
+PROMPT_SET = "prompt_set"
 
 # The cell rules (rules/cells.smk), each with what one server of it answers (a record's server.scope): one cell, a
 # task's repeats at one temperature, or every selected cell of the condition

@@ -26,13 +26,13 @@ class FigureSettings:
     """What the config says about the figures (rule figures' params)."""
 
     baseline: str
-    names: Mapping[str, Sequence[str]]  # the config's tasks and conditions, for reading the claims file
+    names: Mapping[str, Any]  # the config's tasks and conditions (rule_params.names), for reading the claims file
     task_order: Sequence[str]
     condition_order: Sequence[str]
     sweeps: Mapping[str, Mapping[str, Any]] | None = None  # swept condition -> {of, flag, value}
 
 
-def published_thesis(claims: Path, names: Mapping[str, Sequence[str]]) -> Mapping[str, Any] | None:
+def published_thesis(claims: Path, names: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The figures of the thesis claim's published multipliers (analysis.thesis_published), None without
     that claim or its matrix: what the thesis figure draws beside this run's."""
     thesis = (c for c in load_claims(claims, names) if c.kind == "thesis" and THESIS_CLAIM in (c.id, c.readings))

@@ -32,6 +32,18 @@ PROMPTS_NOTE = (
 )
 
 
+def prompts_note(facts: Facts) -> str:
+    """Whose prompts this run asked: our own, written to the study's task descriptions, or a public prompt set's."""
+    if not facts.prompt_set:
+        return PROMPTS_NOTE
+    first = facts.prompt_set[0]
+    return (
+        f"This run's tasks are categories of a public prompt set, {first['source']} (see Prompt set), not the "
+        "study's four tasks: the study's claims about its tasks are not measured here, and the thesis (does the task "
+        "or the method decide?) is asked over these categories."
+    )
+
+
 def warmup_line(cells: pd.DataFrame) -> str:
     """Which request of its server each cell timed: the one after a discarded warm-up, or the server's first."""
     warmed = pd.to_numeric(cells["warmup_tokens"], errors="coerce") if "warmup_tokens" in cells else None
@@ -110,7 +122,7 @@ def answer_section(
     could not be told and why (each sentence or claim once; opening.py), or, on another model, the questions asked
     of it; and the multipliers."""
     comparability = facts.comparability
-    notes = [Note(f"Measured on **{comparability.device}**; {_scope_line(comparability)}"), Note(PROMPTS_NOTE)]
+    notes = [Note(f"Measured on **{comparability.device}**; {_scope_line(comparability)}"), Note(prompts_note(facts))]
     items: list[Note] = []
     if claims is not None and not claims.empty and not comparability.same_model:
         items = question_notes(claims)
