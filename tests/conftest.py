@@ -23,6 +23,7 @@ LONGEST_FIRST = [
     "test_faults.py",
     "test_slurm.py",
     "test_builds.py",
+    "test_prompt_set_run.py",
     "test_warm_scope.py",
     "test_load.py",
     "test_two_models.py",

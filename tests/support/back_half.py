@@ -40,7 +40,7 @@ from support.paths import REPO
 from support.same_tables import assert_same_judged, assert_same_table
 
 CI_PROFILE, BENCH_PROFILE = "back-half-ci", "back-half-bench"
-CI_EXAMPLES = 12
+CI_EXAMPLES = 8
 # Each example runs the whole report (seconds): a failing one is reported as drawn (its draws are its repr), not
 # shrunk for minutes; derandomized, so every run tries the same tables.
 _BOUNDED = {
