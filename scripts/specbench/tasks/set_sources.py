@@ -1,5 +1,6 @@
-"""The public prompt sets (Spec-Bench, SPEED-Bench, MT-Bench): where each is published, its licence, its categories,
-the revisions it was checked at, and how its rows read as questions (SPEED-Bench's placeholders included)."""
+"""How the public prompt sets' rows (Spec-Bench, SPEED-Bench, MT-Bench) read as questions, SPEED-Bench's placeholders
+included, and the revisions each set was checked at (where each is published, its licence and categories:
+core.config.set_sources)."""
 
 from __future__ import annotations
 
