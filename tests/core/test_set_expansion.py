@@ -9,7 +9,7 @@ from snakemake.utils import update_config
 from specbench.core.config.error import ConfigError
 from specbench.core.config.load import validate_config
 from specbench.core.config.set_sources import SOURCES
-from specbench.core.plan.cells import prompt_keys, prompt_spec, selected_cells
+from specbench.core.plan.cells import first_answer_cell, prompt_keys, prompt_spec, selected_cells
 from specbench.preflight.planned import missing
 from specbench.preflight.writes import hub_downloads
 from support.paths import REPO
@@ -106,3 +106,22 @@ def test_a_second_turn_needs_the_baselines_greedy_first_answer_first(
     with pytest.raises(ConfigError) as raised:
         validate_config(_with_set(study_config, categories=["writing"], per_category=1))
     assert raised.value.key == "tasks.second_turn" and words in str(raised.value)
+
+
+def test_a_second_turn_follows_the_baselines_first_repeat_at_temperature_0_on_the_first_machine(
+    study_config: dict,
+) -> None:
+    update_config(study_config, {"machines": [{"label": "box-a"}, {"label": "box-b"}]})
+    config = validate_config(_with_set(study_config, categories=["writing"], per_category=2))
+    cells = selected_cells(config)
+    found = first_answer_cell(cells, "writing-t2.p2", "writing", "off")
+    assert found is not None and found in cells
+    assert (found.task, found.prompt, found.condition, found.temperature, found.repeat) == (
+        "writing",
+        "p2",
+        "off",
+        0.0,
+        1,
+    )
+    assert found.machine == "box-a"
+    assert first_answer_cell([c for c in cells if c.temperature != 0.0], "writing-t2.p2", "writing", "off") is None

@@ -16,7 +16,7 @@ from specbench.analysis.cell_table import read_table
 from specbench.core.results.judged import read_judged
 from specbench.core.results.tables import first_tables, read_table_folder
 from specbench.core.steps.entry import logged_to
-from specbench.core.steps.files import read_json, write_atomic, write_json_atomic
+from specbench.core.steps.files import read_json, read_json_lines, write_atomic, write_json_atomic
 from specbench.report.contents import build_report
 from specbench.report.document import Facts, Figure, Report
 from specbench.report.figure_index import THESIS_FIGURE, png_data_uri, read_figure_index
@@ -27,7 +27,6 @@ from specbench.report.sections.builds_compared import build_comparison_sections,
 from specbench.report.sections.context import real_model_note
 from specbench.report.sections.environment import environment, missing_cells
 from specbench.report.sections.machines import machine_view
-from specbench.report.sections.prompt_set import read_questions
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,7 @@ def assemble(inputs: ReportInputs, settings: ReportSettings, links_from: Path | 
         predictions_integrity=judged.integrity,
         model_note=settings.model_note or real_model_note(model, settings.study_setup),
         endpoint_note=endpoint_note(all_cells, settings.build_descriptions or {}),
-        prompt_set=read_questions(inputs.prompt_set) if inputs.prompt_set else (),
+        prompt_set=read_json_lines(inputs.prompt_set) if inputs.prompt_set else (),
     )
     descriptions = settings.machine_descriptions or {}
     views = [

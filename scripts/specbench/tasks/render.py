@@ -11,13 +11,12 @@ from typing import Any
 from specbench.core.config.templates import fill_template
 from specbench.core.plan.cells import split_key
 from specbench.core.steps.entry import logged_to
-from specbench.core.steps.files import sha256_file, sha256_text, write_json_atomic
+from specbench.core.steps.files import read_json_lines, sha256_file, sha256_text, write_json_atomic
 
 
 def read_dataset_rows(path: Path, rows: list[int]) -> list[dict[str, Any]]:
     """Selected rows (0-based) of a JSONL file with 'question' and 'answer' fields."""
-    with open(path, encoding="utf-8") as handle:
-        records = [json.loads(line) for line in handle if line.strip()]
+    records = read_json_lines(path)
     selected = []
     for index in rows:
         if index >= len(records):
@@ -25,6 +24,11 @@ def read_dataset_rows(path: Path, rows: list[int]) -> list[dict[str, Any]]:
         record = records[index]
         selected.append({"row": index, "question": record["question"], "answer": record["answer"]})
     return selected
+
+
+def messages_sha256(messages: list[dict[str, str]]) -> str:
+    """The sha256 a prompt manifest names its chat messages by (key-sorted JSON)."""
+    return sha256_text(json.dumps(messages, sort_keys=True, ensure_ascii=False))
 
 
 def reference_answer(answer: str) -> str:
@@ -50,7 +54,7 @@ def render_prompt(
     return {
         "task": task,
         "messages": messages,
-        "sha256": sha256_text(json.dumps(messages, sort_keys=True, ensure_ascii=False)),
+        "sha256": messages_sha256(messages),
         "template": {"path": str(template_path), "sha256": sha256_file(template_path)},
         "inputs": {name: {"path": str(path), "sha256": sha256_file(path)} for name, path in inputs.items()},
         "dataset": (
@@ -88,11 +92,9 @@ def prompt_step(
 
 def read_question(prepared: Path, category: str, member: str) -> dict[str, Any]:
     """One question of a prompt set's prepared file: the ``member`` chosen from ``category``."""
-    with open(prepared, encoding="utf-8") as handle:
-        for line in handle:
-            row = json.loads(line) if line.strip() else None
-            if row and row["category"] == category and row["member"] == member:
-                return row
+    for row in read_json_lines(prepared):
+        if row["category"] == category and row["member"] == member:
+            return row
     raise ValueError(f"{prepared} holds no question {member} of category {category}")
 
 
@@ -126,7 +128,7 @@ def question_manifest(
         "task": task,
         "prompt": prompt,
         "messages": messages,
-        "sha256": sha256_text(json.dumps(messages, sort_keys=True, ensure_ascii=False)),
+        "sha256": messages_sha256(messages),
         "prepared": {"path": str(prepared), "sha256": sha256_file(prepared)},
         "question": {**origin, "category": question["category"], "turns": len(row["turns"]), "turn": turn},
         # the second turn's first answer: the baseline's, one for every condition (the peers give each arm its own)
@@ -142,9 +144,8 @@ def question_step(
     with logged_to(log):
         manifest = {**question_manifest(key, question, prepared, answer_of), "max_tokens": max_tokens}
         write_json_atomic(out, manifest)
-        print(
-            "question:", manifest["question"]["id"], "turn", manifest["question"]["turn"], "sha256:", manifest["sha256"]
-        )
+        origin = manifest["question"]
+        print(f"question {origin['id']}, turn {origin['turn']}: prompt sha256 {manifest['sha256']}")
 
 
 def manifest_step(

@@ -4,7 +4,6 @@ core.config.set_sources)."""
 
 from __future__ import annotations
 
-import json
 import re
 import string
 from dataclasses import dataclass, replace
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.core.config.set_sources import SetSource
+from specbench.core.steps.files import read_json_lines
 
 
 class PromptSetError(RuntimeError):
@@ -88,8 +88,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
         import pyarrow.parquet as pq
 
         return pq.read_table(path).to_pylist()
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return read_json_lines(path)
 
 
 def read_questions(source: SetSource, files: list[Path], revision: str | None = None) -> list[Question]:

@@ -3,7 +3,6 @@ models, the paths the rules share, and the rules' input, params and resource fun
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import re
@@ -126,6 +125,9 @@ class Plan:
         # The public prompt set the tasks were taken from (tasks: {from: ...}), prepared into one file, or None
         self.prompt_set = config.get("prompt_set")
         self.prompt_set_file = prepared_file(self.prompt_set) if self.prompt_set else None
+        # Its block as rule prompt_set takes it: a local copy's path resolved against the workflow directory
+        local = (self.prompt_set or {}).get("file")
+        self.prompt_set_spec = {**(self.prompt_set or {}), **({"file": self.config_path(local)} if local else {})}
         # Each task's prompt coordinates (its prompt set's names, or [''] for its one prompt)
         self.task_prompts = {t: plan_cells.task_prompts(config, t) for t in config["tasks"]}
         # Every machine of the report, in order: those measured here, then the imported ones
@@ -227,7 +229,13 @@ class Plan:
         if "prompt_set" in spec:  # a question of a public prompt set: the set's prepared file
             inputs = {"prompt_set": self.prompt_set_file, "code": self.code("render_prompt.py")}
             if spec["prompt_set"].get("turn") == 2:  # and the baseline's answer to its first turn
-                inputs["first_answer"] = self.first_answer(wildcards.prompt, spec["prompt_set"]["category"])
+                category = spec["prompt_set"]["category"]
+                answer = plan_cells.first_answer_cell(self.cells, wildcards.prompt, category, self.baseline)
+                if answer is None:
+                    raise WorkflowError(
+                        f"prompt {wildcards.prompt}: no '{self.baseline}' cell at temperature 0, repeat 1"
+                    )
+                inputs["first_answer"] = answer.path
             return inputs
         inputs: dict[str, Any] = {"template": self.config_path(spec["prompt"]), "code": self.code("render_prompt.py")}
         inputs.update({f"in_{name}": self.config_path(path) for name, path in spec["inputs"].items()})
@@ -236,32 +244,10 @@ class Plan:
             inputs["dataset"] = self._dataset_file(wildcards.prompt, dataset)
         return inputs
 
-    def first_answer(self, key: str, category: str) -> str:
-        """The cell whose answer a second turn follows: the baseline's, at temperature 0 and repeat 1, on the first
-        turn of the same question (the first machine and build that measure the second turn)."""
-        task, prompt = plan_cells.split_key(key)
-        for cell in self.cells:
-            if (cell.task, cell.prompt, cell.condition, cell.temperature, cell.repeat) == (
-                task,
-                prompt,
-                self.baseline,
-                0.0,
-                1,
-            ):
-                return dataclasses.replace(cell, task=category).path
-        raise WorkflowError(f"prompt {key}: no baseline cell at temperature 0, repeat 1, to take the first answer of")
-
     def prompt_set_inputs(self, wildcards: Wildcards) -> dict:
         """What rule prompt_set reads: its code, and the set's local copy when the config names one."""
-        return {"code": self.code("prompt_set.py"), **self._set_copy()}
-
-    def prompt_set_spec(self, wildcards: Wildcards) -> dict:
-        """The prompt set's block for rule prompt_set, its local copy's path resolved."""
-        return {**self.prompt_set, **self._set_copy()}
-
-    def _set_copy(self) -> dict[str, str]:
-        """{'file': the prompt set's local copy} when the config names one, else {}."""
-        return {"file": self.config_path(self.prompt_set["file"])} if "file" in self.prompt_set else {}
+        local = {"file": self.prompt_set_spec["file"]} if "file" in self.prompt_set_spec else {}
+        return {"code": self.code("prompt_set.py"), **local}
 
     def _dataset_file(self, key: str, dataset: dict) -> str:
         """A prompt's dataset rows come from: a local JSONL file, or its task's split fetched from the hub."""

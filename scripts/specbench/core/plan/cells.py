@@ -12,7 +12,7 @@ dimension (``load.concurrency`` other than [1]) has a ``c<N>`` component after t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from specbench.core.config.builds import ONE_BUILD, build_conditions, build_labels, builds, declared
@@ -154,6 +154,17 @@ def prompt_spec(config: dict, key: str) -> dict[str, Any]:
         else:
             spec[field] = value
     return spec
+
+
+def first_answer_cell(cells: list[Cell], key: str, category: str, baseline: str) -> Cell | None:
+    """The cell whose answer the second turn ``key`` (``<category>-t2.<member>``) follows: the baseline's at
+    temperature 0 and repeat 1 on the same question's first turn (task ``category``), on the first machine and build
+    that measure that second turn; None when none of ``cells`` is the baseline's there."""
+    task, prompt = split_key(key)
+    for cell in cells:
+        if (cell.task, cell.prompt, cell.condition, cell.temperature, cell.repeat) == (task, prompt, baseline, 0.0, 1):
+            return replace(cell, task=category)
+    return None
 
 
 def selected_tasks(config: dict) -> list[str]:

@@ -69,3 +69,9 @@ def read_json(path: Path) -> Any:
     """Read a JSON file."""
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
+
+
+def read_json_lines(path: Path) -> list[Any]:
+    """Read a JSON-lines file: one value per non-blank line."""
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]

@@ -4,19 +4,11 @@ measured (its category, member and id in the set)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from specbench.core.config.prompt_sets import SECOND_TURN
 from specbench.report.document import Column, Note, Section, Table
-
-
-def read_questions(path: Path) -> list[dict[str, Any]]:
-    """A prompt set's prepared file (rule prompt_set): one chosen question per line."""
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def prompt_set_sections(questions: Sequence[Mapping[str, Any]], tasks: Sequence[str]) -> list[Section]:
